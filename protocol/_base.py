@@ -1,0 +1,62 @@
+"""The base every wire model derives from: camelCase on the wire, frozen, strict, closed.
+
+Wire models are validated at the edge with ``by_alias=True, by_name=False`` (see
+:func:`parse_wire`), so a client must speak camelCase; Python code may still construct them
+with snake_case field names.  ``strict=True`` means no silent coercion (``"1"`` is not an int,
+``1`` is not a bool).  Times are ISO-8601 strings on the wire, never native datetimes, so the
+same model validates identically from JSON and from Python.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "JsonObject",
+    "NonEmptyStr",
+    "SeqNumber",
+    "Timestamp",
+    "WireModel",
+    "dump_wire",
+    "parse_wire",
+]
+
+M = TypeVar("M", bound="WireModel")
+
+#: A JSON object with arbitrary values (metadata, tool arguments, variables).
+JsonObject = dict[str, Any]
+#: A per-session sequence number; the first entry of a session is 1, 0 means "before the first".
+SeqNumber = Annotated[int, Field(ge=0)]
+#: ISO-8601 UTC timestamp with millisecond precision, e.g. ``2026-11-30T12:00:00.000Z``.
+Timestamp = Annotated[str, Field(min_length=1, max_length=40)]
+NonEmptyStr = Annotated[str, Field(min_length=1)]
+
+
+class WireModel(BaseModel):
+    """Base of every params / result / event model."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=True,
+        serialize_by_alias=True,
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        use_attribute_docstrings=True,
+    )
+
+
+def parse_wire(model: type[M], raw: object) -> M:
+    """Validate raw JSON (already decoded) against ``model``, accepting camelCase names only."""
+    if raw is None:
+        raw = {}
+    return model.model_validate(raw, by_alias=True, by_name=False)
+
+
+def dump_wire(model: BaseModel) -> dict[str, Any]:
+    """The JSON form of a model as it goes on the wire (camelCase, ``None`` fields omitted)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -1,0 +1,93 @@
+"""Error shapes of the protocol.
+
+Protocol faults use the JSON-RPC codes (-32700 parse, -32600 invalid request, -32601 unknown
+method, -32602 invalid params, -32603 internal, -32800 cancelled, -32002 not initialized).
+Every domain error uses the single server-error code :data:`DOMAIN_ERROR` and says what went
+wrong in ``data.code``, a dotted string from :class:`ErrorCode`.  Every error the sidecar
+sends, protocol fault or domain error, carries an :class:`ErrorData` in ``data``, so a client
+can always switch on ``error.data.code``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import Field
+
+from protocol._base import WireModel
+
+__all__ = [
+    "DOMAIN_ERROR",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "SERVER_NOT_INITIALIZED",
+    "ErrorCode",
+    "ErrorData",
+    "ParamError",
+]
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+SERVER_NOT_INITIALIZED: Final = -32002
+REQUEST_CANCELLED: Final = -32800
+#: The one JSON-RPC code every domain error uses; ``data.code`` says which.
+DOMAIN_ERROR: Final = -32000
+
+
+class ErrorCode:
+    """Every dotted ``data.code`` the sidecar sends, in one place."""
+
+    # protocol faults
+    PARSE_ERROR: Final = "request.parse_error"
+    INVALID_REQUEST: Final = "request.invalid"
+    REQUEST_TOO_LARGE: Final = "request.too_large"
+    METHOD_NOT_FOUND: Final = "method.not_found"
+    PARAMS_INVALID: Final = "params.invalid"
+    NOT_INITIALIZED: Final = "server.not_initialized"
+    SHUTTING_DOWN: Final = "server.shutting_down"
+    CANCELLED: Final = "request.cancelled"
+    INTERNAL: Final = "server.internal"
+    OVERLOADED: Final = "server.overloaded"
+    # sessions and store
+    SESSION_NOT_FOUND: Final = "session.not_found"
+    SESSION_BUSY: Final = "session.busy"
+    SEQ_OUT_OF_RANGE: Final = "session.seq_out_of_range"
+    STORE_CONFLICT: Final = "store.conflict"
+    STORE_LOCKED: Final = "store.locked"
+    STORE_CORRUPT: Final = "store.corrupt"
+    STORE_IO: Final = "store.io_error"
+    BLOB_NOT_FOUND: Final = "blob.not_found"
+    # tokens
+    TOKENIZER_UNKNOWN: Final = "tokens.unknown_tokenizer"
+
+
+class ParamError(WireModel):
+    """One reason a params object was rejected."""
+
+    loc: str
+    """Dotted path of the offending field, in wire (camelCase) names, e.g. ``entries.0.role``."""
+    msg: str
+    type: str
+    """pydantic's error type, e.g. ``missing``, ``extra_forbidden``, ``int_type``."""
+
+
+class ErrorData(WireModel):
+    """The ``data`` member of every error response the sidecar sends."""
+
+    code: str
+    """Dotted machine-readable code, e.g. ``session.not_found``."""
+    retryable: bool = False
+    """True when the same request may succeed if sent again later, unchanged."""
+    retry_after_ms: int | None = Field(default=None, ge=0)
+    """A hint for retryable errors such as ``server.overloaded`` or ``store.locked``."""
+    errors: list[ParamError] | None = None
+    """For ``params.invalid``: every problem found, not just the first."""
+    details: dict[str, Any] | None = None
+    """Code-specific facts (the session id that was not found, the expected head seq, ...)."""

@@ -1,0 +1,376 @@
+"""Markdown generation: ``PROTOCOL.md``, the protocol reference for humans.
+
+Owns :func:`render_markdown`, a pure function of the schema bundle (plus the fixed error codes
+of :mod:`protocol.errors`): version and schema hash, a transport summary, the method index by
+family, the error shape and codes, and one section per type with a table of its fields.  Type
+names link to their section (``#typename``, the GitHub heading anchor).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from protocol.errors import (
+    DOMAIN_ERROR,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    SERVER_NOT_INITIALIZED,
+    ErrorCode,
+)
+from protocol.export._walk import (
+    GENERATOR_COMMAND,
+    Arr,
+    Definition,
+    Field,
+    Inter,
+    Lit,
+    Method,
+    Obj,
+    Prim,
+    Ref,
+    SchemaModel,
+    Tup,
+    TypeExpr,
+    Union,
+    description_lines,
+    first_paragraph,
+    type_ident,
+)
+
+__all__ = ["anchor", "render_markdown"]
+
+_ERROR_DEF = "ErrorData"
+_CAPABILITIES_DEF = "ServerCapabilities"
+_TOP, _UNION, _INTER, _POSTFIX = 0, 1, 2, 3
+_PRIMS = {
+    "string": "string",
+    "number": "number",
+    "integer": "integer",
+    "boolean": "boolean",
+    "null": "null",
+    "unknown": "any",
+    "never": "never",
+}
+_DIRECTIONS = {"clientToServer": "client → server", "serverToClient": "server → client"}
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_NOT_SLUG = re.compile(r"[^a-z0-9 _-]")
+#: (JSON-RPC code, meaning) of the protocol faults, for the Errors section.
+_RPC_CODES = (
+    (PARSE_ERROR, "parse error"),
+    (INVALID_REQUEST, "invalid request"),
+    (METHOD_NOT_FOUND, "unknown method"),
+    (INVALID_PARAMS, "invalid params"),
+    (INTERNAL_ERROR, "internal error"),
+    (SERVER_NOT_INITIALIZED, "not initialized"),
+    (REQUEST_CANCELLED, "request cancelled"),
+)
+
+
+def render_markdown(schema: dict[str, Any], schema_hash: str) -> str:
+    """The whole ``PROTOCOL.md`` for ``schema``; same input, same bytes."""
+    return _Reference(SchemaModel(schema), schema_hash).render()
+
+
+def anchor(name: str) -> str:
+    """The GitHub heading anchor of a type's section: its name, lowercased."""
+    return _NOT_SLUG.sub("", type_ident(name).lower()).replace(" ", "-")
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown text helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _escape_text(text: str) -> str:
+    """Prose for a table cell or paragraph: ``|`` escaped everywhere, ``<`` outside code."""
+    out: list[str] = []
+    pos = 0
+    for match in _CODE_SPAN.finditer(text):
+        out.append(text[pos : match.start()].replace("<", "&lt;"))
+        out.append(match.group(0))
+        pos = match.end()
+    out.append(text[pos:].replace("<", "&lt;"))
+    return "".join(out).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """``text`` as a code span (safe in a table cell)."""
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    lines += ["| " + " | ".join(cell or " " for cell in row) + " |" for row in rows]
+    return lines
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Constraint notes
+# ---------------------------------------------------------------------------------------------
+
+
+def _value_branch(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The one non-null branch of a nullable property schema (else the schema itself)."""
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            rest = [o for o in options if isinstance(o, Mapping) and o.get("type") != "null"]
+            return rest[0] if len(rest) == 1 else {}
+    return schema
+
+
+def _range(low: Any, high: Any, unit: str = "") -> str | None:
+    suffix = f" {unit}" if unit else ""
+    if low is not None and high is not None:
+        return f"{low}–{high}{suffix}"
+    if low is not None:
+        return f"≥ {low}{suffix}"
+    if high is not None:
+        return f"≤ {high}{suffix}"
+    return None
+
+
+def _constraints(schema: Mapping[str, Any]) -> list[str]:
+    s = _value_branch(schema)
+    notes: list[str] = []
+    bounds = _range(s.get("minimum"), s.get("maximum"))
+    if bounds:
+        notes.append(bounds)
+    if s.get("exclusiveMinimum") is not None:
+        notes.append(f"> {s['exclusiveMinimum']}")
+    if s.get("exclusiveMaximum") is not None:
+        notes.append(f"< {s['exclusiveMaximum']}")
+    if s.get("multipleOf") is not None:
+        notes.append(f"multiple of {s['multipleOf']}")
+    length = _range(s.get("minLength"), s.get("maxLength"))
+    if length:
+        notes.append(f"length {length}")
+    items = _range(s.get("minItems"), s.get("maxItems"), "items")
+    if items:
+        notes.append(items)
+    if s.get("uniqueItems") is True:
+        notes.append("unique items")
+    if isinstance(s.get("format"), str):
+        notes.append(f"format {_code(s['format'])}")
+    if isinstance(s.get("pattern"), str):
+        notes.append(f"pattern {_code(s['pattern'])}")
+    return notes
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference
+# ---------------------------------------------------------------------------------------------
+
+
+class _Reference:
+    def __init__(self, model: SchemaModel, schema_hash: str) -> None:
+        self.model = model
+        self.schema_hash = schema_hash
+
+    # -- types --------------------------------------------------------------------------------
+
+    def link(self, name: str) -> str:
+        return f"[{type_ident(name)}](#{anchor(name)})"
+
+    def type(self, t: TypeExpr, ctx: int = _TOP) -> str:
+        """A compact rendering, e.g. ``string \\| null``, ``[Entry](#entry)\\[\\]``."""
+        if isinstance(t, Prim):
+            return _PRIMS[t.name]
+        if isinstance(t, Lit):
+            return _code(_json(t.value))
+        if isinstance(t, Ref):
+            return self.link(t.name) if self.model.has_def(t.name) else "any"
+        if isinstance(t, Arr):
+            return f"{self.type(t.item, _POSTFIX)}\\[\\]"
+        if isinstance(t, Tup):
+            items = [self.type(i) for i in t.items]
+            if t.rest is not None:
+                items.append(f"...{self.type(t.rest, _POSTFIX)}\\[\\]")
+            return f"\\[{', '.join(items)}\\]"
+        if isinstance(t, Obj):
+            return self.inline_object(t)
+        if isinstance(t, Union):
+            text = " \\| ".join(self.type(m, _UNION) for m in t.members)
+            return f"({text})" if ctx > _UNION else text
+        assert isinstance(t, Inter)
+        text = " & ".join(self.type(m, _INTER) for m in t.members)
+        return f"({text})" if ctx > _INTER else text
+
+    def inline_object(self, obj: Obj) -> str:
+        if not obj.fields:
+            if obj.extra is None:
+                return "{}"
+            if obj.extra == Prim("unknown"):
+                return "object"
+            return f"map&lt;string, {self.type(obj.extra)}&gt;"
+        members = [f"{f.name}{'' if f.required else '?'}: {self.type(f.type)}" for f in obj.fields]
+        if obj.extra is not None:
+            members.append("...")
+        return f"{{ {', '.join(members)} }}"
+
+    def ref_cell(self, name: str | None, none: str = "—") -> str:
+        if name is None:
+            return none
+        return self.link(name) if self.model.has_def(name) else _code(name)
+
+    # -- sections -----------------------------------------------------------------------------
+
+    def header(self) -> list[str]:
+        version = self.model.protocol_version
+        return [
+            "# context-sidecar protocol",
+            "",
+            f"<!-- Generated from the protocol schema. Do not edit: regenerate with "
+            f"`{GENERATOR_COMMAND}`. -->",
+            "",
+            f"- **Protocol version:** {version if version is not None else 'unversioned'}",
+            f"- **Schema hash:** {_code(self.schema_hash)}",
+            "",
+            "Generated from the pydantic models of the `protocol` package; do not edit by hand "
+            f"(regenerate with `{GENERATOR_COMMAND}`).",
+        ]
+
+    def transport(self) -> list[str]:
+        caps = (
+            f"a {self.link(_CAPABILITIES_DEF)}" if self.model.has_def(_CAPABILITIES_DEF) else "its capabilities"
+        )
+        return [
+            "## Transport",
+            "",
+            "The sidecar is a child process speaking JSON-RPC 2.0 over its stdin and stdout. "
+            "Messages are framed as in the LSP base protocol: a `Content-Length` header giving "
+            "the length of the body in bytes (of its UTF-8 encoding, not characters), a blank "
+            "line (`\\r\\n\\r\\n`), then the JSON body; other headers, such as `Content-Type`, "
+            "are ignored. A session follows the LSP lifecycle: the client sends `initialize`, "
+            f"whose answer carries {caps} under `capabilities.experimental.contextSidecar`, "
+            "then the `initialized` notification, before any other method; "
+            "`shutdown` then the `exit` notification end it. A request in flight is cancelled "
+            "with the `$/cancelRequest` notification (`{\"id\": <request id>}`) and is then "
+            f"answered with error code {REQUEST_CANCELLED} ({_code(ErrorCode.CANCELLED)}).",
+        ]
+
+    def methods(self) -> list[str]:
+        lines = ["## Methods"]
+        if not self.model.methods:
+            return [*lines, "", "No methods."]
+        for family, methods in self.model.families():
+            lines += ["", f"### Family {_code(family)}", ""]
+            lines += _table(
+                ("Method", "Kind", "Direction", "Params", "Result", "Summary"),
+                [self.method_row(m) for m in methods],
+            )
+        return lines
+
+    def method_row(self, m: Method) -> list[str]:
+        result = self.ref_cell(m.result, "`null`") if m.kind == "request" else "—"
+        return [
+            _code(m.name),
+            m.kind,
+            _DIRECTIONS[m.direction],
+            self.ref_cell(m.params),
+            result,
+            _escape_text(first_paragraph(m.summary)),
+        ]
+
+    def errors(self) -> list[str]:
+        faults = ", ".join(f"{code} {meaning}" for code, meaning in _RPC_CODES)
+        error_data = (
+            self.link(_ERROR_DEF) if self.model.has_def(_ERROR_DEF) else _code(_ERROR_DEF)
+        )
+        lines = [
+            "## Errors",
+            "",
+            "Every error answer is a JSON-RPC error object `{code, message, data}` whose `data` "
+            f"is an {error_data}, so a client can always switch on `error.data.code`. Protocol "
+            f"faults use the JSON-RPC codes ({faults}); every domain error uses {DOMAIN_ERROR} "
+            "and says what went wrong in `data.code`.",
+        ]
+        d = self.model.definition(_ERROR_DEF)
+        if d is not None and isinstance(d.type, Obj) and d.type.fields:
+            lines += ["", f"`{_ERROR_DEF}` fields:", "", *self.field_table(d.type.fields)]
+        lines += ["", "Codes sent in `data.code`, by family:", ""]
+        for family, codes in _error_codes():
+            lines.append(f"- {family}: " + ", ".join(_code(c) for c in codes))
+        return lines
+
+    def field_table(self, fields: Sequence[Field]) -> list[str]:
+        return _table(("Field", "Type", "Required", "Description"), [self.field_row(f) for f in fields])
+
+    def field_row(self, f: Field) -> list[str]:
+        if f.required:
+            required = "yes"
+        elif f.has_default and f.default is not None:
+            required = f"no (default {_code(_json(f.default))})"
+        else:
+            required = "no"
+        parts = [_escape_text(first_paragraph(f.description))] if f.description else []
+        notes = _constraints(f.schema)
+        if notes:
+            parts.append("(" + ", ".join(notes) + ")")
+        if f.deprecated:
+            parts.insert(0, "**Deprecated.**")
+        return [_code(f.name), self.type(f.type), required, " ".join(parts)]
+
+    def definition(self, d: Definition) -> list[str]:
+        lines = [f"### {type_ident(d.name)}", ""]
+        desc = description_lines(d.description)
+        if desc:
+            lines += [*_escape_text("\n".join(desc)).split("\n"), ""]
+        t = d.type
+        if isinstance(t, Obj) and t.fields:
+            lines += self.field_table(t.fields)
+            if t.extra is not None:
+                lines += ["", f"Other properties are allowed ({self.type(t.extra)})."]
+        elif isinstance(t, Obj) and t.extra is None:
+            lines.append("An object with no fields: `{}`.")
+        elif d.discriminator is not None and d.variants:
+            lines += [f"One of, selected by {_code(d.discriminator)}:", ""]
+            lines += _table(
+                (_code(d.discriminator), "Type"),
+                [[_code(_json(value)), self.type(member)] for value, member in d.variants],
+            )
+        elif isinstance(t, Union) and all(isinstance(m, Ref | Obj) for m in t.members):
+            lines += ["One of:", ""]
+            lines += [f"- {self.type(m)}" for m in t.members]
+        else:
+            lines.append(f"Type: {self.type(t)}")
+        return lines
+
+    def types(self) -> list[str]:
+        lines = ["## Types"]
+        for d in self.model.definitions:
+            lines += ["", *self.definition(d)]
+        return lines
+
+    def render(self) -> str:
+        sections = [self.header(), self.transport(), self.methods(), self.errors(), self.types()]
+        lines: list[str] = []
+        for section in sections:
+            if lines:
+                lines.append("")
+            lines += section
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines) + "\n"
+
+
+def _error_codes() -> list[tuple[str, list[str]]]:
+    """The dotted codes of :class:`protocol.errors.ErrorCode`, grouped by their prefix."""
+    out: dict[str, list[str]] = {}
+    for attr, value in vars(ErrorCode).items():
+        if not attr.startswith("_") and isinstance(value, str):
+            out.setdefault(value.split(".", 1)[0], []).append(value)
+    return list(out.items())

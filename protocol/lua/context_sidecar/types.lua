@@ -1,0 +1,435 @@
+---@meta
+-- context-sidecar protocol: LuaCATS type annotations (lua-language-server).
+-- Generated from the protocol schema. Do not edit: regenerate with
+-- `python -m protocol.export`.
+
+---@class context_sidecar.CompactionEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "compaction"
+---@field summary string
+---@field throughSeq integer
+---@field keepFromSeq? integer
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+--- Everything up to ``throughSeq`` is represented by ``summary``, except the kept tail
+--- ``keepFromSeq..throughSeq``.  Nothing is deleted.
+---@class context_sidecar.CompactionInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "compaction"
+---@field summary string
+---@field throughSeq integer
+---@field keepFromSeq? integer
+
+---@alias context_sidecar.ContentPart context_sidecar.TextPart|context_sidecar.ImagePart|context_sidecar.ToolCallPart|context_sidecar.ToolResultPart|context_sidecar.ReasoningPart
+
+--- The values of context_sidecar.ContentPart's `type` tag.
+---@alias context_sidecar.ContentPartKind "text"|"image"|"toolCall"|"toolResult"|"reasoning"
+
+---@class context_sidecar.DropEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "drop"
+---@field target context_sidecar.ItemRef
+---@field reason? string
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+--- Keep an item out of the prompt (it stays in history and can be recovered).
+---@class context_sidecar.DropInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "drop"
+---@field target context_sidecar.ItemRef
+---@field reason? string
+
+--- Params of methods that take none (``{}`` or omitted).
+---@class context_sidecar.EmptyParams
+
+---@alias context_sidecar.Entry context_sidecar.MessageEntry|context_sidecar.CompactionEntry|context_sidecar.PinEntry|context_sidecar.UnpinEntry|context_sidecar.DropEntry|context_sidecar.RecoverEntry|context_sidecar.SkillActivatedEntry|context_sidecar.VariablesEntry|context_sidecar.NoteEntry
+
+--- The values of context_sidecar.Entry's `kind` tag.
+---@alias context_sidecar.EntryKind "message"|"compaction"|"pin"|"unpin"|"drop"|"recover"|"skillActivated"|"variables"|"note"
+
+---@alias context_sidecar.EntryInput context_sidecar.MessageInput|context_sidecar.CompactionInput|context_sidecar.PinInput|context_sidecar.UnpinInput|context_sidecar.DropInput|context_sidecar.RecoverInput|context_sidecar.SkillActivatedInput|context_sidecar.VariablesInput|context_sidecar.NoteInput
+
+--- The values of context_sidecar.EntryInput's `kind` tag.
+---@alias context_sidecar.EntryInputKind "message"|"compaction"|"pin"|"unpin"|"drop"|"recover"|"skillActivated"|"variables"|"note"
+
+--- The fields the store assigns to an appended entry.
+---@class context_sidecar.EntryRef
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+
+--- The ``data`` member of every error response the sidecar sends.
+---@class context_sidecar.ErrorData
+---@field code string # Dotted machine-readable code, e.g. ``session.not_found``.
+---@field retryable? boolean # True when the same request may succeed if sent again later, unchanged.
+---@field retryAfterMs? integer # A hint for retryable errors such as ``server.overloaded`` or ``store.locked``.
+---@field errors? context_sidecar.ParamError[] # For ``params.invalid``: every problem found, not just the first.
+---@field details? table<string, any> # Code-specific facts (the session id that was not found, the expected head seq, ...).
+
+---@class context_sidecar.ForkOrigin
+---@field sessionId string
+---@field atSeq integer
+
+--- An image held in the blob store (see ``blob/read``).
+---@class context_sidecar.ImagePart
+---@field type "image"
+---@field blob string # Git object id of the image bytes in the blob store.
+---@field mediaType string # MIME type, e.g. ``image/png``.
+---@field alt? string
+
+--- What a pin / unpin / drop / recover acts on.
+---
+--- ``file``, ``instruction`` and ``skill`` are named by ``locator`` (a workspace-relative path
+--- or a skill name); ``range`` covers transcript entries ``fromSeq..throughSeq``; ``item`` names
+--- a ledger item by its stable id (``ctx_<kind>_<16hex>``).
+---@class context_sidecar.ItemRef
+---@field kind "file"|"instruction"|"skill"|"range"|"item"
+---@field locator? string
+---@field fromSeq? integer
+---@field throughSeq? integer
+---@field itemId? string
+
+---@class context_sidecar.Limits
+---@field maxMessageBytes integer # Largest JSON-RPC body accepted; larger ones are answered with ``request.too_large``.
+---@field maxAppendEntries integer
+---@field maxReadLimit integer
+---@field maxListLimit integer
+---@field maxCountBytes integer
+
+---@class context_sidecar.MessageEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "message"
+---@field role "user"|"assistant"|"system"
+---@field content context_sidecar.ContentPart[]
+---@field name? string # Optional author name (multi-agent hosts).
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+--- A user, assistant or system message.
+---@class context_sidecar.MessageInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "message"
+---@field role "user"|"assistant"|"system"
+---@field content context_sidecar.ContentPart[]
+---@field name? string # Optional author name (multi-agent hosts).
+
+---@class context_sidecar.NoteEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "note"
+---@field text string
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+--- A host note kept in history; never shown to the model.
+---@class context_sidecar.NoteInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "note"
+---@field text string
+
+--- One reason a params object was rejected.
+---@class context_sidecar.ParamError
+---@field loc string # Dotted path of the offending field, in wire (camelCase) names, e.g. ``entries.0.role``.
+---@field msg string
+---@field type string # pydantic's error type, e.g. ``missing``, ``extra_forbidden``, ``int_type``.
+
+---@class context_sidecar.PinEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "pin"
+---@field target context_sidecar.ItemRef
+---@field reason? string
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+--- Keep an item in the prompt whatever the budget pressure.
+---@class context_sidecar.PinInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "pin"
+---@field target context_sidecar.ItemRef
+---@field reason? string
+
+--- Model reasoning ("thinking") text; ``signature`` is opaque provider data kept verbatim.
+---@class context_sidecar.ReasoningPart
+---@field type "reasoning"
+---@field text string
+---@field signature? string
+
+---@class context_sidecar.RecoverEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "recover"
+---@field target context_sidecar.ItemRef
+---@field reason? string
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+---@class context_sidecar.RecoverInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "recover"
+---@field target context_sidecar.ItemRef
+---@field reason? string
+
+--- Sent under ``capabilities.experimental.contextSidecar`` in the ``initialize`` answer.
+---@class context_sidecar.ServerCapabilities
+---@field protocolVersion integer
+---@field serverVersion string
+---@field schemaHash string # xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types.
+---@field methods string[]
+---@field limits context_sidecar.Limits
+---@field tokenizers context_sidecar.TokenizerInfo[]
+---@field defaultTokenizer string
+---@field storePath string
+
+--- Answer of ``server/info``: the capability block plus live facts.
+---@class context_sidecar.ServerInfo
+---@field protocolVersion integer
+---@field serverVersion string
+---@field schemaHash string # xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types.
+---@field methods string[]
+---@field limits context_sidecar.Limits
+---@field tokenizers context_sidecar.TokenizerInfo[]
+---@field defaultTokenizer string
+---@field storePath string
+---@field pid integer
+---@field startedAt string
+---@field storeWritable boolean # False while another sidecar holds the store's write lock.
+
+---@class context_sidecar.ServerPingResult
+---@field time string
+
+--- Sleep, then answer: lets a host test its timeouts and ``$/cancelRequest`` handling.
+---@class context_sidecar.ServerSleepParams
+---@field ms integer
+
+---@class context_sidecar.ServerSleepResult
+---@field sleptMs integer
+
+---@class context_sidecar.Session
+---@field sessionId string # ``ses_`` + 26 characters, time-ordered (newer sessions sort later).
+---@field title string
+---@field workspaceRoots string[] # Absolute paths the session may read from; the first is the primary root.
+---@field profileId? string
+---@field createdAt string
+---@field updatedAt string # Time of the last append or rename.
+---@field headSeq integer # Seq of the newest entry; 0 for an empty session.
+---@field forkedFrom? context_sidecar.ForkOrigin
+---@field meta? table<string, any>
+
+---@class context_sidecar.SessionAppendParams
+---@field sessionId string
+---@field entries context_sidecar.EntryInput[]
+---@field expectedHeadSeq? integer # Optimistic concurrency: when given and the head differs, nothing is written and the
+
+---@class context_sidecar.SessionAppendResult
+---@field headSeq integer
+---@field appended context_sidecar.EntryRef[] # One per appended entry, in order; durable (fsynced) before this answer is sent.
+
+---@class context_sidecar.SessionCreateParams
+---@field title? string
+---@field workspaceRoots? string[] # Absolute paths; relative paths are rejected.
+---@field profileId? string
+---@field meta? table<string, any>
+
+---@class context_sidecar.SessionDeleteResult
+---@field sessionId string
+---@field deleted boolean # Always true; the session's files are moved to the store's ``trash/``, not erased.
+
+---@class context_sidecar.SessionForkParams
+---@field sessionId string
+---@field atSeq? integer # Last entry copied into the fork; default: the source's head.
+---@field title? string
+
+---@class context_sidecar.SessionListParams
+---@field cursor? string # ``nextCursor`` of the previous page; omit for the first page.
+---@field limit? integer
+
+---@class context_sidecar.SessionListResult
+---@field sessions context_sidecar.Session[] # Newest first (by creation); stable under concurrent creation.
+---@field nextCursor? string # Present when more sessions follow.
+
+--- Read a page of history in ascending seq order.
+---
+--- With ``afterSeq`` (or neither bound) the page starts right after ``afterSeq`` (default 0)
+--- and goes forward.  With only ``beforeSeq`` the page is the ``limit`` entries immediately
+--- before it (scrolling back from the newest: ``beforeSeq = headSeq + 1``).  With both, the
+--- page starts after ``afterSeq`` and stops before ``beforeSeq``.
+---@class context_sidecar.SessionReadParams
+---@field sessionId string
+---@field afterSeq? integer
+---@field beforeSeq? integer
+---@field limit? integer
+---@field withTokens? boolean # Include cached token counts (computed once per entry and tokenizer, then persisted).
+---@field tokenizer? string # Tokenizer id for ``withTokens``; default: the server's default tokenizer.
+
+---@class context_sidecar.SessionReadResult
+---@field entries context_sidecar.Entry[]
+---@field headSeq integer
+---@field hasMore boolean # True when more entries exist in the direction read (forward, or backward for a
+
+--- Params of methods that act on one whole session (``session/get``, ``session/delete``).
+---@class context_sidecar.SessionRef
+---@field sessionId string
+
+---@class context_sidecar.SessionRenameParams
+---@field sessionId string
+---@field title string
+
+---@class context_sidecar.SkillActivatedEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "skillActivated"
+---@field name string
+---@field path? string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+--- A skill's body was loaded into context.
+---@class context_sidecar.SkillActivatedInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "skillActivated"
+---@field name string
+---@field path? string
+---@field hash? string
+
+--- Plain text.
+---@class context_sidecar.TextPart
+---@field type "text"
+---@field text string
+
+---@class context_sidecar.TokenizerInfo
+---@field id string # Stable id used in caches and answers, e.g. ``cl100k_base``, ``o200k_base``, ``estimate``.
+---@field exact boolean # False for the byte-length estimate used only when no real encoding loads.
+---@field available? boolean
+---@field description? string
+
+---@class context_sidecar.TokensCountParams
+---@field texts string[]
+---@field tokenizer? string # Tokenizer id; default: the server's default (``initialize`` lists them).
+
+---@class context_sidecar.TokensCountResult
+---@field tokenizer context_sidecar.TokenizerInfo # The tokenizer that produced these counts.
+---@field counts integer[] # One per input text, in order.
+---@field total integer
+
+--- The model asked for a tool to run.
+---@class context_sidecar.ToolCallPart
+---@field type "toolCall"
+---@field callId string
+---@field name string
+---@field arguments table<string, any>
+
+--- The settled result of a tool call, matched to it by ``callId``.
+---@class context_sidecar.ToolResultPart
+---@field type "toolResult"
+---@field callId string
+---@field content (context_sidecar.TextPart|context_sidecar.ImagePart)[]
+---@field isError? boolean
+
+---@class context_sidecar.UnpinEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "unpin"
+---@field target context_sidecar.ItemRef
+---@field reason? string
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+---@class context_sidecar.UnpinInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "unpin"
+---@field target context_sidecar.ItemRef
+---@field reason? string
+
+---@class context_sidecar.VariablesEntry
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "variables"
+---@field scope? "local"|"global"
+---@field values table<string, any>
+---@field seq integer
+---@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
+
+--- A committed change of session variables: keys set to values (``null`` unsets).
+---@class context_sidecar.VariablesInput
+---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
+---@field kind "variables"
+---@field scope? "local"|"global"
+---@field values table<string, any>
+
+--- Requests the client sends, by method name.
+---@class context_sidecar.ClientRequests
+---@field ["session/create"] { params: context_sidecar.SessionCreateParams, result: context_sidecar.Session } # Create an empty session.
+---@field ["session/list"] { params: context_sidecar.SessionListParams, result: context_sidecar.SessionListResult } # List sessions, newest first, by cursor.
+---@field ["session/get"] { params: context_sidecar.SessionRef, result: context_sidecar.Session } # Get one session's metadata.
+---@field ["session/append"] { params: context_sidecar.SessionAppendParams, result: context_sidecar.SessionAppendResult } # Append entries durably; optional optimistic check of the head seq.
+---@field ["session/read"] { params: context_sidecar.SessionReadParams, result: context_sidecar.SessionReadResult } # Read a page of history by seq.
+---@field ["session/fork"] { params: context_sidecar.SessionForkParams, result: context_sidecar.Session } # Copy a session's history up to a seq into a new session.
+---@field ["session/rename"] { params: context_sidecar.SessionRenameParams, result: context_sidecar.Session } # Retitle a session.
+---@field ["session/delete"] { params: context_sidecar.SessionRef, result: context_sidecar.SessionDeleteResult } # Move a session to the store's trash.
+---@field ["tokens/count"] { params: context_sidecar.TokensCountParams, result: context_sidecar.TokensCountResult } # Count tokens of texts.
+---@field ["server/info"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerInfo } # Capabilities, limits and live server facts.
+---@field ["server/ping"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerPingResult } # Trivial round trip.
+---@field ["server/sleep"] { params: context_sidecar.ServerSleepParams, result: context_sidecar.ServerSleepResult } # Answer after a delay (cancellable); for testing client timeouts and cancellation.
+
+---@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+
+--- Notifications the client sends, by method name.
+---@class context_sidecar.ClientNotifications
+
+---@alias context_sidecar.ClientNotificationMethod nil
+
+--- Requests the server sends, by method name.
+---@class context_sidecar.ServerRequests
+
+---@alias context_sidecar.ServerRequestMethod nil
+
+--- Notifications the server sends, by method name.
+---@class context_sidecar.ServerNotifications
+
+---@alias context_sidecar.ServerNotificationMethod nil
+
+---@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+
+return {
+  PROTOCOL_VERSION = 1,
+  SCHEMA_HASH = "fead954639b5475af6539336065e8f02",
+  METHODS = {
+    { name = "session/create", kind = "request", direction = "clientToServer" },
+    { name = "session/list", kind = "request", direction = "clientToServer" },
+    { name = "session/get", kind = "request", direction = "clientToServer" },
+    { name = "session/append", kind = "request", direction = "clientToServer" },
+    { name = "session/read", kind = "request", direction = "clientToServer" },
+    { name = "session/fork", kind = "request", direction = "clientToServer" },
+    { name = "session/rename", kind = "request", direction = "clientToServer" },
+    { name = "session/delete", kind = "request", direction = "clientToServer" },
+    { name = "tokens/count", kind = "request", direction = "clientToServer" },
+    { name = "server/info", kind = "request", direction = "clientToServer" },
+    { name = "server/ping", kind = "request", direction = "clientToServer" },
+    { name = "server/sleep", kind = "request", direction = "clientToServer" },
+  },
+}

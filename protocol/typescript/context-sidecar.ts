@@ -1,0 +1,618 @@
+// context-sidecar protocol: wire types and typed method table.
+// Generated from the protocol schema. Do not edit: regenerate with `python -m protocol.export`.
+
+export const PROTOCOL_VERSION = 1 as const;
+export const SCHEMA_HASH = "fead954639b5475af6539336065e8f02" as const;
+
+export interface CompactionEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "compaction";
+  summary: string;
+  throughSeq: number;
+  keepFromSeq?: number | null;
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+/**
+ * Everything up to ``throughSeq`` is represented by ``summary``, except the kept tail
+ * ``keepFromSeq..throughSeq``.  Nothing is deleted.
+ */
+export interface CompactionInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "compaction";
+  summary: string;
+  throughSeq: number;
+  keepFromSeq?: number | null;
+}
+
+export type ContentPart = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart;
+
+/** The values of ContentPart's `type` tag. */
+export type ContentPartKind = ContentPart["type"];
+
+export interface DropEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "drop";
+  target: ItemRef;
+  reason?: string | null;
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+/** Keep an item out of the prompt (it stays in history and can be recovered). */
+export interface DropInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "drop";
+  target: ItemRef;
+  reason?: string | null;
+}
+
+/** Params of methods that take none (``{}`` or omitted). */
+export type EmptyParams = Record<string, never>;
+
+export type Entry =
+  | MessageEntry
+  | CompactionEntry
+  | PinEntry
+  | UnpinEntry
+  | DropEntry
+  | RecoverEntry
+  | SkillActivatedEntry
+  | VariablesEntry
+  | NoteEntry;
+
+/** The values of Entry's `kind` tag. */
+export type EntryKind = Entry["kind"];
+
+export type EntryInput =
+  | MessageInput
+  | CompactionInput
+  | PinInput
+  | UnpinInput
+  | DropInput
+  | RecoverInput
+  | SkillActivatedInput
+  | VariablesInput
+  | NoteInput;
+
+/** The values of EntryInput's `kind` tag. */
+export type EntryInputKind = EntryInput["kind"];
+
+/** The fields the store assigns to an appended entry. */
+export interface EntryRef {
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+}
+
+/** The ``data`` member of every error response the sidecar sends. */
+export interface ErrorData {
+  /** Dotted machine-readable code, e.g. ``session.not_found``. */
+  code: string;
+  /**
+   * True when the same request may succeed if sent again later, unchanged.
+   * @default false
+   */
+  retryable?: boolean;
+  /** A hint for retryable errors such as ``server.overloaded`` or ``store.locked``. */
+  retryAfterMs?: number | null;
+  /** For ``params.invalid``: every problem found, not just the first. */
+  errors?: ParamError[] | null;
+  /** Code-specific facts (the session id that was not found, the expected head seq, ...). */
+  details?: { [key: string]: unknown } | null;
+}
+
+export interface ForkOrigin {
+  sessionId: string;
+  atSeq: number;
+}
+
+/** An image held in the blob store (see ``blob/read``). */
+export interface ImagePart {
+  type: "image";
+  /** Git object id of the image bytes in the blob store. */
+  blob: string;
+  /** MIME type, e.g. ``image/png``. */
+  mediaType: string;
+  alt?: string | null;
+}
+
+/**
+ * What a pin / unpin / drop / recover acts on.
+ *
+ * ``file``, ``instruction`` and ``skill`` are named by ``locator`` (a workspace-relative path
+ * or a skill name); ``range`` covers transcript entries ``fromSeq..throughSeq``; ``item`` names
+ * a ledger item by its stable id (``ctx_<kind>_<16hex>``).
+ */
+export interface ItemRef {
+  kind: "file" | "instruction" | "skill" | "range" | "item";
+  locator?: string | null;
+  fromSeq?: number | null;
+  throughSeq?: number | null;
+  itemId?: string | null;
+}
+
+export interface Limits {
+  /** Largest JSON-RPC body accepted; larger ones are answered with ``request.too_large``. */
+  maxMessageBytes: number;
+  maxAppendEntries: number;
+  maxReadLimit: number;
+  maxListLimit: number;
+  maxCountBytes: number;
+}
+
+export interface MessageEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "message";
+  role: "user" | "assistant" | "system";
+  content: ContentPart[];
+  /** Optional author name (multi-agent hosts). */
+  name?: string | null;
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+/** A user, assistant or system message. */
+export interface MessageInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "message";
+  role: "user" | "assistant" | "system";
+  content: ContentPart[];
+  /** Optional author name (multi-agent hosts). */
+  name?: string | null;
+}
+
+export interface NoteEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "note";
+  text: string;
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+/** A host note kept in history; never shown to the model. */
+export interface NoteInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "note";
+  text: string;
+}
+
+/** One reason a params object was rejected. */
+export interface ParamError {
+  /** Dotted path of the offending field, in wire (camelCase) names, e.g. ``entries.0.role``. */
+  loc: string;
+  msg: string;
+  /** pydantic's error type, e.g. ``missing``, ``extra_forbidden``, ``int_type``. */
+  type: string;
+}
+
+export interface PinEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "pin";
+  target: ItemRef;
+  reason?: string | null;
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+/** Keep an item in the prompt whatever the budget pressure. */
+export interface PinInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "pin";
+  target: ItemRef;
+  reason?: string | null;
+}
+
+/** Model reasoning ("thinking") text; ``signature`` is opaque provider data kept verbatim. */
+export interface ReasoningPart {
+  type: "reasoning";
+  text: string;
+  signature?: string | null;
+}
+
+export interface RecoverEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "recover";
+  target: ItemRef;
+  reason?: string | null;
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+export interface RecoverInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "recover";
+  target: ItemRef;
+  reason?: string | null;
+}
+
+/** Sent under ``capabilities.experimental.contextSidecar`` in the ``initialize`` answer. */
+export interface ServerCapabilities {
+  protocolVersion: number;
+  serverVersion: string;
+  /** xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types. */
+  schemaHash: string;
+  methods: string[];
+  limits: Limits;
+  tokenizers: TokenizerInfo[];
+  defaultTokenizer: string;
+  storePath: string;
+}
+
+/** Answer of ``server/info``: the capability block plus live facts. */
+export interface ServerInfo {
+  protocolVersion: number;
+  serverVersion: string;
+  /** xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types. */
+  schemaHash: string;
+  methods: string[];
+  limits: Limits;
+  tokenizers: TokenizerInfo[];
+  defaultTokenizer: string;
+  storePath: string;
+  pid: number;
+  startedAt: string;
+  /** False while another sidecar holds the store's write lock. */
+  storeWritable: boolean;
+}
+
+export interface ServerPingResult {
+  time: string;
+}
+
+/** Sleep, then answer: lets a host test its timeouts and ``$/cancelRequest`` handling. */
+export interface ServerSleepParams {
+  ms: number;
+}
+
+export interface ServerSleepResult {
+  sleptMs: number;
+}
+
+export interface Session {
+  /** ``ses_`` + 26 characters, time-ordered (newer sessions sort later). */
+  sessionId: string;
+  title: string;
+  /** Absolute paths the session may read from; the first is the primary root. */
+  workspaceRoots: string[];
+  profileId?: string | null;
+  createdAt: string;
+  /** Time of the last append or rename. */
+  updatedAt: string;
+  /** Seq of the newest entry; 0 for an empty session. */
+  headSeq: number;
+  forkedFrom?: ForkOrigin | null;
+  meta?: { [key: string]: unknown } | null;
+}
+
+export interface SessionAppendParams {
+  sessionId: string;
+  entries: EntryInput[];
+  /**
+   * Optimistic concurrency: when given and the head differs, nothing is written and the
+   * answer is ``store.conflict`` with the actual head in ``data.details.headSeq``.
+   */
+  expectedHeadSeq?: number | null;
+}
+
+export interface SessionAppendResult {
+  headSeq: number;
+  /** One per appended entry, in order; durable (fsynced) before this answer is sent. */
+  appended: EntryRef[];
+}
+
+export interface SessionCreateParams {
+  /** @default "" */
+  title?: string;
+  /** Absolute paths; relative paths are rejected. */
+  workspaceRoots?: string[];
+  profileId?: string | null;
+  meta?: { [key: string]: unknown } | null;
+}
+
+export interface SessionDeleteResult {
+  sessionId: string;
+  /** Always true; the session's files are moved to the store's ``trash/``, not erased. */
+  deleted: boolean;
+}
+
+export interface SessionForkParams {
+  sessionId: string;
+  /** Last entry copied into the fork; default: the source's head. */
+  atSeq?: number | null;
+  title?: string | null;
+}
+
+export interface SessionListParams {
+  /** ``nextCursor`` of the previous page; omit for the first page. */
+  cursor?: string | null;
+  /** @default 50 */
+  limit?: number;
+}
+
+export interface SessionListResult {
+  /** Newest first (by creation); stable under concurrent creation. */
+  sessions: Session[];
+  /** Present when more sessions follow. */
+  nextCursor?: string | null;
+}
+
+/**
+ * Read a page of history in ascending seq order.
+ *
+ * With ``afterSeq`` (or neither bound) the page starts right after ``afterSeq`` (default 0)
+ * and goes forward.  With only ``beforeSeq`` the page is the ``limit`` entries immediately
+ * before it (scrolling back from the newest: ``beforeSeq = headSeq + 1``).  With both, the
+ * page starts after ``afterSeq`` and stops before ``beforeSeq``.
+ */
+export interface SessionReadParams {
+  sessionId: string;
+  afterSeq?: number | null;
+  beforeSeq?: number | null;
+  /** @default 200 */
+  limit?: number;
+  /**
+   * Include cached token counts (computed once per entry and tokenizer, then persisted).
+   * @default false
+   */
+  withTokens?: boolean;
+  /** Tokenizer id for ``withTokens``; default: the server's default tokenizer. */
+  tokenizer?: string | null;
+}
+
+export interface SessionReadResult {
+  entries: Entry[];
+  headSeq: number;
+  /**
+   * True when more entries exist in the direction read (forward, or backward for a
+   * ``beforeSeq``-only read) within the requested bounds.
+   */
+  hasMore: boolean;
+}
+
+/** Params of methods that act on one whole session (``session/get``, ``session/delete``). */
+export interface SessionRef {
+  sessionId: string;
+}
+
+export interface SessionRenameParams {
+  sessionId: string;
+  title: string;
+}
+
+export interface SkillActivatedEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "skillActivated";
+  name: string;
+  path?: string | null;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+/** A skill's body was loaded into context. */
+export interface SkillActivatedInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "skillActivated";
+  name: string;
+  path?: string | null;
+  hash?: string | null;
+}
+
+/** Plain text. */
+export interface TextPart {
+  type: "text";
+  text: string;
+}
+
+export interface TokenizerInfo {
+  /** Stable id used in caches and answers, e.g. ``cl100k_base``, ``o200k_base``, ``estimate``. */
+  id: string;
+  /** False for the byte-length estimate used only when no real encoding loads. */
+  exact: boolean;
+  /** @default true */
+  available?: boolean;
+  /** @default "" */
+  description?: string;
+}
+
+export interface TokensCountParams {
+  texts: string[];
+  /** Tokenizer id; default: the server's default (``initialize`` lists them). */
+  tokenizer?: string | null;
+}
+
+export interface TokensCountResult {
+  /** The tokenizer that produced these counts. */
+  tokenizer: TokenizerInfo;
+  /** One per input text, in order. */
+  counts: number[];
+  total: number;
+}
+
+/** The model asked for a tool to run. */
+export interface ToolCallPart {
+  type: "toolCall";
+  callId: string;
+  name: string;
+  arguments: { [key: string]: unknown };
+}
+
+/** The settled result of a tool call, matched to it by ``callId``. */
+export interface ToolResultPart {
+  type: "toolResult";
+  callId: string;
+  content: (TextPart | ImagePart)[];
+  /** @default false */
+  isError?: boolean;
+}
+
+export interface UnpinEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "unpin";
+  target: ItemRef;
+  reason?: string | null;
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+export interface UnpinInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "unpin";
+  target: ItemRef;
+  reason?: string | null;
+}
+
+export interface VariablesEntry {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "variables";
+  /** @default "local" */
+  scope?: "local" | "global";
+  values: { [key: string]: unknown };
+  seq: number;
+  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  id: string;
+  time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
+  /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
+  tokens?: { [key: string]: number } | null;
+}
+
+/** A committed change of session variables: keys set to values (``null`` unsets). */
+export interface VariablesInput {
+  /** Host data kept with the entry and returned verbatim; never shown to the model. */
+  meta?: { [key: string]: unknown } | null;
+  kind: "variables";
+  /** @default "local" */
+  scope?: "local" | "global";
+  values: { [key: string]: unknown };
+}
+
+/** Requests the client sends, by method name. */
+export interface ClientRequests {
+  /** Create an empty session. */
+  "session/create": { params: SessionCreateParams; result: Session };
+  /** List sessions, newest first, by cursor. */
+  "session/list": { params: SessionListParams; result: SessionListResult };
+  /** Get one session's metadata. */
+  "session/get": { params: SessionRef; result: Session };
+  /** Append entries durably; optional optimistic check of the head seq. */
+  "session/append": { params: SessionAppendParams; result: SessionAppendResult };
+  /** Read a page of history by seq. */
+  "session/read": { params: SessionReadParams; result: SessionReadResult };
+  /** Copy a session's history up to a seq into a new session. */
+  "session/fork": { params: SessionForkParams; result: Session };
+  /** Retitle a session. */
+  "session/rename": { params: SessionRenameParams; result: Session };
+  /** Move a session to the store's trash. */
+  "session/delete": { params: SessionRef; result: SessionDeleteResult };
+  /** Count tokens of texts. */
+  "tokens/count": { params: TokensCountParams; result: TokensCountResult };
+  /** Capabilities, limits and live server facts. */
+  "server/info": { params: EmptyParams; result: ServerInfo };
+  /** Trivial round trip. */
+  "server/ping": { params: EmptyParams; result: ServerPingResult };
+  /** Answer after a delay (cancellable); for testing client timeouts and cancellation. */
+  "server/sleep": { params: ServerSleepParams; result: ServerSleepResult };
+}
+
+/** Notifications the client sends, by method name. */
+export type ClientNotifications = Record<never, never>;
+
+/** Requests the server sends, by method name. */
+export type ServerRequests = Record<never, never>;
+
+/** Notifications the server sends, by method name. */
+export type ServerNotifications = Record<never, never>;
+
+export type ClientRequestMethod = keyof ClientRequests;
+export type ClientNotificationMethod = keyof ClientNotifications;
+export type ServerRequestMethod = keyof ServerRequests;
+export type ServerNotificationMethod = keyof ServerNotifications;
+
+/** Every method, in registry order. */
+export const METHODS = [
+  { name: "session/create", kind: "request", direction: "clientToServer" },
+  { name: "session/list", kind: "request", direction: "clientToServer" },
+  { name: "session/get", kind: "request", direction: "clientToServer" },
+  { name: "session/append", kind: "request", direction: "clientToServer" },
+  { name: "session/read", kind: "request", direction: "clientToServer" },
+  { name: "session/fork", kind: "request", direction: "clientToServer" },
+  { name: "session/rename", kind: "request", direction: "clientToServer" },
+  { name: "session/delete", kind: "request", direction: "clientToServer" },
+  { name: "tokens/count", kind: "request", direction: "clientToServer" },
+  { name: "server/info", kind: "request", direction: "clientToServer" },
+  { name: "server/ping", kind: "request", direction: "clientToServer" },
+  { name: "server/sleep", kind: "request", direction: "clientToServer" },
+] as const;
+
+export type MethodName = (typeof METHODS)[number]["name"];

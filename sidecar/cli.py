@@ -1,0 +1,114 @@
+"""``context-sidecar serve | call | demo``.
+
+- ``serve``: the sidecar itself, JSON-RPC over stdio (what editors start).
+- ``call METHOD [JSON]``: one request against a fresh sidecar, result printed as JSON —
+  a curl for the protocol.
+- ``demo``: a real end-to-end scenario through a real sidecar process, printed readably.
+
+The CLI writes to stdout with ``sys.stdout.write`` (``call`` and ``demo`` are clients, so
+their stdout is theirs); ``serve`` never writes to stdout outside the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from sidecar import __version__
+from sidecar.logs import setup_logging
+from sidecar.rpc.server import DEFAULT_MAX_MESSAGE_BYTES, TRACE_ENV
+from sidecar.store.paths import STORE_ENV, default_store_root
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="context-sidecar",
+        description="The context sidecar: session store and context pipeline over JSON-RPC.",
+    )
+    parser.add_argument("--version", action="version", version=f"context-sidecar {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def store_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--store",
+            type=Path,
+            default=None,
+            help=f"store root (default: ${STORE_ENV} or $XDG_STATE_HOME/context-sidecar)",
+        )
+
+    serve = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (LSP framing)")
+    store_arg(serve)
+    serve.add_argument("--log-file", type=Path, default=None, help="log here instead of stderr")
+    serve.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    serve.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        help="largest JSON-RPC body accepted (default %(default)s)",
+    )
+    serve.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        help=f"append every frame to this JSONL file (also ${TRACE_ENV})",
+    )
+
+    call = sub.add_parser("call", help="send one request to a fresh sidecar, print the result")
+    store_arg(call)
+    call.add_argument("method", help="e.g. session/list")
+    call.add_argument("params", nargs="?", default="{}", help="params as JSON (default {})")
+
+    demo = sub.add_parser("demo", help="run the end-to-end demo scenario")
+    store_arg(demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from sidecar.rpc.server import ServeOptions, serve_stdio
+
+        setup_logging(args.verbose, args.log_file)
+        trace = args.trace or (Path(os.environ[TRACE_ENV]) if os.environ.get(TRACE_ENV) else None)
+        return serve_stdio(
+            ServeOptions(
+                store=args.store or default_store_root(),
+                max_message_bytes=args.max_message_bytes,
+                trace=trace,
+            )
+        )
+    setup_logging(0)
+    if args.command == "call":
+        return asyncio.run(_call(args.store, args.method, args.params))
+    if args.command == "demo":
+        from sidecar.demo import run_demo
+
+        return asyncio.run(run_demo(args.store, sys.stdout))
+    return 2
+
+
+async def _call(store: Path | None, method: str, params_text: str) -> int:
+    from sidecar.client import RpcError, SidecarClient
+
+    try:
+        params = json.loads(params_text)
+    except ValueError as exc:
+        sys.stderr.write(f"params are not valid JSON: {exc}\n")
+        return 2
+    client = await SidecarClient.spawn(store=store)
+    try:
+        result = await client.request(method, params)
+    except RpcError as exc:
+        error = {"code": exc.code, "message": exc.message, "data": exc.data}
+        sys.stderr.write(json.dumps({"error": error}, indent=2, ensure_ascii=False) + "\n")
+        return 1
+    finally:
+        await client.close()
+    sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    return 0

@@ -1,0 +1,112 @@
+"""Map everything a handler can raise to a JSON-RPC error with ``data = ErrorData``.
+
+No traceback ever reaches a client: an unexpected exception is logged with an ``errorId``
+and answered as ``server.internal`` carrying only that id.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+from pygls.exceptions import JsonRpcException
+
+from protocol._base import dump_wire
+from protocol.errors import (
+    DOMAIN_ERROR,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    SERVER_NOT_INITIALIZED,
+    ErrorCode,
+    ErrorData,
+    ParamError,
+)
+from sidecar.errors import SidecarError
+from sidecar.ids import new_id
+
+__all__ = [
+    "error_payload",
+    "from_domain",
+    "from_unexpected",
+    "from_validation",
+    "invalid_request",
+    "method_not_found",
+    "not_initialized",
+    "rpc_error",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def error_payload(code: int, message: str, data: ErrorData) -> dict[str, Any]:
+    """The ``error`` member of a response, as JSON."""
+    return {"code": code, "message": message, "data": dump_wire(data)}
+
+
+def rpc_error(code: int, message: str, data: ErrorData) -> JsonRpcException:
+    return JsonRpcException(code=code, message=message, data=dump_wire(data))
+
+
+def _loc(parts: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in parts)
+
+
+def from_validation(exc: ValidationError, method: str) -> JsonRpcException:
+    errors = [
+        ParamError(loc=_loc(e["loc"]), msg=e["msg"], type=e["type"])
+        for e in exc.errors(include_url=False, include_input=False)
+    ]
+    first = errors[0]
+    message = f"invalid params for {method}: {first.loc or '(params)'}: {first.msg}"
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more)"
+    return rpc_error(
+        INVALID_PARAMS, message, ErrorData(code=ErrorCode.PARAMS_INVALID, errors=errors)
+    )
+
+
+def from_domain(exc: SidecarError) -> JsonRpcException:
+    code = INVALID_PARAMS if exc.code == ErrorCode.PARAMS_INVALID else DOMAIN_ERROR
+    return rpc_error(
+        code,
+        exc.message,
+        ErrorData(
+            code=exc.code,
+            retryable=exc.retryable,
+            retry_after_ms=exc.retry_after_ms,
+            details=exc.details,
+        ),
+    )
+
+
+def from_unexpected(exc: BaseException, method: str) -> JsonRpcException:
+    error_id = new_id("err")
+    logger.error("internal error %s in %s", error_id, method, exc_info=exc)
+    return rpc_error(
+        INTERNAL_ERROR,
+        f"internal error in {method} (see the sidecar log, errorId {error_id})",
+        ErrorData(code=ErrorCode.INTERNAL, details={"errorId": error_id}),
+    )
+
+
+def method_not_found(method: str) -> JsonRpcException:
+    return rpc_error(
+        METHOD_NOT_FOUND,
+        f"unknown method {method!r}",
+        ErrorData(code=ErrorCode.METHOD_NOT_FOUND, details={"method": method}),
+    )
+
+
+def not_initialized(method: str) -> JsonRpcException:
+    return rpc_error(
+        SERVER_NOT_INITIALIZED,
+        f"{method} before initialize: send initialize first",
+        ErrorData(code=ErrorCode.NOT_INITIALIZED),
+    )
+
+
+def invalid_request(message: str, code: str = ErrorCode.INVALID_REQUEST) -> JsonRpcException:
+    return rpc_error(INVALID_REQUEST, message, ErrorData(code=code))

@@ -1,0 +1,10 @@
+"""Method handlers, one module per family; each exports ``ROUTES``."""
+
+from __future__ import annotations
+
+from sidecar.rpc.handlers import server, sessions, tokens
+from sidecar.rpc.router import Route
+
+__all__ = ["ROUTES"]
+
+ROUTES: tuple[Route, ...] = (*sessions.ROUTES, *tokens.ROUTES, *server.ROUTES)

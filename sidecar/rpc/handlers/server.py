@@ -1,0 +1,34 @@
+"""``server/*``: info, ping, sleep."""
+
+from __future__ import annotations
+
+import anyio
+
+from protocol import methods as m
+from protocol.methods import EmptyParams
+from protocol.server import ServerInfo, ServerPingResult, ServerSleepParams, ServerSleepResult
+from sidecar.ids import now_iso
+from sidecar.rpc.router import Route
+from sidecar.rpc.state import SidecarState
+
+__all__ = ["ROUTES"]
+
+
+async def info(state: SidecarState, _: EmptyParams) -> ServerInfo:
+    return state.info()
+
+
+async def ping(state: SidecarState, _: EmptyParams) -> ServerPingResult:
+    return ServerPingResult(time=now_iso())
+
+
+async def sleep(state: SidecarState, p: ServerSleepParams) -> ServerSleepResult:
+    await anyio.sleep(p.ms / 1000)
+    return ServerSleepResult(slept_ms=p.ms)
+
+
+ROUTES = (
+    Route(m.SERVER_INFO, info),
+    Route(m.SERVER_PING, ping),
+    Route(m.SERVER_SLEEP, sleep),
+)

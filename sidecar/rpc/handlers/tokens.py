@@ -1,0 +1,36 @@
+"""``tokens/count``."""
+
+from __future__ import annotations
+
+import anyio.to_thread
+
+from protocol import methods as m
+from protocol.errors import ErrorCode
+from protocol.tokens import MAX_COUNT_BYTES, TokensCountParams, TokensCountResult
+from sidecar.errors import InvalidRequestError
+from sidecar.rpc.router import Route
+from sidecar.rpc.state import SidecarState
+
+__all__ = ["ROUTES"]
+
+#: Below this many characters counting inline is cheaper than a thread hop.
+_INLINE_CHARS = 64 * 1024
+
+
+async def count(state: SidecarState, p: TokensCountParams) -> TokensCountResult:
+    tokenizer = state.tokenizers.get(p.tokenizer)
+    chars = sum(len(t) for t in p.texts)
+    if sum(len(t.encode()) for t in p.texts) > MAX_COUNT_BYTES:
+        raise InvalidRequestError(
+            ErrorCode.PARAMS_INVALID,
+            f"texts exceed {MAX_COUNT_BYTES} bytes in total",
+            details={"limit": MAX_COUNT_BYTES},
+        )
+    if chars <= _INLINE_CHARS:
+        counts = [tokenizer.count(t) for t in p.texts]
+    else:
+        counts = await anyio.to_thread.run_sync(lambda: [tokenizer.count(t) for t in p.texts])
+    return TokensCountResult(tokenizer=tokenizer.info, counts=counts, total=sum(counts))
+
+
+ROUTES = (Route(m.TOKENS_COUNT, count),)

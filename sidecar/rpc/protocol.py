@@ -1,0 +1,233 @@
+"""The pygls protocol class of the sidecar.
+
+pygls provides dispatch, the LSP lifecycle, ``$/cancelRequest`` and outgoing requests; this
+subclass changes only what a stdio sidecar needs done differently:
+
+- bodies arrive already framed (``sidecar.rpc.transport``) and are checked here: bad JSON,
+  batches and non-JSON-RPC objects get a -32700 / -32600 answer instead of a log line;
+- ``Content-Length`` is computed from the UTF-8 bytes actually sent (compact JSON,
+  non-ASCII kept as is), and every frame can be traced;
+- every error answer carries ``data.code``; no traceback is ever sent;
+- requests after ``shutdown`` are answered with ``server.shutting_down`` instead of silence;
+- ``initialize`` advertises ``capabilities.experimental.contextSidecar``;
+- ``exit`` stops the transport instead of calling ``sys.exit`` inside the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Generator
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol.json_rpc import JsonRPCProtocol, MsgId
+
+from protocol.errors import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    ErrorCode,
+    ErrorData,
+)
+from protocol.framing import BadHeader, TooLarge
+from sidecar.rpc import errors
+
+if TYPE_CHECKING:
+    from sidecar.rpc.state import SidecarState
+
+__all__ = ["SidecarProtocol"]
+
+logger = logging.getLogger(__name__)
+
+
+def _dumps(data: Any, default: Callable[[Any], Any]) -> bytes:
+    text = json.dumps(data, default=default, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from a client's "\ud800": keep them escaped
+        return json.dumps(data, default=default, separators=(",", ":")).encode("ascii")
+
+
+class SidecarProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol plus the sidecar's edge rules (see the module docstring)."""
+
+    state: SidecarState
+    #: Called with raw body bytes to frame and write (set by the transport).
+    send_body: Callable[[bytes], None]
+    #: Called with the process exit code when the client sends ``exit``.
+    on_exit: Callable[[int], None]
+    #: Called with the client's process id after ``initialize``.
+    on_initialized: Callable[[int | None], None]
+
+    # --- incoming ------------------------------------------------------------------------
+
+    def handle_body(self, body: bytes) -> None:
+        """Decode one framed body and dispatch it, answering any fault it has."""
+        try:
+            message = json.loads(body)
+        except ValueError as exc:
+            self._send_error(None, PARSE_ERROR, f"invalid JSON: {exc}", ErrorCode.PARSE_ERROR)
+            return
+        if isinstance(message, list):
+            self._send_error(
+                None,
+                INVALID_REQUEST,
+                "batch requests are not supported (LSP framing carries one message per frame)",
+                ErrorCode.INVALID_REQUEST,
+            )
+            return
+        if not isinstance(message, dict):
+            self._send_error(
+                None, INVALID_REQUEST, "a message must be a JSON object", ErrorCode.INVALID_REQUEST
+            )
+            return
+        msg_id = message.get("id")
+        if not isinstance(msg_id, int | str) or isinstance(msg_id, bool):
+            msg_id = None
+        problem = _shape_problem(message)
+        if problem is not None:
+            self._send_error(msg_id, INVALID_REQUEST, problem, ErrorCode.INVALID_REQUEST)
+            return
+        if self._shutdown and "method" in message and msg_id is not None:
+            if message["method"] != types.EXIT:
+                self._send_error(
+                    msg_id,
+                    INVALID_REQUEST,
+                    "the server is shutting down",
+                    ErrorCode.SHUTTING_DOWN,
+                )
+                return
+        try:
+            structured = self.structure_message(message)
+        except JsonRpcException as exc:
+            if msg_id is not None and "method" in message:
+                self._send_response(msg_id, error=_with_code(exc).to_response_error())
+            return
+        self.handle_message(structured)
+
+    def handle_frame_error(self, error: TooLarge | BadHeader) -> None:
+        if isinstance(error, TooLarge):
+            logger.warning(
+                "rejected a %d-byte message (limit %d, method %s)",
+                error.size,
+                error.limit,
+                error.method,
+            )
+            self._send_error(
+                error.request_id,
+                INVALID_REQUEST,
+                f"message of {error.size} bytes exceeds maxMessageBytes ({error.limit})",
+                ErrorCode.REQUEST_TOO_LARGE,
+                details={"size": error.size, "limit": error.limit, "method": error.method},
+            )
+        else:
+            logger.warning("bad frame header: %s", error.reason)
+            self._send_error(
+                None, INVALID_REQUEST, f"bad frame: {error.reason}", ErrorCode.INVALID_REQUEST
+            )
+
+    def _get_handler(self, feature_name: str) -> Any:
+        try:
+            return super()._get_handler(feature_name)
+        except JsonRpcException:
+            raise errors.method_not_found(feature_name) from None
+
+    # --- outgoing ------------------------------------------------------------------------
+
+    def _send_data(self, data: Any) -> None:
+        if not data:
+            return
+        try:
+            body = _dumps(data, self._serialize_message)
+        except Exception:
+            logger.exception("could not serialise an outgoing message")
+            return
+        self.send_body(body)
+
+    def _send_error(
+        self,
+        msg_id: MsgId | None,
+        code: int,
+        message: str,
+        data_code: str,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        payload = errors.error_payload(code, message, ErrorData(code=data_code, details=details))
+        self.send_body(
+            _dumps({"jsonrpc": "2.0", "id": msg_id, "error": payload}, self._serialize_message)
+        )
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            self._send_error(
+                msg_id, REQUEST_CANCELLED, f"request {msg_id} was cancelled", ErrorCode.CANCELLED
+            )
+            return
+        exc = future.exception()
+        if exc is None:
+            self._send_response(msg_id, result=future.result())
+        elif isinstance(exc, JsonRpcException):
+            self._send_response(msg_id, error=_with_code(exc).to_response_error())
+        else:  # not raised through the router (a pygls built-in): still no traceback
+            err = errors.from_unexpected(exc, str(msg_id))
+            self._send_response(msg_id, error=err.to_response_error())
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        experimental = result.capabilities.experimental
+        block = dict(experimental) if isinstance(experimental, dict) else {}
+        block["contextSidecar"] = self.state.capabilities()
+        result.capabilities.experimental = block
+        self.state.initialized = True
+        self.state.client_pid = params.process_id
+        self.on_initialized(params.process_id)
+        return result
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        yield from ()
+        self.on_exit(0 if self._shutdown else 1)
+
+
+def _shape_problem(message: dict[str, Any]) -> str | None:
+    """Why ``message`` is not a JSON-RPC 2.0 request, notification or response, if it isn't."""
+    if message.get("jsonrpc") != JsonRPCProtocol.VERSION:
+        return 'jsonrpc must be "2.0"'
+    if "method" in message:
+        if not isinstance(message["method"], str) or not message["method"]:
+            return "method must be a non-empty string"
+        if "id" in message and (
+            not isinstance(message["id"], int | str) or isinstance(message["id"], bool)
+        ):
+            return "id must be an integer or a string"
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict | list):
+            return "params must be an object or an array"
+        return None
+    if "id" in message and ("result" in message or "error" in message):
+        return None
+    return "not a request, notification or response"
+
+
+def _with_code(exc: JsonRpcException) -> JsonRpcException:
+    """Make sure an error from pygls itself also carries ``data.code``."""
+    if isinstance(exc.data, dict) and "code" in exc.data:
+        return exc
+    code = {
+        -32700: ErrorCode.PARSE_ERROR,
+        -32600: ErrorCode.INVALID_REQUEST,
+        -32601: ErrorCode.METHOD_NOT_FOUND,
+        -32602: ErrorCode.PARAMS_INVALID,
+        -32800: ErrorCode.CANCELLED,
+    }.get(exc.code, ErrorCode.INTERNAL)
+    return JsonRpcException(code=exc.code, message=exc.message, data={"code": code})

@@ -1,0 +1,213 @@
+"""The stdio transport: frames in from stdin, frames out to the protocol fd, nothing else.
+
+- Reads stdin asynchronously (an asyncio pipe where the fd allows it, a daemon thread
+  otherwise) through :class:`protocol.framing.FrameDecoder`, so oversized and malformed frames
+  are answered and skipped without ever being buffered whole.
+- Writes each frame with one ``os.write`` loop to the protocol fd (a private duplicate of the
+  original stdout; fd 1 itself is pointed at stderr by ``serve`` so stray prints can't corrupt
+  the stream).
+- Stops on stdin EOF, on ``exit``, or when the client process (``initialize.processId``)
+  dies.
+- With ``CONTEXT_SIDECAR_TRACE=<path>`` every frame, both directions, is appended to a JSONL
+  trace: ``{"time", "dir": "recv"|"send", "message"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import logging
+import os
+import select
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import IO
+
+import anyio
+import anyio.abc
+
+from protocol.framing import FrameDecoder, encode_frame
+from sidecar.ids import now_iso
+from sidecar.rpc.protocol import SidecarProtocol
+
+__all__ = ["StdioTransport", "Tracer"]
+
+logger = logging.getLogger(__name__)
+
+_READ_CHUNK = 256 * 1024
+PARENT_POLL_SECONDS = 0.5
+
+
+class Tracer:
+    """Appends every frame to a JSONL file, for debugging a host's conversation."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[bytes] = open(path, "ab", buffering=0)  # noqa: SIM115 (closed in close())
+
+    def record(self, direction: str, body: bytes) -> None:
+        try:
+            json.loads(body)
+            payload = body
+        except ValueError:
+            payload = json.dumps(body.decode("utf-8", errors="replace")).encode()
+            direction += "-raw"
+        self._file.write(
+            b'{"time":"%s","dir":"%s","message":%s}\n'
+            % (now_iso().encode(), direction.encode(), payload)
+        )
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:  # fd shares a non-blocking description with stdin
+            select.select([], [fd], [])
+
+
+class StdioTransport:
+    """Connects a :class:`SidecarProtocol` to an input fd and an output fd."""
+
+    def __init__(
+        self,
+        protocol: SidecarProtocol,
+        *,
+        in_fd: int,
+        out_fd: int,
+        max_message_bytes: int,
+        tracer: Tracer | None = None,
+    ) -> None:
+        self._protocol = protocol
+        self._in_fd = in_fd
+        self._out_fd = out_fd
+        self._decoder = FrameDecoder(max_message_bytes)
+        self._tracer = tracer
+        self._stopped = anyio.Event()
+        self._exit_code = 0
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._closed_out = False
+        protocol.send_body = self.send_body
+        protocol.on_exit = self.stop
+        protocol.on_initialized = self._watch_client
+
+    # --- output --------------------------------------------------------------------------
+
+    def send_body(self, body: bytes) -> None:
+        if self._closed_out:
+            return
+        if self._tracer is not None:
+            self._tracer.record("send", body)
+        try:
+            _write_all(self._out_fd, encode_frame(body))
+        except OSError as exc:
+            if exc.errno in (errno.EPIPE, errno.EBADF):
+                logger.warning("the client closed its end of the pipe; stopping")
+                self._closed_out = True
+                self.stop(0)
+            else:
+                raise
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def stop(self, exit_code: int) -> None:
+        self._exit_code = exit_code
+        self._stopped.set()
+
+    async def run(self) -> int:
+        """Serve until EOF, ``exit`` or the client's death; return the process exit code."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._read_loop)
+            await self._stopped.wait()
+            tg.cancel_scope.cancel()
+        return self._exit_code
+
+    def start_background(self, fn: object) -> None:
+        """Run a blocking callable in a worker thread inside the transport's task group."""
+        if self._tg is not None and callable(fn):
+            self._tg.start_soon(anyio.to_thread.run_sync, fn)
+
+    def _watch_client(self, pid: int | None) -> None:
+        if pid is not None and self._tg is not None and pid > 0:
+            self._tg.start_soon(self._watch_pid, pid)
+
+    async def _watch_pid(self, pid: int) -> None:
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                logger.warning("client process %d is gone; exiting", pid)
+                self.stop(0)
+                return
+            except PermissionError:
+                pass  # exists, owned by someone else
+            await anyio.sleep(PARENT_POLL_SECONDS)
+
+    # --- input ---------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        try:
+            async for chunk in self._chunks():
+                for item in self._decoder.feed(chunk):
+                    if isinstance(item, bytes):
+                        if self._tracer is not None:
+                            self._tracer.record("recv", item)
+                        self._protocol.handle_body(item)
+                    else:
+                        self._protocol.handle_frame_error(item)
+                    if self._stopped.is_set():
+                        return
+        finally:
+            if not self._stopped.is_set():
+                logger.info("stdin closed; exiting")
+                self.stop(0)
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_READ_CHUNK)
+        pipe = os.fdopen(os.dup(self._in_fd), "rb", buffering=0)
+        try:
+            await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), pipe
+            )
+        except (ValueError, OSError):
+            pipe.close()
+            async for chunk in self._thread_chunks():
+                yield chunk
+            return
+        while True:
+            chunk = await reader.read(_READ_CHUNK)
+            if not chunk:
+                return
+            yield chunk
+
+    async def _thread_chunks(self) -> AsyncIterator[bytes]:
+        """Fallback for fds asyncio cannot watch (regular files, some ttys)."""
+        send, receive = anyio.create_memory_object_stream[bytes](16)
+        portal_loop = asyncio.get_running_loop()
+
+        def pump() -> None:
+            while True:
+                try:
+                    chunk = os.read(self._in_fd, _READ_CHUNK)
+                except OSError:
+                    chunk = b""
+                fut = asyncio.run_coroutine_threadsafe(send.send(chunk), portal_loop)
+                with contextlib.suppress(Exception):
+                    fut.result()
+                if not chunk:
+                    return
+
+        threading.Thread(target=pump, name="stdin-reader", daemon=True).start()
+        async with receive:
+            async for chunk in receive:
+                if not chunk:
+                    return
+                yield chunk

@@ -1,0 +1,64 @@
+"""The session store: sessions (JSONL), blobs (git object format), the writer lock.
+
+Plain Python (anyio for the worker threads that fsync); no pygls.  Layout of a store root::
+
+    store.json     {"format": 1, "objectFormat": "sha1", "createdAt": ...}
+    store.lock     single-writer lock (flock), holder pid inside
+    sessions/      see sessions.py
+    blobs/         a bare git repository's layout; see blobs.py
+    trash/         deleted sessions
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sidecar.ids import now_iso
+from sidecar.store.blobs import BlobStore, git_blob_id
+from sidecar.store.jsonl import write_file_atomic
+from sidecar.store.lock import StoreLock
+from sidecar.store.paths import STORE_ENV, default_store_root
+from sidecar.store.sessions import ReadPage, SessionStore, content_hash
+
+__all__ = [
+    "STORE_ENV",
+    "BlobStore",
+    "ReadPage",
+    "SessionStore",
+    "Store",
+    "content_hash",
+    "default_store_root",
+    "git_blob_id",
+]
+
+STORE_FORMAT = 1
+
+
+class Store:
+    """One store root, opened by one sidecar process."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.expanduser().resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.lock = StoreLock(self.root / "store.lock")
+        self.lock.try_acquire()
+        info_path = self.root / "store.json"
+        if info_path.exists():
+            info = json.loads(info_path.read_bytes())
+        else:
+            info = {"format": STORE_FORMAT, "objectFormat": "sha1", "createdAt": now_iso()}
+            if self.lock.held:
+                write_file_atomic(info_path, json.dumps(info).encode())
+        self.blobs = BlobStore(self.root / "blobs", info.get("objectFormat", "sha1"))
+        if self.lock.held:
+            self.blobs.init()
+        self.sessions = SessionStore(self.root, self.lock)
+
+    @property
+    def writable(self) -> bool:
+        return self.lock.held
+
+    def close(self) -> None:
+        self.sessions.close()
+        self.lock.release()

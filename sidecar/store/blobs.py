@@ -1,0 +1,112 @@
+"""Content-addressed blobs in git's loose-object format.
+
+A blob's id is ``sha1(b"blob <len>\\0" + data)`` (or sha256 for a sha256 store), exactly as
+git computes it, and it is stored zlib-compressed under ``objects/<2 hex>/<rest>``.  The blob
+directory is laid out as a bare git repository, so ``git --git-dir <store>/blobs cat-file -p
+<id>`` reads any blob, and a workspace file tracked by git has the same id here as in its
+repository.  Writes are atomic (temp file + rename) and idempotent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from pathlib import Path
+from typing import Literal
+
+from protocol.errors import ErrorCode
+from sidecar.errors import NotFoundError, StoreCorruptError
+from sidecar.store.jsonl import fsync_dir
+
+__all__ = ["BlobStore", "git_blob_id"]
+
+ObjectFormat = Literal["sha1", "sha256"]
+
+
+def git_blob_id(data: bytes, object_format: ObjectFormat = "sha1") -> str:
+    """The git object id of ``data`` as a blob (what ``git hash-object`` prints)."""
+    h = hashlib.new(object_format)
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+class BlobStore:
+    """Blobs under ``root`` (a bare-git-repository layout)."""
+
+    def __init__(self, root: Path, object_format: ObjectFormat = "sha1") -> None:
+        self.root = root
+        self.object_format: ObjectFormat = object_format
+        self._hex_len = 40 if object_format == "sha1" else 64
+        self._objects = root / "objects"
+
+    def init(self) -> None:
+        """Create the bare-repository skeleton if it is missing (idempotent)."""
+        (self._objects).mkdir(parents=True, exist_ok=True)
+        (self.root / "refs" / "heads").mkdir(parents=True, exist_ok=True)
+        (self.root / "refs" / "tags").mkdir(parents=True, exist_ok=True)
+        head = self.root / "HEAD"
+        if not head.exists():
+            head.write_text("ref: refs/heads/main\n")
+        config = self.root / "config"
+        if not config.exists():
+            lines = ["[core]", "\trepositoryformatversion = 1", "\tbare = true"]
+            if self.object_format == "sha256":
+                lines += ["[extensions]", "\tobjectformat = sha256"]
+            else:
+                lines[1] = "\trepositoryformatversion = 0"
+            config.write_text("\n".join(lines) + "\n")
+
+    def _path(self, blob_id: str) -> Path:
+        blob_id = blob_id.lower()
+        if len(blob_id) != self._hex_len or any(c not in "0123456789abcdef" for c in blob_id):
+            raise NotFoundError(
+                ErrorCode.BLOB_NOT_FOUND,
+                f"not a {self.object_format} object id: {blob_id!r}",
+                details={"blob": blob_id},
+            )
+        return self._objects / blob_id[:2] / blob_id[2:]
+
+    def put(self, data: bytes) -> str:
+        """Store ``data``; return its id.  Storing the same bytes twice writes once."""
+        blob_id = git_blob_id(data, self.object_format)
+        path = self._path(blob_id)
+        if path.exists():
+            return blob_id
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+        payload = zlib.compress(b"blob %d\0" % len(data) + data, 1)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+        return blob_id
+
+    def has(self, blob_id: str) -> bool:
+        try:
+            return self._path(blob_id).exists()
+        except NotFoundError:
+            return False
+
+    def get(self, blob_id: str) -> bytes:
+        """The bytes of a blob; ``blob.not_found`` if absent, ``store.corrupt`` if damaged."""
+        path = self._path(blob_id)
+        try:
+            raw = zlib.decompress(path.read_bytes())
+        except FileNotFoundError:
+            raise NotFoundError(
+                ErrorCode.BLOB_NOT_FOUND, f"no blob {blob_id}", details={"blob": blob_id}
+            ) from None
+        except zlib.error as exc:
+            raise StoreCorruptError(f"blob {blob_id} is damaged: {exc}") from exc
+        header, sep, data = raw.partition(b"\0")
+        if not sep or header != b"blob %d" % len(data):
+            raise StoreCorruptError(f"blob {blob_id} has a bad header", details={"blob": blob_id})
+        return data

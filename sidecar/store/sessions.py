@@ -1,0 +1,440 @@
+"""Sessions: metadata in ``session.json``, history in append-only ``history.jsonl``.
+
+Layout under the store root::
+
+    sessions/<sessionId>/session.json        title, roots, profile, createdAt, forkedFrom
+    sessions/<sessionId>/history.jsonl       one entry per line, seq = line number
+    sessions/<sessionId>/tokens-<tok>.jsonl  token-count cache (see token_counts.py)
+    trash/<sessionId>-<time>/                deleted sessions, kept until removed by hand
+
+``headSeq`` and ``updatedAt`` are derived from the history (its last line), never stored
+twice, so an append writes exactly one file.  Writes to one session are serialised by an
+``anyio.Lock``; the fsync runs in a worker thread so the event loop keeps serving reads, and
+readers only ever see acknowledged entries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import xxhash
+
+from protocol._base import dump_wire
+from protocol.entries import EntryInput
+from protocol.errors import ErrorCode
+from protocol.sessions import ForkOrigin, Session
+from sidecar.errors import (
+    BusyError,
+    ConflictError,
+    InvalidRequestError,
+    NotFoundError,
+    StoreCorruptError,
+)
+from sidecar.ids import new_id, now_iso
+from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic
+from sidecar.store.lock import StoreLock
+from sidecar.store.token_counts import CountFn, TokenCountCache
+
+__all__ = ["ReadPage", "SessionStore", "content_hash"]
+
+_SESSION_PREFIX = "ses_"
+_ID_LEN = len(_SESSION_PREFIX) + 26
+
+
+def content_hash(body: dict[str, Any]) -> str:
+    """xxh3-128 of an entry's canonical JSON, ``meta`` excluded (it never reaches a model)."""
+    canon = json.dumps(
+        {k: v for k, v in body.items() if k != "meta"},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return xxhash.xxh3_128_hexdigest(canon.encode())
+
+
+def _dumps_line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@dataclass(slots=True)
+class _State:
+    """One loaded session."""
+
+    meta: dict[str, Any]
+    dir: Path
+    log: AppendLog | None
+    lines: list[bytes]
+    hashes: list[str]
+    last_time: str | None
+    size: int
+    tokens: TokenCountCache
+    write_lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    @property
+    def head(self) -> int:
+        return len(self.lines)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPage:
+    entries: list[dict[str, Any]]
+    head_seq: int
+    has_more: bool
+
+
+class SessionStore:
+    """All sessions of one store root."""
+
+    def __init__(self, root: Path, lock: StoreLock) -> None:
+        self.root = root
+        self._dir = root / "sessions"
+        self._trash = root / "trash"
+        self._lock = lock
+        self._states: dict[str, _State] = {}
+        self._dir.mkdir(parents=True, exist_ok=True)
+
+    # --- write permission ----------------------------------------------------------------
+
+    @property
+    def writable(self) -> bool:
+        return self._lock.held
+
+    def _require_writer(self) -> None:
+        if self._lock.held:
+            return
+        if self._lock.try_acquire():
+            for state in self._states.values():
+                if state.log is not None:
+                    state.log.close()
+            self._states.clear()  # loaded read-only: reload as the writer
+            return
+        raise BusyError(
+            ErrorCode.STORE_LOCKED,
+            "another sidecar is writing this store; reads work, writes are refused until it exits",
+            details={"holderPid": self._lock.holder_pid(), "store": str(self.root)},
+            retry_after_ms=1000,
+        )
+
+    # --- loading ---------------------------------------------------------------------------
+
+    def _session_dir(self, session_id: str) -> Path:
+        if (
+            not session_id.startswith(_SESSION_PREFIX)
+            or len(session_id) != _ID_LEN
+            or not session_id[len(_SESSION_PREFIX) :].isalnum()
+        ):
+            raise self._not_found(session_id)
+        return self._dir / session_id
+
+    @staticmethod
+    def _not_found(session_id: str) -> NotFoundError:
+        return NotFoundError(
+            ErrorCode.SESSION_NOT_FOUND,
+            f"no session {session_id!r}",
+            details={"sessionId": session_id},
+        )
+
+    def _state(self, session_id: str) -> _State:
+        state = self._states.get(session_id)
+        if state is not None and (
+            self._lock.held or _size(state.dir / "history.jsonl") == state.size
+        ):
+            return state
+        state = self._load(session_id)
+        self._states[session_id] = state
+        return state
+
+    def _load(self, session_id: str) -> _State:
+        sdir = self._session_dir(session_id)
+        try:
+            meta = json.loads((sdir / "session.json").read_bytes())
+        except FileNotFoundError:
+            raise self._not_found(session_id) from None
+        log, loaded = AppendLog.open(sdir / "history.jsonl", writable=self._lock.held)
+        for i, record in enumerate(loaded.records, start=1):
+            if record.get("seq") != i:
+                raise StoreCorruptError(
+                    f"session {session_id}: entry {i} has seq {record.get('seq')!r}",
+                    details={"sessionId": session_id, "line": i},
+                )
+        return _State(
+            meta=meta,
+            dir=sdir,
+            log=log,
+            lines=loaded.lines,
+            hashes=[str(r.get("hash", "")) for r in loaded.records],
+            last_time=loaded.records[-1].get("time") if loaded.records else None,
+            size=log.size if log is not None else sum(len(x) + 1 for x in loaded.lines),
+            tokens=TokenCountCache(sdir),
+        )
+
+    def _session(self, state: _State) -> Session:
+        meta = state.meta
+        updated = meta["updatedAt"]
+        if state.last_time and state.last_time > updated:
+            updated = state.last_time
+        forked = meta.get("forkedFrom")
+        return Session(
+            session_id=meta["sessionId"],
+            title=meta["title"],
+            workspace_roots=list(meta["workspaceRoots"]),
+            profile_id=meta.get("profileId"),
+            created_at=meta["createdAt"],
+            updated_at=updated,
+            head_seq=state.head,
+            forked_from=ForkOrigin(session_id=forked["sessionId"], at_seq=forked["atSeq"])
+            if forked
+            else None,
+            meta=meta.get("meta"),
+        )
+
+    # --- sessions --------------------------------------------------------------------------
+
+    async def create(
+        self,
+        *,
+        title: str,
+        workspace_roots: Sequence[str],
+        profile_id: str | None,
+        meta: dict[str, Any] | None,
+        forked_from: dict[str, Any] | None = None,
+        lines: Sequence[bytes] = (),
+    ) -> Session:
+        self._require_writer()
+        roots = _absolute_roots(workspace_roots)
+        session_id = new_id("ses")
+        now = now_iso()
+        record: dict[str, Any] = {
+            "sessionId": session_id,
+            "title": title,
+            "workspaceRoots": roots,
+            "profileId": profile_id,
+            "createdAt": now,
+            "updatedAt": now,
+            "forkedFrom": forked_from,
+            "meta": meta,
+        }
+        sdir = self._dir / session_id
+        history = b"".join(line + b"\n" for line in lines)
+
+        def write() -> None:
+            sdir.mkdir()
+            hist = sdir / "history.jsonl"
+            fd = os.open(hist, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                view = memoryview(history)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            # session.json last: a directory without it is an unfinished create, never listed
+            write_file_atomic(sdir / "session.json", _dumps_line(record))
+            fsync_dir(self._dir)
+
+        await anyio.to_thread.run_sync(write)
+        return self._session(self._state(session_id))
+
+    def get(self, session_id: str) -> Session:
+        return self._session(self._state(session_id))
+
+    def list(self, *, cursor: str | None, limit: int) -> tuple[list[Session], str | None]:
+        """Sessions newest first; ``cursor`` is the last id of the previous page."""
+        ids = sorted(
+            (n for n in os.listdir(self._dir) if n.startswith(_SESSION_PREFIX)), reverse=True
+        )
+        if cursor:
+            ids = [i for i in ids if i < cursor]
+        page: list[Session] = []
+        last_seen: str | None = None
+        for session_id in ids:
+            if len(page) == limit:
+                break
+            last_seen = session_id
+            if not (self._dir / session_id / "session.json").exists():
+                continue  # an unfinished create
+            page.append(self.get(session_id))
+        more = bool(ids) and last_seen is not None and last_seen != ids[-1]
+        return page, (last_seen if more else None)
+
+    async def rename(self, session_id: str, title: str) -> Session:
+        self._require_writer()
+        state = self._state(session_id)
+        async with state.write_lock:
+            meta = dict(state.meta, title=title, updatedAt=now_iso())
+            await anyio.to_thread.run_sync(
+                write_file_atomic, state.dir / "session.json", _dumps_line(meta)
+            )
+            state.meta = meta
+        return self._session(state)
+
+    async def delete(self, session_id: str) -> None:
+        self._require_writer()
+        state = self._state(session_id)
+        async with state.write_lock:
+            self._trash.mkdir(exist_ok=True)
+            stamp = now_iso().replace(":", "").replace("-", "").replace(".", "")
+            target = self._trash / f"{session_id}-{stamp}"
+
+            def move() -> None:
+                os.rename(state.dir, target)
+                fsync_dir(self._dir)
+                fsync_dir(self._trash)
+
+            await anyio.to_thread.run_sync(move)
+            if state.log is not None:
+                state.log.close()
+            self._states.pop(session_id, None)
+
+    async def fork(self, session_id: str, *, at_seq: int | None, title: str | None) -> Session:
+        self._require_writer()
+        source = self._state(session_id)
+        head = source.head
+        at = head if at_seq is None else at_seq
+        if at > head:
+            raise InvalidRequestError(
+                ErrorCode.SEQ_OUT_OF_RANGE,
+                f"atSeq {at} is past the head of {session_id} ({head})",
+                details={"sessionId": session_id, "headSeq": head, "atSeq": at},
+            )
+        meta = source.meta
+        forked = await self.create(
+            title=meta["title"] if title is None else title,
+            workspace_roots=meta["workspaceRoots"],
+            profile_id=meta.get("profileId"),
+            meta=meta.get("meta"),
+            forked_from={"sessionId": session_id, "atSeq": at},
+            lines=source.lines[:at],
+        )
+        for cache in source.dir.glob("tokens-*.jsonl"):
+            shutil.copyfile(cache, self._dir / forked.session_id / cache.name)
+        return forked
+
+    # --- history ---------------------------------------------------------------------------
+
+    async def append(
+        self,
+        session_id: str,
+        entries: Sequence[EntryInput],
+        *,
+        expected_head_seq: int | None = None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Append durably; return the assigned ``{seq, id, time, hash}`` and the new head."""
+        self._require_writer()
+        state = self._state(session_id)
+        async with state.write_lock:
+            head = state.head
+            if expected_head_seq is not None and expected_head_seq != head:
+                raise ConflictError(
+                    f"head of {session_id} is {head}, not {expected_head_seq}",
+                    details={"sessionId": session_id, "headSeq": head},
+                )
+            refs: list[dict[str, Any]] = []
+            lines: list[bytes] = []
+            hashes: list[str] = []
+            time = now_iso()
+            for offset, entry in enumerate(entries, start=1):
+                seq = head + offset
+                body = dump_wire(entry)
+                _check_refs(body, seq, session_id)
+                digest = content_hash(body)
+                ref = {"seq": seq, "id": new_id("ent"), "time": time, "hash": digest}
+                refs.append(ref)
+                lines.append(_dumps_line({**ref, **body}))
+                hashes.append(digest)
+            payload = b"".join(line + b"\n" for line in lines)
+            log = state.log
+            assert log is not None  # the writer always opens logs writable
+            await anyio.to_thread.run_sync(log.append, payload)
+            state.lines.extend(lines)
+            state.hashes.extend(hashes)
+            state.last_time = time
+            state.size = log.size
+            return refs, state.head
+
+    def read(
+        self,
+        session_id: str,
+        *,
+        after_seq: int | None,
+        before_seq: int | None,
+        limit: int,
+    ) -> ReadPage:
+        state = self._state(session_id)
+        head = state.head
+        lo = 0 if after_seq is None else min(after_seq, head)  # index of the first candidate
+        hi = head if before_seq is None else min(max(before_seq - 1, 0), head)  # exclusive
+        if after_seq is None and before_seq is not None:
+            start = max(lo, hi - limit)
+            stop, more = hi, start > lo
+        else:
+            start = lo
+            stop = min(hi, lo + limit)
+            more = stop < hi
+        if start >= stop:
+            return ReadPage([], head, False)
+        return ReadPage([json.loads(line) for line in state.lines[start:stop]], head, more)
+
+    def token_counts(
+        self, session_id: str, seqs: Sequence[int], tokenizer: str, count: CountFn
+    ) -> list[int]:
+        """Cached token counts of the given entries (computed and persisted when missing)."""
+        state = self._state(session_id)
+        hashes = [state.hashes[s - 1] for s in seqs]
+
+        def records(indexes: list[int]) -> list[dict[str, Any]]:
+            return [json.loads(state.lines[seqs[i] - 1]) for i in indexes]
+
+        return state.tokens.counts(tokenizer, hashes, records, count)
+
+    def close(self) -> None:
+        for state in self._states.values():
+            if state.log is not None:
+                state.log.close()
+        self._states.clear()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _absolute_roots(roots: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for root in roots:
+        if not os.path.isabs(root):
+            raise InvalidRequestError(
+                ErrorCode.PARAMS_INVALID,
+                f"workspace root must be an absolute path: {root!r}",
+                details={"workspaceRoot": root},
+            )
+        out.append(os.path.normpath(root))
+    return out
+
+
+def _check_refs(body: dict[str, Any], seq: int, session_id: str) -> None:
+    """An entry may only refer to entries before itself."""
+    refs: list[int] = []
+    if body["kind"] == "compaction":
+        refs.append(body["throughSeq"])
+    target = body.get("target")
+    if isinstance(target, dict) and target.get("kind") == "range":
+        refs.append(target["throughSeq"])
+    for ref in refs:
+        if ref >= seq:
+            raise InvalidRequestError(
+                ErrorCode.SEQ_OUT_OF_RANGE,
+                f"entry {seq} refers to seq {ref}, which is not before it",
+                details={"sessionId": session_id, "seq": seq, "refersTo": ref},
+            )
+

@@ -1,0 +1,71 @@
+"""Persisted token counts per entry, keyed by (content hash, tokenizer id).
+
+Counting is the expensive part of assembling a prompt; an entry's content never changes, so
+its count is computed once per tokenizer and appended to ``tokens-<tokenizer>.jsonl`` beside
+the session's history.  The file is a cache: it is not fsynced, torn or unreadable lines are
+skipped, and a lost count is simply computed again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TokenCountCache"]
+
+logger = logging.getLogger(__name__)
+
+CountFn = Callable[[Sequence[dict[str, Any]]], list[int]]
+
+
+class TokenCountCache:
+    """Counts of one session's entries for each tokenizer used so far."""
+
+    def __init__(self, session_dir: Path) -> None:
+        self._dir = session_dir
+        self._counts: dict[str, dict[str, int]] = {}
+
+    def _file(self, tokenizer: str) -> Path:
+        return self._dir / f"tokens-{tokenizer}.jsonl"
+
+    def _table(self, tokenizer: str) -> dict[str, int]:
+        table = self._counts.get(tokenizer)
+        if table is None:
+            table = {}
+            path = self._file(tokenizer)
+            if path.exists():
+                for line in path.read_bytes().splitlines():
+                    try:
+                        row = json.loads(line)
+                        table[str(row["h"])] = int(row["n"])
+                    except (ValueError, KeyError, TypeError):
+                        continue
+            self._counts[tokenizer] = table
+        return table
+
+    def counts(
+        self,
+        tokenizer: str,
+        hashes: Sequence[str],
+        records: Callable[[list[int]], Sequence[dict[str, Any]]],
+        count: CountFn,
+    ) -> list[int]:
+        """Counts for ``hashes``; the missing ones are computed from ``records(indexes)`` with
+        ``count`` and persisted."""
+        table = self._table(tokenizer)
+        missing = [i for i, h in enumerate(hashes) if h not in table]
+        if missing:
+            fresh = count(records(missing))
+            rows = []
+            for i, n in zip(missing, fresh, strict=True):
+                table[hashes[i]] = n
+                rows.append(json.dumps({"h": hashes[i], "n": n}, separators=(",", ":")))
+            try:
+                with open(self._file(tokenizer), "a", encoding="utf-8") as out:
+                    out.write("\n".join(rows) + "\n")
+            except OSError:
+                logger.warning("could not persist token counts in %s", self._dir, exc_info=True)
+        return [table[h] for h in hashes]
