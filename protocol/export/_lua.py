@@ -20,7 +20,6 @@ from protocol.export._walk import (
     Arr,
     Definition,
     Field,
-    Inter,
     Lit,
     Method,
     Obj,
@@ -55,8 +54,30 @@ _PRIMS = {
     "never": "nil",
 }
 _KEYWORDS = frozenset(
-    "and break do else elseif end false for function goto if in local nil not or repeat "
-    "return then true until while".split()
+    {
+        "and",
+        "break",
+        "do",
+        "else",
+        "elseif",
+        "end",
+        "false",
+        "for",
+        "function",
+        "goto",
+        "if",
+        "in",
+        "local",
+        "nil",
+        "not",
+        "or",
+        "repeat",
+        "return",
+        "then",
+        "true",
+        "until",
+        "while",
+    }
 )
 _FIXED_NAMES = ("MethodName",)
 
@@ -112,7 +133,9 @@ class _LuaModule:
             if ident in generated:
                 raise ValueError(f"definition {d.name!r} collides with generated name {ident!r}")
             if ident in taken:
-                raise ValueError(f"definitions {taken[ident]!r} and {d.name!r} both map to {ident!r}")
+                raise ValueError(
+                    f"definitions {taken[ident]!r} and {d.name!r} both map to {ident!r}"
+                )
             taken[ident] = d.name
             self.names[d.name] = ident
         self.reserved = generated | set(taken)
@@ -138,7 +161,10 @@ class _LuaModule:
         if isinstance(t, Obj):
             return self.inline_object(t)
         if isinstance(t, Union):
-            text = "|".join(self.type(m, _UNION) for m in t.members)
+            members = list(dict.fromkeys(self.type(m, _UNION) for m in t.members))
+            if len(members) == 1:
+                return self.type(t.members[0], ctx)
+            text = "|".join(members)
             return f"({text})" if ctx > _UNION else text
         # Inter: no intersection types in LuaCATS; a value of A & B is at least an A.
         return self.type(t.members[0], ctx)

@@ -135,7 +135,7 @@ def _value_branch(schema: Mapping[str, Any]) -> Mapping[str, Any]:
 def _range(low: Any, high: Any, unit: str = "") -> str | None:
     suffix = f" {unit}" if unit else ""
     if low is not None and high is not None:
-        return f"{low}–{high}{suffix}"
+        return f"{low}\N{EN DASH}{high}{suffix}"
     if low is not None:
         return f"≥ {low}{suffix}"
     if high is not None:
@@ -245,7 +245,9 @@ class _Reference:
 
     def transport(self) -> list[str]:
         caps = (
-            f"a {self.link(_CAPABILITIES_DEF)}" if self.model.has_def(_CAPABILITIES_DEF) else "its capabilities"
+            f"a {self.link(_CAPABILITIES_DEF)}"
+            if self.model.has_def(_CAPABILITIES_DEF)
+            else "its capabilities"
         )
         return [
             "## Transport",
@@ -258,7 +260,7 @@ class _Reference:
             f"whose answer carries {caps} under `capabilities.experimental.contextSidecar`, "
             "then the `initialized` notification, before any other method; "
             "`shutdown` then the `exit` notification end it. A request in flight is cancelled "
-            "with the `$/cancelRequest` notification (`{\"id\": <request id>}`) and is then "
+            'with the `$/cancelRequest` notification (`{"id": <request id>}`) and is then '
             f"answered with error code {REQUEST_CANCELLED} ({_code(ErrorCode.CANCELLED)}).",
         ]
 
@@ -287,9 +289,7 @@ class _Reference:
 
     def errors(self) -> list[str]:
         faults = ", ".join(f"{code} {meaning}" for code, meaning in _RPC_CODES)
-        error_data = (
-            self.link(_ERROR_DEF) if self.model.has_def(_ERROR_DEF) else _code(_ERROR_DEF)
-        )
+        error_data = self.link(_ERROR_DEF) if self.model.has_def(_ERROR_DEF) else _code(_ERROR_DEF)
         lines = [
             "## Errors",
             "",
@@ -307,7 +307,9 @@ class _Reference:
         return lines
 
     def field_table(self, fields: Sequence[Field]) -> list[str]:
-        return _table(("Field", "Type", "Required", "Description"), [self.field_row(f) for f in fields])
+        return _table(
+            ("Field", "Type", "Required", "Description"), [self.field_row(f) for f in fields]
+        )
 
     def field_row(self, f: Field) -> list[str]:
         if f.required:

@@ -18,7 +18,6 @@ from protocol.export._walk import (
     Arr,
     Definition,
     Field,
-    Inter,
     Lit,
     Method,
     Obj,
@@ -50,10 +49,54 @@ _PRIMS = {
 }
 #: Names a type may not take (TypeScript's predefined types and reserved words).
 _RESERVED = frozenset(
-    "any bigint boolean break case catch class const continue debugger default delete do else "
-    "enum export extends false finally for function if import in instanceof never new null "
-    "number object return string super switch symbol this throw true try typeof undefined "
-    "unknown var void while with".split()
+    {
+        "any",
+        "bigint",
+        "boolean",
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "debugger",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "enum",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "import",
+        "in",
+        "instanceof",
+        "never",
+        "new",
+        "null",
+        "number",
+        "object",
+        "return",
+        "string",
+        "super",
+        "switch",
+        "symbol",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typeof",
+        "undefined",
+        "unknown",
+        "var",
+        "void",
+        "while",
+        "with",
+    }
 )
 _PROPERTY_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 _FIXED_NAMES = ("PROTOCOL_VERSION", "SCHEMA_HASH", "METHODS", "MethodName")
@@ -107,7 +150,9 @@ class _TsModule:
             if ident in generated:
                 raise ValueError(f"definition {d.name!r} collides with generated name {ident!r}")
             if ident in taken:
-                raise ValueError(f"definitions {taken[ident]!r} and {d.name!r} both map to {ident!r}")
+                raise ValueError(
+                    f"definitions {taken[ident]!r} and {d.name!r} both map to {ident!r}"
+                )
             taken[ident] = d.name
             self.names[d.name] = ident
         self.reserved = generated | set(taken)
@@ -131,10 +176,17 @@ class _TsModule:
         if isinstance(t, Obj):
             return self.inline_object(t)
         if isinstance(t, Union):
-            text = " | ".join(self.type(m, _UNION) for m in t.members)
+            # Distinct schema types can share a TS type (integer | number): list each once.
+            members = self.union_members(t)
+            if len(members) == 1:
+                return self.type(t.members[0], ctx)
+            text = " | ".join(members)
             return f"({text})" if ctx > _UNION else text
         text = " & ".join(self.type(m, _INTER) for m in t.members)
         return f"({text})" if ctx > _INTER else text
+
+    def union_members(self, union: Union) -> list[str]:
+        return list(dict.fromkeys(self.type(m, _UNION) for m in union.members))
 
     def inline_object(self, obj: Obj) -> str:
         if not obj.fields:
@@ -157,8 +209,8 @@ class _TsModule:
         if d.is_object:
             assert isinstance(d.type, Obj)
             return [*doc, *self.interface(name, d.type)]
-        if isinstance(d.type, Union):
-            members = [self.type(m, _UNION) for m in d.type.members]
+        if isinstance(d.type, Union) and len(self.union_members(d.type)) > 1:
+            members = self.union_members(d.type)
             one_line = f"export type {name} = {' | '.join(members)};"
             if len(one_line) <= _MAX_LINE:
                 lines = [*doc, one_line]
@@ -220,17 +272,17 @@ class _TsModule:
             lines.append("")
         for group in METHOD_GROUPS:
             lines.append(f"export type {group.alias} = keyof {group.table};")
-        lines += ["", "/** Every method, in registry order. */", "export const METHODS = ["]
-        for m in self.model.methods:
-            lines.append(
-                f"{_INDENT}{{ name: {_str(m.name)}, kind: {_str(m.kind)}, "
-                f"direction: {_str(m.direction)} }},"
-            )
-        lines += [
-            "] as const;",
-            "",
-            'export type MethodName = (typeof METHODS)[number]["name"];',
+        entries = [
+            f"{_INDENT}{{ name: {_str(m.name)}, kind: {_str(m.kind)}, "
+            f"direction: {_str(m.direction)} }},"
+            for m in self.model.methods
         ]
+        lines += ["", "/** Every method, in registry order. */"]
+        if entries:
+            lines += ["export const METHODS = [", *entries, "] as const;"]
+        else:
+            lines.append("export const METHODS = [] as const;")
+        lines += ["", 'export type MethodName = (typeof METHODS)[number]["name"];']
         return lines
 
     # -- module -------------------------------------------------------------------------------
@@ -239,9 +291,14 @@ class _TsModule:
         version = self.model.protocol_version
         lines = [
             "// context-sidecar protocol: wire types and typed method table.",
-            f"// Generated from the protocol schema. Do not edit: regenerate with `{GENERATOR_COMMAND}`.",
+            "// Generated from the protocol schema. Do not edit: regenerate with",
+            f"// `{GENERATOR_COMMAND}`.",
             "",
-            f"export const PROTOCOL_VERSION = {version if version is not None else 'null'} as const;",
+            (
+                f"export const PROTOCOL_VERSION = {version} as const;"
+                if version is not None
+                else "export const PROTOCOL_VERSION = null;"
+            ),
             f"export const SCHEMA_HASH = {_str(self.schema_hash)} as const;",
         ]
         for d in self.model.definitions:

@@ -35,10 +35,8 @@ __all__ = [
     "TypeExpr",
     "Union",
     "description_lines",
-    "first_line",
     "first_paragraph",
     "is_identifier",
-    "is_nullable",
     "make_union",
     "type_ident",
     "without_null",
@@ -51,11 +49,6 @@ PrimName = Literal["string", "number", "integer", "boolean", "null", "unknown", 
 LitValue: TypeAlias = str | int | float | bool
 
 _DEF_PREFIXES = ("#/$defs/", "#/definitions/")
-#: Keys that only annotate a schema; a ``$ref`` carrying only these is a plain reference.
-_ANNOTATIONS = frozenset(
-    {"$comment", "default", "deprecated", "description", "examples", "readOnly", "title",
-     "writeOnly"}
-)
 _OBJECT_KEYS = ("properties", "additionalProperties", "patternProperties", "required")
 _ARRAY_KEYS = ("items", "prefixItems")
 
@@ -75,9 +68,17 @@ class Prim:
 
 @dataclass(frozen=True, slots=True)
 class Lit:
-    """A literal value (from ``const`` or ``enum``); ``null`` is :class:`Prim` ``null``."""
+    """A literal value (from ``const`` or ``enum``); ``null`` is :class:`Prim` ``null``.
+
+    ``kind`` (the value's Python type name) keeps ``1``, ``1.0`` and ``True`` apart, which
+    Python's ``==`` would not.
+    """
 
     value: LitValue
+    kind: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", type(self.value).__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,10 +171,6 @@ def make_union(members: Iterable[TypeExpr]) -> TypeExpr:
     return flat[0] if len(flat) == 1 else Union(tuple(flat))
 
 
-def is_nullable(t: TypeExpr) -> bool:
-    return t == NULL or (isinstance(t, Union) and NULL in t.members)
-
-
 def without_null(t: TypeExpr) -> TypeExpr:
     """``t`` minus its ``null`` member (``t`` itself when it is not a union with null)."""
     if isinstance(t, Union):
@@ -232,9 +229,13 @@ class MethodGroup:
 
 METHOD_GROUPS: tuple[MethodGroup, ...] = (
     MethodGroup("ClientRequests", "ClientRequestMethod", "clientToServer", "request"),
-    MethodGroup("ClientNotifications", "ClientNotificationMethod", "clientToServer", "notification"),
+    MethodGroup(
+        "ClientNotifications", "ClientNotificationMethod", "clientToServer", "notification"
+    ),
     MethodGroup("ServerRequests", "ServerRequestMethod", "serverToClient", "request"),
-    MethodGroup("ServerNotifications", "ServerNotificationMethod", "serverToClient", "notification"),
+    MethodGroup(
+        "ServerNotifications", "ServerNotificationMethod", "serverToClient", "notification"
+    ),
 )
 
 
@@ -260,11 +261,6 @@ def first_paragraph(text: str | None) -> str:
     return " ".join(para)
 
 
-def first_line(text: str | None) -> str:
-    lines = description_lines(text)
-    return lines[0].strip() if lines else ""
-
-
 # ---------------------------------------------------------------------------------------------
 # The walker
 # ---------------------------------------------------------------------------------------------
@@ -287,7 +283,6 @@ class SchemaModel:
         self._types: dict[str, TypeExpr] = {}
         version = schema.get("x-protocolVersion")
         self.protocol_version: int | None = version if isinstance(version, int) else None
-        self.title: str | None = schema.get("title") if isinstance(schema.get("title"), str) else None
         self.definitions: tuple[Definition, ...] = tuple(
             self._definition(name) for name in sorted(self._raw)
         )
@@ -408,7 +403,7 @@ class SchemaModel:
         prefix = node.get("prefixItems")
         items = node.get("items")
         if isinstance(prefix, list):
-            rest = None if items is False else (self.type_of(items) if items is not None else UNKNOWN)
+            rest = None if items is False else self.type_of(items if items is not None else True)
             return Tup(tuple(self.type_of(p) for p in prefix), rest)
         if isinstance(items, list):  # draft-07 tuple form
             extra = node.get("additionalItems")

@@ -1,5 +1,6 @@
 // context-sidecar protocol: wire types and typed method table.
-// Generated from the protocol schema. Do not edit: regenerate with `python -m protocol.export`.
+// Generated from the protocol schema. Do not edit: regenerate with
+// `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
 export const SCHEMA_HASH = "fead954639b5475af6539336065e8f02" as const;

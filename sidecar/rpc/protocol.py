@@ -34,6 +34,7 @@ from protocol.errors import (
     ErrorData,
 )
 from protocol.framing import BadHeader, TooLarge
+from sidecar.jsonbytes import dumps_bytes
 from sidecar.rpc import errors
 
 if TYPE_CHECKING:
@@ -42,14 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["SidecarProtocol"]
 
 logger = logging.getLogger(__name__)
-
-
-def _dumps(data: Any, default: Callable[[Any], Any]) -> bytes:
-    text = json.dumps(data, default=default, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from a client's "\ud800": keep them escaped
-        return json.dumps(data, default=default, separators=(",", ":")).encode("ascii")
 
 
 class SidecarProtocol(LanguageServerProtocol):
@@ -142,7 +135,7 @@ class SidecarProtocol(LanguageServerProtocol):
         if not data:
             return
         try:
-            body = _dumps(data, self._serialize_message)
+            body = dumps_bytes(data, default=self._serialize_message)
         except Exception:
             logger.exception("could not serialise an outgoing message")
             return
@@ -158,7 +151,7 @@ class SidecarProtocol(LanguageServerProtocol):
     ) -> None:
         payload = errors.error_payload(code, message, ErrorData(code=data_code, details=details))
         self.send_body(
-            _dumps({"jsonrpc": "2.0", "id": msg_id, "error": payload}, self._serialize_message)
+            dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "error": payload})
         )
 
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:

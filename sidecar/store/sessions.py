@@ -31,6 +31,7 @@ from protocol._base import dump_wire
 from protocol.entries import EntryInput
 from protocol.errors import ErrorCode
 from protocol.sessions import ForkOrigin, Session
+from sidecar.aio import run_to_completion
 from sidecar.errors import (
     BusyError,
     ConflictError,
@@ -39,6 +40,7 @@ from sidecar.errors import (
     StoreCorruptError,
 )
 from sidecar.ids import new_id, now_iso
+from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic
 from sidecar.store.lock import StoreLock
 from sidecar.store.token_counts import CountFn, TokenCountCache
@@ -51,17 +53,8 @@ _ID_LEN = len(_SESSION_PREFIX) + 26
 
 def content_hash(body: dict[str, Any]) -> str:
     """xxh3-128 of an entry's canonical JSON, ``meta`` excluded (it never reaches a model)."""
-    canon = json.dumps(
-        {k: v for k, v in body.items() if k != "meta"},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return xxhash.xxh3_128_hexdigest(canon.encode())
-
-
-def _dumps_line(record: dict[str, Any]) -> bytes:
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+    canon = dumps_bytes({k: v for k, v in body.items() if k != "meta"}, sort_keys=True)
+    return xxhash.xxh3_128_hexdigest(canon)
 
 
 @dataclass(slots=True)
@@ -237,10 +230,10 @@ class SessionStore:
             finally:
                 os.close(fd)
             # session.json last: a directory without it is an unfinished create, never listed
-            write_file_atomic(sdir / "session.json", _dumps_line(record))
+            write_file_atomic(sdir / "session.json", dumps_bytes(record))
             fsync_dir(self._dir)
 
-        await anyio.to_thread.run_sync(write)
+        await run_to_completion(lambda: anyio.to_thread.run_sync(write))
         return self._session(self._state(session_id))
 
     def get(self, session_id: str) -> Session:
@@ -270,10 +263,14 @@ class SessionStore:
         state = self._state(session_id)
         async with state.write_lock:
             meta = dict(state.meta, title=title, updatedAt=now_iso())
-            await anyio.to_thread.run_sync(
-                write_file_atomic, state.dir / "session.json", _dumps_line(meta)
-            )
-            state.meta = meta
+
+            async def commit() -> None:
+                await anyio.to_thread.run_sync(
+                    write_file_atomic, state.dir / "session.json", dumps_bytes(meta)
+                )
+                state.meta = meta
+
+            await run_to_completion(commit)
         return self._session(state)
 
     async def delete(self, session_id: str) -> None:
@@ -289,10 +286,13 @@ class SessionStore:
                 fsync_dir(self._dir)
                 fsync_dir(self._trash)
 
-            await anyio.to_thread.run_sync(move)
-            if state.log is not None:
-                state.log.close()
-            self._states.pop(session_id, None)
+            async def commit() -> None:
+                await anyio.to_thread.run_sync(move)
+                if state.log is not None:
+                    state.log.close()
+                self._states.pop(session_id, None)
+
+            await run_to_completion(commit)
 
     async def fork(self, session_id: str, *, at_seq: int | None, title: str | None) -> Session:
         self._require_writer()
@@ -348,16 +348,20 @@ class SessionStore:
                 digest = content_hash(body)
                 ref = {"seq": seq, "id": new_id("ent"), "time": time, "hash": digest}
                 refs.append(ref)
-                lines.append(_dumps_line({**ref, **body}))
+                lines.append(dumps_bytes({**ref, **body}))
                 hashes.append(digest)
             payload = b"".join(line + b"\n" for line in lines)
             log = state.log
             assert log is not None  # the writer always opens logs writable
-            await anyio.to_thread.run_sync(log.append, payload)
-            state.lines.extend(lines)
-            state.hashes.extend(hashes)
-            state.last_time = time
-            state.size = log.size
+
+            async def commit() -> None:
+                await anyio.to_thread.run_sync(log.append, payload)
+                state.lines.extend(lines)
+                state.hashes.extend(hashes)
+                state.last_time = time
+                state.size = log.size
+
+            await run_to_completion(commit)
             return refs, state.head
 
     def read(

@@ -237,7 +237,7 @@
 ---@class context_sidecar.SessionAppendParams
 ---@field sessionId string
 ---@field entries context_sidecar.EntryInput[]
----@field expectedHeadSeq? integer # Optimistic concurrency: when given and the head differs, nothing is written and the
+---@field expectedHeadSeq? integer # Optimistic concurrency: when given and the head differs, nothing is written and the answer is ``store.conflict`` with the actual head in ``data.details.headSeq``.
 
 ---@class context_sidecar.SessionAppendResult
 ---@field headSeq integer
@@ -283,7 +283,7 @@
 ---@class context_sidecar.SessionReadResult
 ---@field entries context_sidecar.Entry[]
 ---@field headSeq integer
----@field hasMore boolean # True when more entries exist in the direction read (forward, or backward for a
+---@field hasMore boolean # True when more entries exist in the direction read (forward, or backward for a ``beforeSeq``-only read) within the requested bounds.
 
 --- Params of methods that act on one whole session (``session/get``, ``session/delete``).
 ---@class context_sidecar.SessionRef

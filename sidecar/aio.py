@@ -1,0 +1,44 @@
+"""Async helpers the core needs.
+
+``run_to_completion`` protects a commit (write + fsync + publish in memory) from
+cancellation.  pygls cancels a handler's asyncio task natively on ``$/cancelRequest`` and on
+``shutdown``; anyio shields do not stop a native ``Task.cancel()``.  If a commit were torn
+between its fsync and its publish, the file and the in-memory index would disagree and the
+next append would reuse seq numbers.  So the commit runs in its own task; if the caller is
+cancelled meanwhile, the cancellation is absorbed, the commit finishes, and the caller
+returns the real result (LSP allows answering a cancelled request normally when the work was
+already done, and for a durable write that is the only truthful answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+__all__ = ["run_to_completion"]
+
+T = TypeVar("T")
+
+
+async def run_to_completion(fn: Callable[[], Awaitable[T]]) -> T:
+    """Await ``fn()`` in a task of its own that the caller's cancellation cannot interrupt."""
+    task: asyncio.Task[T] = asyncio.get_running_loop().create_task(_call(fn))
+    absorbed = 0
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.done() and task.cancelled():
+                raise  # the loop itself is going down
+            absorbed += 1
+    current = asyncio.current_task()
+    if current is not None:
+        for _ in range(absorbed):
+            current.uncancel()
+    return result
+
+
+async def _call(fn: Callable[[], Awaitable[T]]) -> T:
+    return await fn()

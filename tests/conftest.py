@@ -1,0 +1,101 @@
+"""Shared fixtures: an isolated store per test and real sidecar subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from protocol.framing import FrameDecoder
+from sidecar.client import SidecarClient
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test touches the user's real store or an inherited trace file."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.delenv("CONTEXT_SIDECAR_STORE", raising=False)
+    monkeypatch.delenv("CONTEXT_SIDECAR_TRACE", raising=False)
+    yield
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+def assert_valid_frames(data: bytes) -> list[dict[str, object]]:
+    """Every byte must belong to a well-formed frame carrying a JSON-RPC 2.0 message."""
+    decoder = FrameDecoder(max_body=1 << 31)
+    messages: list[dict[str, object]] = []
+    for item in decoder.feed(bytes(data)):
+        assert isinstance(item, bytes), f"stdout carried a broken frame: {item}"
+        message = json.loads(item)
+        assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", message
+        messages.append(message)
+    assert decoder.pending == 0, f"{decoder.pending} stray bytes at the end of stdout"
+    return messages
+
+
+class SidecarFactory:
+    """Starts sidecars for one test; stops them and checks their stdout afterwards."""
+
+    def __init__(self, store: Path, log_dir: Path) -> None:
+        self.store = store
+        self.log_dir = log_dir
+        self.clients: list[SidecarClient] = []
+
+    async def start(
+        self,
+        *,
+        store: Path | None = None,
+        args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        initialize: bool = True,
+        process_id: int | None = None,
+    ) -> SidecarClient:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_dir / f"sidecar-{len(self.clients)}.log"
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            client = await SidecarClient.spawn(
+                store=store or self.store,
+                args=args,
+                env=env,
+                initialize=initialize,
+                process_id=process_id,
+                record=True,
+                stderr=fd,
+            )
+        finally:
+            os.close(fd)
+        self.clients.append(client)
+        return client
+
+    async def close_all(self) -> None:
+        for client in self.clients:
+            if client.process.returncode is None:
+                await client.close()
+            assert_valid_frames(client.stdout_bytes)
+
+
+@pytest.fixture
+async def sidecars(store_dir: Path, tmp_path: Path) -> AsyncIterator[SidecarFactory]:
+    factory = SidecarFactory(store_dir, tmp_path / "logs")
+    try:
+        yield factory
+    finally:
+        await factory.close_all()
+
+
+@pytest.fixture
+async def sidecar(sidecars: SidecarFactory) -> SidecarClient:
+    return await sidecars.start()

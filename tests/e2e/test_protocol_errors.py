@@ -1,0 +1,177 @@
+"""Bad input gets a clear error and the connection lives on (DESIGN.md §8)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+
+from protocol.framing import encode_frame
+from sidecar.client import RpcError, SidecarClient
+from tests.conftest import SidecarFactory
+
+pytestmark = pytest.mark.anyio
+
+
+async def still_alive(client: SidecarClient) -> None:
+    pong = await client.request("server/ping", {})
+    assert "time" in pong
+
+
+async def error_of(client: SidecarClient, method: str, params: object) -> RpcError:
+    with pytest.raises(RpcError) as err:
+        await client.request(method, params)
+    return err.value
+
+
+async def test_invalid_params_list_every_problem_in_wire_names(sidecar: SidecarClient) -> None:
+    err = await error_of(
+        sidecar,
+        "session/append",
+        {
+            "sessionId": "ses_x",
+            "entries": [{"kind": "message", "role": "robot", "content": []}],
+            "expectedHeadSeq": "3",
+            "bogus": True,
+        },
+    )
+    assert err.code == -32602
+    assert err.data["code"] == "params.invalid"
+    problems = {(e["loc"], e["type"]) for e in err.data["errors"]}
+    assert ("entries.0.message.role", "literal_error") in problems
+    assert ("entries.0.message.content", "too_short") in problems
+    assert ("expectedHeadSeq", "int_type") in problems  # strict: no "3" -> 3 coercion
+    assert ("bogus", "extra_forbidden") in problems
+    assert "invalid params for session/append" in err.message
+    await still_alive(sidecar)
+
+
+async def test_snake_case_names_are_not_the_wire_format(sidecar: SidecarClient) -> None:
+    err = await error_of(sidecar, "session/get", {"session_id": "ses_x"})
+    assert err.code == -32602
+    assert {e["loc"] for e in err.data["errors"]} == {"sessionId", "session_id"}
+
+
+async def test_params_of_the_wrong_json_type(sidecar: SidecarClient) -> None:
+    err = await error_of(sidecar, "session/list", [1, 2])
+    assert err.code == -32602 and err.data["code"] == "params.invalid"
+    await still_alive(sidecar)
+
+
+async def test_unknown_method(sidecar: SidecarClient) -> None:
+    err = await error_of(sidecar, "session/teleport", {})
+    assert err.code == -32601
+    assert err.data == {"code": "method.not_found", "retryable": False,
+                        "details": {"method": "session/teleport"}}
+    await still_alive(sidecar)
+
+
+async def test_bad_json_is_a_parse_error_and_the_stream_recovers(
+    sidecar: SidecarClient,
+) -> None:
+    replies: list[dict[str, object]] = []
+    sidecar.send_raw(encode_frame(b'{"jsonrpc": "2.0", "id": 99, "method": '))
+    sidecar.send_raw(encode_frame(b"[]"))
+    sidecar.send_raw(encode_frame(b'"just a string"'))
+    await still_alive(sidecar)
+    for message in _decode_all(sidecar.stdout_bytes):
+        if message.get("id") is None and "error" in message:
+            replies.append(message)
+    codes = [(r["error"]["code"], r["error"]["data"]["code"]) for r in replies]  # type: ignore[index]
+    assert codes == [
+        (-32700, "request.parse_error"),
+        (-32600, "request.invalid"),
+        (-32600, "request.invalid"),
+    ]
+
+
+async def raw_replies(client: SidecarClient, ids: set[int]) -> dict[object, dict[str, Any]]:
+    """Wait for the answers to requests sent with ``send_raw`` (answers may come in any order)."""
+    deadline = time.monotonic() + 10
+    while True:
+        replies = {m.get("id"): m for m in _decode_all(client.stdout_bytes)}
+        if ids <= set(replies) or time.monotonic() > deadline:
+            return replies  # type: ignore[return-value]
+        await asyncio.sleep(0.02)
+
+
+def _decode_all(data: bytes | bytearray) -> list[dict[str, object]]:
+    from tests.conftest import assert_valid_frames
+
+    return assert_valid_frames(bytes(data))
+
+
+async def test_oversized_message_is_refused_and_the_next_request_works(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start(args=("--max-message-bytes", "65536"))
+    assert client.capabilities["limits"]["maxMessageBytes"] == 65536
+    big = "x" * 200_000
+    err = await error_of(client, "tokens/count", {"texts": [big]})
+    assert err.code == -32600
+    assert err.data["code"] == "request.too_large"
+    assert err.data["details"]["limit"] == 65536
+    assert err.data["details"]["size"] > 200_000
+    assert err.data["details"]["method"] == "tokens/count"
+    counted = await client.request("tokens/count", {"texts": ["still here"]})
+    assert counted["total"] > 0
+
+
+async def test_bad_headers_resync(sidecar: SidecarClient) -> None:
+    sidecar.send_raw(b"Content-Length: abc\r\n\r\n")
+    sidecar.send_raw(b"X-No-Length: 1\r\n\r\n")
+    await still_alive(sidecar)
+    # a bare \n line ending and a lowercase header name are tolerated
+    body = json.dumps({"jsonrpc": "2.0", "id": 4242, "method": "server/ping"}).encode()
+    sidecar.send_raw(b"content-length: %d\n\n%s" % (len(body), body))
+    await still_alive(sidecar)
+    answered = [m for m in _decode_all(sidecar.stdout_bytes) if m.get("id") == 4242]
+    assert answered and "result" in answered[0]
+
+
+async def test_requests_before_initialize_are_refused(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start(initialize=False)
+    err = await error_of(client, "session/list", {})
+    assert err.code == -32002 and err.data["code"] == "server.not_initialized"
+    await client.initialize()
+    await client.request("session/list", {})
+
+
+async def test_cancel_request_answers_minus_32800(sidecar: SidecarClient) -> None:
+    msg_id, future = sidecar.start_request("server/sleep", {"ms": 30_000})
+    await asyncio.sleep(0.2)
+    started = time.monotonic()
+    sidecar.cancel(msg_id)
+    with pytest.raises(RpcError) as err:
+        await asyncio.wait_for(future, 5)
+    assert err.value.code == -32800
+    assert err.value.data["code"] == "request.cancelled"
+    assert time.monotonic() - started < 5
+    await still_alive(sidecar)
+
+
+async def test_non_ascii_bodies_are_counted_in_bytes(sidecar: SidecarClient) -> None:
+    text = "héllo wörld — 你好, 🌍"
+    session = await sidecar.request("session/create", {"title": text})
+    assert session["title"] == text
+    # the raw frames must carry byte lengths: decode stdout strictly
+    assert any(text in json.dumps(m, ensure_ascii=False) for m in _decode_all(sidecar.stdout_bytes))
+
+
+async def test_lone_surrogates(sidecar: SidecarClient) -> None:
+    """JSON may escape a lone surrogate; typed text refuses it, free-form meta keeps it."""
+    title = b'{"jsonrpc":"2.0","id":77,"method":"session/create","params":{"title":"a\\ud800b"}}'
+    meta = b'{"jsonrpc":"2.0","id":78,"method":"session/create","params":{"meta":{"k":"\\udfff"}}}'
+    sidecar.send_raw(encode_frame(title))
+    sidecar.send_raw(encode_frame(meta))
+    replies = await raw_replies(sidecar, {77, 78})
+    refused = replies[77]["error"]
+    assert refused["code"] == -32602  # type: ignore[index]
+    assert refused["data"]["errors"][0]["type"] == "string_unicode"  # type: ignore[index]
+    kept = replies[78]["result"]
+    assert kept["meta"] == {"k": "\udfff"}  # type: ignore[index]
+    listed = await sidecar.request("session/list", {})
+    assert listed["sessions"][0]["meta"] == {"k": "\udfff"}
