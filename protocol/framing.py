@@ -21,8 +21,9 @@ from typing import Any
 
 __all__ = ["BadHeader", "FrameDecoder", "TooLarge", "encode_frame", "peek_members"]
 
-_HEADER_END = re.compile(rb"\r?\n\r?\n")
 _CONTENT_LENGTH = re.compile(rb"content-length", re.IGNORECASE)
+#: An HTTP header name (RFC 7230 token).
+_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 #: Bytes of an oversized body kept to find its ``id`` and ``method``.
 _PREFIX_KEEP = 64 * 1024
 
@@ -50,79 +51,129 @@ class BadHeader:
 
 
 class FrameDecoder:
-    """Feed bytes in, get complete bodies (``bytes``) and framing errors out, in order."""
+    """Feed bytes in, get complete bodies (``bytes``) and framing errors out, in order.
+
+    The header block is parsed line by line, so whatever the stream's chunking, the same
+    bytes give the same result.  After a bad header the decoder discards input until the
+    next ``Content-Length`` (remembered across :meth:`feed` calls).
+    """
 
     def __init__(self, max_body: int, max_header: int = 8192) -> None:
         self.max_body = max_body
         self.max_header = max_header
         self._buf = bytearray()
+        self._header_len = 0  # bytes of the current header block consumed so far
+        self._length: int | None = None  # Content-Length seen in the current block
+        self._in_header = False  # inside a header block (after its first line)
         self._need: int | None = None  # body length being read
         self._skip = 0  # bytes of an oversized body still to discard
         self._skip_size = 0
         self._prefix = bytearray()
+        self._resyncing = False
+
+    @property
+    def pending(self) -> int:
+        """Bytes held in memory towards an incomplete frame (bounded by the limits)."""
+        return len(self._buf) + len(self._prefix)
+
+    @property
+    def at_boundary(self) -> bool:
+        """True between frames: nothing partial buffered, no body or skip in progress."""
+        return (
+            not self._buf
+            and self._need is None
+            and not self._skip
+            and not self._in_header
+            and not self._resyncing
+        )
 
     def feed(self, data: bytes) -> list[bytes | TooLarge | BadHeader]:
         self._buf += data
         out: list[bytes | TooLarge | BadHeader] = []
-        while True:
-            if self._skip:
-                if not self._skip_oversized(out):
-                    return out
-            elif self._need is not None:
-                if len(self._buf) < self._need:
-                    return out
-                out.append(bytes(self._buf[: self._need]))
-                del self._buf[: self._need]
-                self._need = None
-            elif not self._read_header(out):
-                return out
+        while self._step(out):
+            pass
+        return out
 
-    @property
-    def pending(self) -> int:
-        """Bytes buffered towards an incomplete frame (0 between frames)."""
-        return len(self._buf) + (self._skip or 0)
+    def _step(self, out: list[bytes | TooLarge | BadHeader]) -> bool:
+        """Make one unit of progress; False when more input is needed."""
+        if self._resyncing:
+            return self._resync()
+        if self._skip:
+            return self._skip_oversized(out)
+        if self._need is not None:
+            if len(self._buf) < self._need:
+                return False
+            out.append(bytes(self._buf[: self._need]))
+            del self._buf[: self._need]
+            self._need = None
+            return True
+        return self._header_line(out)
 
-    def _read_header(self, out: list[bytes | TooLarge | BadHeader]) -> bool:
-        # Leading blank lines between frames are harmless; drop them.
-        while self._buf[:2] == b"\r\n" or self._buf[:1] == b"\n":
-            del self._buf[: 2 if self._buf[:1] == b"\r" else 1]
-        match = _HEADER_END.search(self._buf)
-        if match is None:
-            if len(self._buf) > self.max_header:
-                out.append(BadHeader(f"no end of headers within {self.max_header} bytes"))
-                self._resync(1)
-                return True
+    def _header_line(self, out: list[bytes | TooLarge | BadHeader]) -> bool:
+        # A line is consumed only once it is known to be good: on a bad line the decoder
+        # resyncs from that line's second byte, so a frame glued behind garbage survives.
+        nl = self._buf.find(b"\n")
+        if nl < 0:
+            if self._header_len + len(self._buf) > self.max_header:
+                return self._bad(out, f"header block longer than {self.max_header} bytes", 1)
             return False
-        block = bytes(self._buf[: match.start()])
-        del self._buf[: match.end()]
-        length: int | None = None
-        for line in block.split(b"\n"):
-            name, sep, value = line.rstrip(b"\r").partition(b":")
-            if not sep:
-                out.append(BadHeader(f"header line without a colon: {line[:80]!r}"))
-                self._resync(0)
-                return True
-            if name.strip().lower() == b"content-length":
-                text = value.strip()
-                if not text.isdigit():
-                    out.append(BadHeader(f"Content-Length is not a number: {text[:40]!r}"))
-                    self._resync(0)
-                    return True
-                length = int(text)
+        if self._header_len + nl + 1 > self.max_header:
+            return self._bad(out, f"header block longer than {self.max_header} bytes", 1)
+        line = bytes(self._buf[:nl]).rstrip(b"\r")
+        if not line:
+            del self._buf[: nl + 1]
+            if not self._in_header:
+                return True  # a blank line between frames is harmless
+            return self._end_of_header(out)
+        name, sep, value = line.partition(b":")
+        if not sep:
+            return self._bad(out, f"header line without a colon: {line[:80]!r}", 1)
+        if not _TOKEN.fullmatch(name.strip()):
+            return self._bad(out, f"not a header name: {name[:80]!r}", 1)
+        if name.strip().lower() == b"content-length":
+            text = value.strip()
+            if not text.isdigit():
+                return self._bad(out, f"Content-Length is not a number: {text[:40]!r}", 1)
+            self._length = int(text)
+        del self._buf[: nl + 1]
+        self._header_len += nl + 1
+        self._in_header = True
+        return True
+
+    def _end_of_header(self, out: list[bytes | TooLarge | BadHeader]) -> bool:
+        length = self._length
+        self._length, self._in_header, self._header_len = None, False, 0
         if length is None:
-            out.append(BadHeader("no Content-Length header"))
-            self._resync(0)
-            return True
+            return self._bad(out, "no Content-Length header")  # its lines are consumed
         if length > self.max_body:
-            self._skip = length
-            self._skip_size = length
+            self._skip = self._skip_size = length
             self._prefix = bytearray()
-            return True
-        self._need = length
+        else:
+            self._need = length
+        return True
+
+    def _bad(self, out: list[bytes | TooLarge | BadHeader], reason: str, skip: int = 0) -> bool:
+        out.append(BadHeader(reason))
+        del self._buf[:skip]
+        self._length, self._in_header, self._header_len = None, False, 0
+        self._resyncing = True
+        return True
+
+    def _resync(self) -> bool:
+        """Drop input up to the next ``Content-Length``."""
+        match = _CONTENT_LENGTH.search(self._buf)
+        if match is None:
+            keep = len("content-length") - 1  # a split "Content-Le|ngth" must survive
+            del self._buf[: max(0, len(self._buf) - keep)]
+            return False
+        del self._buf[: match.start()]
+        self._resyncing = False
         return True
 
     def _skip_oversized(self, out: list[bytes | TooLarge | BadHeader]) -> bool:
         take = min(self._skip, len(self._buf))
+        if take == 0:
+            return False
         if len(self._prefix) < _PREFIX_KEEP:
             self._prefix += self._buf[: min(take, _PREFIX_KEEP - len(self._prefix))]
         del self._buf[:take]
@@ -136,21 +187,14 @@ class FrameDecoder:
             TooLarge(
                 size=self._skip_size,
                 limit=self.max_body,
-                request_id=rid if isinstance(rid, int | str) and not isinstance(rid, bool) else None,
+                request_id=rid
+                if isinstance(rid, int | str) and not isinstance(rid, bool)
+                else None,
                 method=method if isinstance(method, str) else None,
             )
         )
         self._prefix = bytearray()
         return True
-
-    def _resync(self, start: int) -> None:
-        """Drop bytes up to the next ``Content-Length`` at or after ``start``."""
-        match = _CONTENT_LENGTH.search(self._buf, start)
-        if match is None:
-            keep = len("content-length") - 1
-            del self._buf[: max(0, len(self._buf) - keep)]
-        else:
-            del self._buf[: match.start()]
 
 
 def peek_members(prefix: bytes, names: tuple[str, ...]) -> dict[str, Any]:

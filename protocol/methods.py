@@ -8,9 +8,10 @@ advertises the names in it.  A method missing here does not exist.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from protocol._base import WireModel
+from protocol.server import ServerInfo, ServerPingResult, ServerSleepParams, ServerSleepResult
 from protocol.sessions import (
     Session,
     SessionAppendParams,
@@ -25,7 +26,6 @@ from protocol.sessions import (
     SessionRef,
     SessionRenameParams,
 )
-from protocol.server import ServerInfo, ServerPingResult, ServerSleepParams, ServerSleepResult
 from protocol.tokens import TokensCountParams, TokensCountResult
 
 __all__ = [
@@ -99,7 +99,7 @@ SERVER_SLEEP = MethodSpec(
     "Answer after a delay (cancellable); for testing client timeouts and cancellation.",
 )
 
-ALL_METHODS: tuple[MethodSpec[WireModel, WireModel], ...] = (
+ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
     SESSION_CREATE,
     SESSION_LIST,
     SESSION_GET,
@@ -112,6 +112,6 @@ ALL_METHODS: tuple[MethodSpec[WireModel, WireModel], ...] = (
     SERVER_INFO,
     SERVER_PING,
     SERVER_SLEEP,
-)  # type: ignore[assignment]
+)
 
-METHODS_BY_NAME: dict[str, MethodSpec[WireModel, WireModel]] = {m.name: m for m in ALL_METHODS}
+METHODS_BY_NAME: dict[str, MethodSpec[Any, Any]] = {m.name: m for m in ALL_METHODS}

@@ -103,16 +103,22 @@ async def run_demo(store: Path | None, out: TextIO) -> int:
         client = await SidecarClient.spawn(store=root)
         async with client:
             caps = client.capabilities
-            say(f"▶ started context-sidecar (pid {client.process.pid}) over stdio in "
-                f"{(time.perf_counter() - started) * 1000:.0f} ms")
-            say(f"  protocol v{caps['protocolVersion']}, server {caps['serverVersion']}, "
-                f"schema {caps['schemaHash'][:12]}…, {len(caps['methods'])} methods")
+            say(
+                f"▶ started context-sidecar (pid {client.process.pid}) over stdio in "
+                f"{(time.perf_counter() - started) * 1000:.0f} ms"
+            )
+            say(
+                f"  protocol v{caps['protocolVersion']}, server {caps['serverVersion']}, "
+                f"schema {caps['schemaHash'][:12]}…, {len(caps['methods'])} methods"
+            )
             say(f"  store: {caps['storePath']}")
             say()
 
             session = await client.call(
                 m.SESSION_CREATE,
-                SessionCreateParams(title="demo: what's in the Makefile", workspace_roots=[os.getcwd()]),
+                SessionCreateParams(
+                    title="demo: what's in the Makefile", workspace_roots=[os.getcwd()]
+                ),
             )
             say(f"▶ session/create → {session.session_id}")
             say(f"  title: {session.title!r}, root: {session.workspace_roots[0]}")
@@ -122,8 +128,10 @@ async def run_demo(store: Path | None, out: TextIO) -> int:
                 m.SESSION_APPEND,
                 SessionAppendParams(session_id=session.session_id, entries=_conversation()),
             )
-            say(f"▶ session/append → {len(appended.appended)} entries, durable; "
-                f"headSeq {appended.head_seq}")
+            say(
+                f"▶ session/append → {len(appended.appended)} entries, durable; "
+                f"headSeq {appended.head_seq}"
+            )
             say()
 
             page = await client.call(
@@ -139,8 +147,10 @@ async def run_demo(store: Path | None, out: TextIO) -> int:
                 m.TOKENS_COUNT,
                 TokensCountParams(texts=["The sidecar decides what the model sees."]),
             )
-            say(f"▶ tokens/count → {counted.total} tokens "
-                f"({counted.tokenizer.id}, exact={counted.tokenizer.exact})")
+            say(
+                f"▶ tokens/count → {counted.total} tokens "
+                f"({counted.tokenizer.id}, exact={counted.tokenizer.exact})"
+            )
             say()
             say("✔ demo complete: a real sidecar process, a real store on disk, real tokenizer.")
     return 0

@@ -8,8 +8,10 @@ exactly; everything else is written as raw UTF-8 (smaller, readable in files and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["dumps_bytes"]
 

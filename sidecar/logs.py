@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["setup_logging"]
 

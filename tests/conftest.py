@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,16 +33,16 @@ def store_dir(tmp_path: Path) -> Path:
     return tmp_path / "store"
 
 
-def assert_valid_frames(data: bytes) -> list[dict[str, object]]:
+def assert_valid_frames(data: bytes | bytearray) -> list[dict[str, Any]]:
     """Every byte must belong to a well-formed frame carrying a JSON-RPC 2.0 message."""
     decoder = FrameDecoder(max_body=1 << 31)
-    messages: list[dict[str, object]] = []
+    messages: list[dict[str, Any]] = []
     for item in decoder.feed(bytes(data)):
         assert isinstance(item, bytes), f"stdout carried a broken frame: {item}"
         message = json.loads(item)
         assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", message
         messages.append(message)
-    assert decoder.pending == 0, f"{decoder.pending} stray bytes at the end of stdout"
+    assert decoder.at_boundary, f"stdout ended inside a frame ({decoder.pending} bytes held)"
     return messages
 
 

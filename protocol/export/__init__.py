@@ -14,9 +14,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
 
@@ -24,6 +23,9 @@ from protocol.export._lua import render_lua
 from protocol.export._markdown import render_markdown
 from protocol.export._schema import build_schema
 from protocol.export._typescript import render_typescript
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["PACKAGE_DIR", "SCHEMA_FILE", "check", "render_all", "write_all"]
 

@@ -95,7 +95,9 @@ def build_schema(methods: tuple[MethodSpec[Any, Any], ...] = ALL_METHODS) -> dic
         unions[_canon(union_schema)] = name
         defs[name] = union_schema
     named = {
-        name: (schema if name in NAMED_UNIONS else _name_unions(_drop_property_titles(schema), unions))
+        name: (
+            schema if name in NAMED_UNIONS else _name_unions(_drop_property_titles(schema), unions)
+        )
         for name, schema in defs.items()
     }
     return {

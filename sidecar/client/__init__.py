@@ -20,13 +20,16 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from protocol._base import WireModel, dump_wire, parse_wire
 from protocol.framing import FrameDecoder, encode_frame
-from protocol.methods import MethodSpec
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import TracebackType
+
+    from protocol.methods import MethodSpec
 
 __all__ = ["RpcError", "SidecarClient", "sidecar_command"]
 
@@ -130,7 +133,7 @@ class SidecarClient:
         ]
         return block
 
-    async def close(self, timeout: float = 5.0) -> int:
+    async def close(self, timeout: float = 5.0) -> int:  # noqa: ASYNC109 (a client convenience)
         """``shutdown`` + ``exit``, then wait; kill if it does not exit in time."""
         if self.process.returncode is None:
             with contextlib.suppress(RpcError, ConnectionError, asyncio.TimeoutError):
@@ -138,7 +141,7 @@ class SidecarClient:
                 self.notify("exit", None)
         return await self.wait(timeout)
 
-    async def wait(self, timeout: float = 5.0) -> int:
+    async def wait(self, timeout: float = 5.0) -> int:  # noqa: ASYNC109 (a client convenience)
         try:
             code = await asyncio.wait_for(self.process.wait(), timeout)
         except TimeoutError:

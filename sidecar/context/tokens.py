@@ -24,13 +24,15 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.errors import ErrorCode
 from protocol.tokens import TokenizerInfo
 from sidecar.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "IMAGE_TOKENS",

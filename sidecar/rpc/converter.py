@@ -9,9 +9,8 @@ instead of being walked again by cattrs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import cattrs
 from lsprotocol.converters import get_converter
 from pydantic import BaseModel
 from pygls.protocol.json_rpc import (
@@ -21,6 +20,9 @@ from pygls.protocol.json_rpc import (
 )
 
 from protocol._base import dump_wire
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = ["converter_factory", "to_json"]
 

@@ -7,9 +7,8 @@ and answered as ``server.internal`` carrying only that id.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 
 from protocol._base import dump_wire
@@ -24,8 +23,12 @@ from protocol.errors import (
     ErrorData,
     ParamError,
 )
-from sidecar.errors import SidecarError
 from sidecar.ids import new_id
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from sidecar.errors import SidecarError
 
 __all__ = [
     "error_payload",

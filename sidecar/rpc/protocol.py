@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Generator
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -38,6 +36,9 @@ from sidecar.jsonbytes import dumps_bytes
 from sidecar.rpc import errors
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Generator
+    from concurrent.futures import Future
+
     from sidecar.rpc.state import SidecarState
 
 __all__ = ["SidecarProtocol"]
@@ -85,15 +86,16 @@ class SidecarProtocol(LanguageServerProtocol):
         if problem is not None:
             self._send_error(msg_id, INVALID_REQUEST, problem, ErrorCode.INVALID_REQUEST)
             return
-        if self._shutdown and "method" in message and msg_id is not None:
-            if message["method"] != types.EXIT:
-                self._send_error(
-                    msg_id,
-                    INVALID_REQUEST,
-                    "the server is shutting down",
-                    ErrorCode.SHUTTING_DOWN,
-                )
-                return
+        if (
+            self._shutdown
+            and "method" in message
+            and msg_id is not None
+            and message["method"] != types.EXIT
+        ):
+            self._send_error(
+                msg_id, INVALID_REQUEST, "the server is shutting down", ErrorCode.SHUTTING_DOWN
+            )
+            return
         try:
             structured = self.structure_message(message)
         except JsonRpcException as exc:
@@ -150,9 +152,7 @@ class SidecarProtocol(LanguageServerProtocol):
         details: dict[str, Any] | None = None,
     ) -> None:
         payload = errors.error_payload(code, message, ErrorData(code=data_code, details=details))
-        self.send_body(
-            dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "error": payload})
-        )
+        self.send_body(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "error": payload}))
 
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
         self._request_futures.pop(msg_id, None)

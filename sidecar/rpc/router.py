@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
@@ -24,15 +24,25 @@ from sidecar.rpc import errors
 from sidecar.rpc.converter import to_json
 from sidecar.rpc.state import SidecarState
 
-__all__ = ["Handler", "Route", "wrap"]
+__all__ = ["Route", "route", "wrap"]
 
-Handler = Callable[[SidecarState, Any], Awaitable[Any]]
+P = TypeVar("P", bound=WireModel)
+R = TypeVar("R", bound=WireModel)
 
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    spec: MethodSpec[WireModel, WireModel]
-    handler: Handler
+    spec: MethodSpec[Any, Any]
+    handler: Callable[[SidecarState, Any], Awaitable[Any]]
+
+
+def route(
+    spec: MethodSpec[P, R],
+    handler: Callable[[SidecarState, P], Awaitable[R | dict[str, Any]]],
+) -> Route:
+    """Pair a method with its handler; the type checker holds the handler to the spec's params
+    and result (a handler may return already-JSON data of the result's shape on hot paths)."""
+    return Route(spec, handler)
 
 
 def wrap(state: SidecarState, route: Route) -> Callable[[Any], Awaitable[Any]]:

@@ -22,16 +22,19 @@ import logging
 import os
 import select
 import threading
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import anyio
 import anyio.abc
 
 from protocol.framing import FrameDecoder, encode_frame
 from sidecar.ids import now_iso
-from sidecar.rpc.protocol import SidecarProtocol
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from sidecar.rpc.protocol import SidecarProtocol
 
 __all__ = ["StdioTransport", "Tracer"]
 
@@ -174,9 +177,7 @@ class StdioTransport:
         reader = asyncio.StreamReader(limit=_READ_CHUNK)
         pipe = os.fdopen(os.dup(self._in_fd), "rb", buffering=0)
         try:
-            await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader), pipe
-            )
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
         except (ValueError, OSError):
             pipe.close()
             async for chunk in self._thread_chunks():

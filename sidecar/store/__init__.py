@@ -12,7 +12,7 @@ Plain Python (anyio for the worker threads that fsync); no pygls.  Layout of a s
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sidecar.ids import now_iso
 from sidecar.store.blobs import BlobStore, git_blob_id
@@ -20,6 +20,9 @@ from sidecar.store.jsonl import write_file_atomic
 from sidecar.store.lock import StoreLock
 from sidecar.store.paths import STORE_ENV, default_store_root
 from sidecar.store.sessions import ReadPage, SessionStore, content_hash
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "STORE_ENV",

@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import os
 import zlib
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError, StoreCorruptError
 from sidecar.store.jsonl import fsync_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["BlobStore", "git_blob_id"]
 

@@ -13,10 +13,12 @@ import json
 import logging
 import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidecar.errors import StoreCorruptError, StoreIOError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["AppendLog", "LoadedLog", "fsync_dir", "write_file_atomic"]
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["StoreLock"]
 

@@ -18,17 +18,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import xxhash
 
 from protocol._base import dump_wire
-from protocol.entries import EntryInput
 from protocol.errors import ErrorCode
 from protocol.sessions import ForkOrigin, Session
 from sidecar.aio import run_to_completion
@@ -42,8 +40,13 @@ from sidecar.errors import (
 from sidecar.ids import new_id, now_iso
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic
-from sidecar.store.lock import StoreLock
 from sidecar.store.token_counts import CountFn, TokenCountCache
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from protocol.entries import EntryInput
+    from sidecar.store.lock import StoreLock
 
 __all__ = ["ReadPage", "SessionStore", "content_hash"]
 
@@ -239,7 +242,7 @@ class SessionStore:
     def get(self, session_id: str) -> Session:
         return self._session(self._state(session_id))
 
-    def list(self, *, cursor: str | None, limit: int) -> tuple[list[Session], str | None]:
+    def list_page(self, *, cursor: str | None, limit: int) -> tuple[list[Session], str | None]:
         """Sessions newest first; ``cursor`` is the last id of the previous page."""
         ids = sorted(
             (n for n in os.listdir(self._dir) if n.startswith(_SESSION_PREFIX)), reverse=True
@@ -441,4 +444,3 @@ def _check_refs(body: dict[str, Any], seq: int, session_id: str) -> None:
                 f"entry {seq} refers to seq {ref}, which is not before it",
                 details={"sessionId": session_id, "seq": seq, "refersTo": ref},
             )
-

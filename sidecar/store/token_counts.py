@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["TokenCountCache"]
 

@@ -64,15 +64,18 @@ async def test_params_of_the_wrong_json_type(sidecar: SidecarClient) -> None:
 async def test_unknown_method(sidecar: SidecarClient) -> None:
     err = await error_of(sidecar, "session/teleport", {})
     assert err.code == -32601
-    assert err.data == {"code": "method.not_found", "retryable": False,
-                        "details": {"method": "session/teleport"}}
+    assert err.data == {
+        "code": "method.not_found",
+        "retryable": False,
+        "details": {"method": "session/teleport"},
+    }
     await still_alive(sidecar)
 
 
 async def test_bad_json_is_a_parse_error_and_the_stream_recovers(
     sidecar: SidecarClient,
 ) -> None:
-    replies: list[dict[str, object]] = []
+    replies: list[dict[str, Any]] = []
     sidecar.send_raw(encode_frame(b'{"jsonrpc": "2.0", "id": 99, "method": '))
     sidecar.send_raw(encode_frame(b"[]"))
     sidecar.send_raw(encode_frame(b'"just a string"'))
@@ -80,7 +83,7 @@ async def test_bad_json_is_a_parse_error_and_the_stream_recovers(
     for message in _decode_all(sidecar.stdout_bytes):
         if message.get("id") is None and "error" in message:
             replies.append(message)
-    codes = [(r["error"]["code"], r["error"]["data"]["code"]) for r in replies]  # type: ignore[index]
+    codes = [(r["error"]["code"], r["error"]["data"]["code"]) for r in replies]
     assert codes == [
         (-32700, "request.parse_error"),
         (-32600, "request.invalid"),
@@ -94,11 +97,11 @@ async def raw_replies(client: SidecarClient, ids: set[int]) -> dict[object, dict
     while True:
         replies = {m.get("id"): m for m in _decode_all(client.stdout_bytes)}
         if ids <= set(replies) or time.monotonic() > deadline:
-            return replies  # type: ignore[return-value]
+            return replies
         await asyncio.sleep(0.02)
 
 
-def _decode_all(data: bytes | bytearray) -> list[dict[str, object]]:
+def _decode_all(data: bytes | bytearray) -> list[dict[str, Any]]:
     from tests.conftest import assert_valid_frames
 
     return assert_valid_frames(bytes(data))
@@ -169,9 +172,9 @@ async def test_lone_surrogates(sidecar: SidecarClient) -> None:
     sidecar.send_raw(encode_frame(meta))
     replies = await raw_replies(sidecar, {77, 78})
     refused = replies[77]["error"]
-    assert refused["code"] == -32602  # type: ignore[index]
-    assert refused["data"]["errors"][0]["type"] == "string_unicode"  # type: ignore[index]
+    assert refused["code"] == -32602
+    assert refused["data"]["errors"][0]["type"] == "string_unicode"
     kept = replies[78]["result"]
-    assert kept["meta"] == {"k": "\udfff"}  # type: ignore[index]
+    assert kept["meta"] == {"k": "\udfff"}
     listed = await sidecar.request("session/list", {})
     assert listed["sessions"][0]["meta"] == {"k": "\udfff"}

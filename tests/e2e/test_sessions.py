@@ -144,7 +144,13 @@ async def test_append_assigns_seqs_and_read_returns_entries(sidecar: SidecarClie
     page = await sidecar.call(m.SESSION_READ, SessionReadParams(session_id=sid))
     assert [e.seq for e in page.entries] == [1, 2, 3, 4, 5, 6, 7]
     assert [e.kind for e in page.entries] == [
-        "message", "message", "message", "pin", "variables", "note", "compaction",
+        "message",
+        "message",
+        "message",
+        "pin",
+        "variables",
+        "note",
+        "compaction",
     ]
     assert page.entries[1].model_dump()["content"][0]["arguments"] == {"dir": "."}
     assert page.has_more is False and page.head_seq == 7
@@ -244,9 +250,7 @@ async def test_fork_copies_history_up_to_a_seq(sidecar: SidecarClient) -> None:
 async def test_history_survives_restart(sidecars: SidecarFactory) -> None:
     first = await sidecars.start()
     sid = await new_session(first)
-    await first.call(
-        m.SESSION_APPEND, SessionAppendParams(session_id=sid, entries=[user("kept")])
-    )
+    await first.call(m.SESSION_APPEND, SessionAppendParams(session_id=sid, entries=[user("kept")]))
     assert await first.close() == 0
     second = await sidecars.start()
     page = await second.call(m.SESSION_READ, SessionReadParams(session_id=sid))

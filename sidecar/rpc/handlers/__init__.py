@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sidecar.rpc.handlers import server, sessions, tokens
-from sidecar.rpc.router import Route
+
+if TYPE_CHECKING:
+    from sidecar.rpc.router import Route
 
 __all__ = ["ROUTES"]
 

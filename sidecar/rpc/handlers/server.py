@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio
 
 from protocol import methods as m
-from protocol.methods import EmptyParams
 from protocol.server import ServerInfo, ServerPingResult, ServerSleepParams, ServerSleepResult
 from sidecar.ids import now_iso
-from sidecar.rpc.router import Route
-from sidecar.rpc.state import SidecarState
+from sidecar.rpc.router import route
+
+if TYPE_CHECKING:
+    from protocol.methods import EmptyParams
+    from sidecar.rpc.state import SidecarState
 
 __all__ = ["ROUTES"]
 
@@ -28,7 +32,7 @@ async def sleep(state: SidecarState, p: ServerSleepParams) -> ServerSleepResult:
 
 
 ROUTES = (
-    Route(m.SERVER_INFO, info),
-    Route(m.SERVER_PING, ping),
-    Route(m.SERVER_SLEEP, sleep),
+    route(m.SERVER_INFO, info),
+    route(m.SERVER_PING, ping),
+    route(m.SERVER_SLEEP, sleep),
 )

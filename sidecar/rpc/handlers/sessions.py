@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
@@ -20,8 +20,10 @@ from protocol.sessions import (
     SessionRenameParams,
 )
 from sidecar.context.tokens import count_entries
-from sidecar.rpc.router import Route
-from sidecar.rpc.state import SidecarState
+from sidecar.rpc.router import route
+
+if TYPE_CHECKING:
+    from sidecar.rpc.state import SidecarState
 
 __all__ = ["ROUTES"]
 
@@ -33,7 +35,7 @@ async def create(state: SidecarState, p: SessionCreateParams) -> Session:
 
 
 async def list_(state: SidecarState, p: SessionListParams) -> SessionListResult:
-    sessions, cursor = state.store.sessions.list(cursor=p.cursor, limit=p.limit)
+    sessions, cursor = state.store.sessions.list_page(cursor=p.cursor, limit=p.limit)
     return SessionListResult(sessions=sessions, next_cursor=cursor)
 
 
@@ -57,7 +59,7 @@ async def read(state: SidecarState, p: SessionReadParams) -> dict[str, Any]:
         tokenizer = state.tokenizers.get(p.tokenizer)
         tok_id = tokenizer.info.id
         seqs = [e["seq"] for e in page.entries]
-        counts = await anyio.to_thread.run_sync(
+        counts: list[int] = await anyio.to_thread.run_sync(
             lambda: sessions.token_counts(
                 p.session_id, seqs, tok_id, lambda recs: count_entries(tokenizer, recs)
             )
@@ -81,12 +83,12 @@ async def delete(state: SidecarState, p: SessionRef) -> SessionDeleteResult:
 
 
 ROUTES = (
-    Route(m.SESSION_CREATE, create),
-    Route(m.SESSION_LIST, list_),
-    Route(m.SESSION_GET, get),
-    Route(m.SESSION_APPEND, append),
-    Route(m.SESSION_READ, read),
-    Route(m.SESSION_FORK, fork),
-    Route(m.SESSION_RENAME, rename),
-    Route(m.SESSION_DELETE, delete),
+    route(m.SESSION_CREATE, create),
+    route(m.SESSION_LIST, list_),
+    route(m.SESSION_GET, get),
+    route(m.SESSION_APPEND, append),
+    route(m.SESSION_READ, read),
+    route(m.SESSION_FORK, fork),
+    route(m.SESSION_RENAME, rename),
+    route(m.SESSION_DELETE, delete),
 )

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio.to_thread
 
 from protocol import methods as m
 from protocol.errors import ErrorCode
 from protocol.tokens import MAX_COUNT_BYTES, TokensCountParams, TokensCountResult
 from sidecar.errors import InvalidRequestError
-from sidecar.rpc.router import Route
-from sidecar.rpc.state import SidecarState
+from sidecar.rpc.router import route
+
+if TYPE_CHECKING:
+    from sidecar.rpc.state import SidecarState
 
 __all__ = ["ROUTES"]
 
@@ -33,4 +37,4 @@ async def count(state: SidecarState, p: TokensCountParams) -> TokensCountResult:
     return TokensCountResult(tokenizer=tokenizer.info, counts=counts, total=sum(counts))
 
 
-ROUTES = (Route(m.TOKENS_COUNT, count),)
+ROUTES = (route(m.TOKENS_COUNT, count),)

@@ -1,0 +1,137 @@
+"""Process lifecycle: start, exit paths, the parent watch, the store lock, the trace, stdout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from protocol import methods as m
+from protocol.sessions import SessionAppendParams, SessionCreateParams, SessionRef
+from sidecar.client import RpcError
+from tests.conftest import SidecarFactory, assert_valid_frames
+from tests.e2e.test_sessions import user
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_stdin_eof_exits_zero_within_two_seconds(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start()
+    await client.request("server/ping", {})
+    started = time.monotonic()
+    client.close_stdin()
+    code = await client.wait(timeout=5)
+    assert code == 0
+    assert time.monotonic() - started < 2.0
+
+
+async def test_shutdown_then_exit_is_zero(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start()
+    assert await client.request("shutdown", None) is None
+    err_after = client.start_request("session/list", {})[1]
+    with pytest.raises(RpcError) as err:
+        await asyncio.wait_for(err_after, 5)
+    assert err.value.data_code == "server.shutting_down"
+    client.notify("exit", None)
+    assert await client.wait(timeout=5) == 0
+
+
+async def test_exit_without_shutdown_is_one(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start()
+    client.notify("exit", None)
+    assert await client.wait(timeout=5) == 1
+
+
+async def test_exits_when_the_client_process_dies(sidecars: SidecarFactory) -> None:
+    parent = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "import time; time.sleep(60)"
+    )
+    try:
+        client = await sidecars.start(process_id=parent.pid)
+        await client.request("server/ping", {})
+        parent.kill()
+        await parent.wait()
+        started = time.monotonic()
+        code = await client.wait(timeout=5)
+        assert code == 0
+        assert time.monotonic() - started < 3.0
+    finally:
+        if parent.returncode is None:
+            parent.kill()
+            await parent.wait()
+
+
+async def test_second_sidecar_on_a_store_reads_but_does_not_write(
+    sidecars: SidecarFactory,
+) -> None:
+    first = await sidecars.start()
+    second = await sidecars.start()
+    created = await first.call(m.SESSION_CREATE, SessionCreateParams(title="shared"))
+    sid = created.session_id
+
+    info = await second.request("server/info", {})
+    assert info["storeWritable"] is False
+    with pytest.raises(RpcError) as err:
+        await second.call(m.SESSION_CREATE, SessionCreateParams(title="nope"))
+    assert err.value.data_code == "store.locked"
+    assert err.value.data["retryable"] is True
+    assert err.value.data["retryAfterMs"] > 0
+    assert err.value.data["details"]["holderPid"] == first.process.pid
+
+    await first.call(m.SESSION_APPEND, SessionAppendParams(session_id=sid, entries=[user("a")]))
+    seen = await second.call(m.SESSION_GET, SessionRef(session_id=sid))
+    assert seen.head_seq == 1  # reads follow the writer's appends
+
+    assert await first.close() == 0
+    appended = await second.call(
+        m.SESSION_APPEND, SessionAppendParams(session_id=sid, entries=[user("b")])
+    )
+    assert appended.head_seq == 2  # the lock is taken over once the writer is gone
+
+
+async def test_trace_records_both_directions(sidecars: SidecarFactory, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    client = await sidecars.start(env={"CONTEXT_SIDECAR_TRACE": str(trace)})
+    await client.request("server/ping", {})
+    with pytest.raises(RpcError):
+        await client.request("session/get", {"sessionId": "ses_missing"})
+    await client.close()
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    received = [r["message"].get("method") for r in records if r["dir"] == "recv"]
+    sent = [r["message"] for r in records if r["dir"] == "send"]
+    assert received[:3] == ["initialize", "initialized", "server/ping"]
+    assert "shutdown" in received and "exit" in received
+    assert any("capabilities" in s.get("result", {}) for s in sent)
+    assert any(s.get("error", {}).get("data", {}).get("code") == "session.not_found" for s in sent)
+    assert all(r["time"].endswith("Z") for r in records)
+
+
+async def test_stdout_carries_frames_only(sidecars: SidecarFactory) -> None:
+    """Every byte on stdout, across successes, errors and hostile input, is a valid frame."""
+    client = await sidecars.start()
+    sid = (await client.call(m.SESSION_CREATE, SessionCreateParams(title="frames"))).session_id
+    await client.call(m.SESSION_APPEND, SessionAppendParams(session_id=sid, entries=[user("x")]))
+    await client.request("session/read", {"sessionId": sid, "withTokens": True})
+    await client.request("tokens/count", {"texts": ["ünïcödé ✓"]})
+    for bad in ("session/nope", "session/get"):
+        with pytest.raises(RpcError):
+            await client.request(bad, {"sessionId": 1})
+    client.send_raw(b"Content-Length: 3\r\n\r\n{x}")
+    await client.request("server/ping", {})
+    assert await client.close() == 0
+    messages = assert_valid_frames(client.stdout_bytes)
+    assert len(messages) >= 9
+    assert all(("result" in msg) != ("error" in msg) for msg in messages if "id" in msg)
+
+
+async def test_start_to_initialize_is_reported(sidecars: SidecarFactory) -> None:
+    """Not a timing assertion: the handshake completes and names the versions."""
+    client = await sidecars.start()
+    result = client.initialize_result
+    assert result is not None
+    assert result["serverInfo"]["name"] == "context-sidecar"
+    assert result["capabilities"]["experimental"]["contextSidecar"]["serverVersion"]

@@ -1,0 +1,188 @@
+"""The drift check: generated artefacts must equal what the models give, byte for byte."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import xxhash
+
+import protocol.sessions
+from protocol._base import WireModel
+from protocol.export import PACKAGE_DIR, SCHEMA_FILE, check, render_all, write_all
+from protocol.export._schema import build_schema
+from protocol.methods import ALL_METHODS, MethodSpec
+from sidecar.rpc.state import schema_hash
+
+REPO = PACKAGE_DIR.parent
+ARTEFACTS = {
+    SCHEMA_FILE,
+    "typescript/context-sidecar.ts",
+    "lua/context_sidecar/types.lua",
+    "PROTOCOL.md",
+}
+
+
+def run_export(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "protocol.export", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def generated(tmp_path: Path) -> Path:
+    root = tmp_path / "generated"
+    assert sorted(write_all(root)) == sorted(ARTEFACTS)
+    return root
+
+
+def test_committed_artefacts_are_up_to_date() -> None:
+    done = run_export("--check")
+    assert done.returncode == 0, done.stderr
+    assert "up to date" in done.stderr
+    assert done.stdout == ""
+    assert check() == []
+
+
+def test_render_all_names_every_artefact() -> None:
+    assert set(render_all()) == ARTEFACTS
+
+
+def test_fresh_artefacts_pass_the_check(generated: Path) -> None:
+    assert check(generated) == []
+    assert write_all(generated) == []  # nothing to rewrite
+
+
+def tamper(path: Path) -> None:
+    """Change one byte in the middle of ``path``."""
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle] = ord("#") if data[middle] != ord("#") else ord("%")
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("rel", sorted(ARTEFACTS))
+def test_one_tampered_byte_is_detected(generated: Path, rel: str) -> None:
+    tamper(generated / rel)
+    assert check(generated) == [rel]
+
+
+def test_check_command_fails_on_a_tampered_file_and_names_it(generated: Path) -> None:
+    rel = "typescript/context-sidecar.ts"
+    tamper(generated / rel)
+    done = run_export("--check", "--root", str(generated))
+    assert done.returncode == 1
+    assert rel in done.stderr
+    assert "stale" in done.stderr
+    assert all(other not in done.stderr for other in ARTEFACTS - {rel})
+    assert (generated / rel).read_bytes() != render_all()[rel]  # --check writes nothing
+
+
+def test_a_missing_artefact_is_detected(generated: Path) -> None:
+    (generated / "PROTOCOL.md").unlink()
+    assert check(generated) == ["PROTOCOL.md"]
+
+
+def test_regeneration_repairs_the_artefacts(generated: Path) -> None:
+    (generated / SCHEMA_FILE).write_text("{}\n")
+    done = run_export("--root", str(generated))
+    assert done.returncode == 0, done.stderr
+    assert SCHEMA_FILE in done.stderr
+    assert check(generated) == []
+
+
+# --- a changed model without regeneration ----------------------------------------------------
+
+
+class WidgetParams(WireModel):
+    """A method the committed artefacts have never heard of."""
+
+    widget_id: str
+    size: int = 3
+
+
+class SessionRef(protocol.sessions.SessionRef):
+    """The real ``SessionRef`` with one more field, under the same name."""
+
+    include_trash: bool = False
+
+
+def test_a_new_method_is_detected() -> None:
+    extra = MethodSpec("widget/get", WidgetParams, WidgetParams, "Get a widget.")
+    schema = build_schema((*ALL_METHODS, extra))
+    assert "WidgetParams" in schema["$defs"]
+    stale = check(PACKAGE_DIR, schema)
+    assert set(stale) == ARTEFACTS
+
+
+def test_an_extra_field_on_an_existing_model_is_detected() -> None:
+    methods = tuple(
+        dataclasses.replace(spec, params=SessionRef)
+        if spec.params is protocol.sessions.SessionRef
+        else spec
+        for spec in ALL_METHODS
+    )
+    assert methods != ALL_METHODS
+    schema = build_schema(methods)
+    assert "includeTrash" in schema["$defs"]["SessionRef"]["properties"]
+    stale = check(PACKAGE_DIR, schema)
+    assert SCHEMA_FILE in stale
+    assert "typescript/context-sidecar.ts" in stale
+    assert "lua/context_sidecar/types.lua" in stale
+
+
+def test_a_changed_summary_is_detected() -> None:
+    methods = tuple(
+        dataclasses.replace(spec, summary=spec.summary + " Now with more.") if i == 0 else spec
+        for i, spec in enumerate(ALL_METHODS)
+    )
+    assert SCHEMA_FILE in check(PACKAGE_DIR, build_schema(methods))
+
+
+def test_the_unchanged_registry_is_not_stale() -> None:
+    assert check(PACKAGE_DIR, build_schema(ALL_METHODS)) == []
+
+
+# --- determinism and the advertised hash -----------------------------------------------------
+
+
+def test_render_all_is_deterministic() -> None:
+    first = render_all()
+    second = render_all()
+    assert first == second
+    assert render_all(build_schema()) == first
+
+
+def test_rendering_in_a_fresh_interpreter_gives_the_same_bytes(tmp_path: Path) -> None:
+    # Set iteration order, hash seeds and import order differ between processes.
+    done = subprocess.run(
+        [sys.executable, "-m", "protocol.export", "--root", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    for rel, data in render_all().items():
+        assert (tmp_path / rel).read_bytes() == data, rel
+
+
+def test_schema_hash_is_the_hash_of_the_committed_schema() -> None:
+    committed = (PACKAGE_DIR / SCHEMA_FILE).read_bytes()
+    digest = xxhash.xxh3_128_hexdigest(committed)
+    assert schema_hash() == digest
+    assert len(digest) == 32
+    # The generated clients carry the same hash, so a client can compare it at initialize.
+    ts = (PACKAGE_DIR / "typescript/context-sidecar.ts").read_text()
+    assert f'SCHEMA_HASH = "{digest}"' in ts
+    assert digest in (PACKAGE_DIR / "PROTOCOL.md").read_text()
