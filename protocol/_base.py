@@ -47,6 +47,8 @@ class WireModel(BaseModel):
         extra="forbid",
         strict=True,
         use_attribute_docstrings=True,
+        # Build validators on first use, not at import: start-up is on every editor launch.
+        defer_build=True,
     )
 
 

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from sidecar import __version__
+from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES, TRACE_ENV
 from sidecar.logs import setup_logging
-from sidecar.rpc.server import DEFAULT_MAX_MESSAGE_BYTES, TRACE_ENV
 from sidecar.store.paths import STORE_ENV, default_store_root
 
 __all__ = ["main"]

@@ -22,6 +22,7 @@ from protocol.sessions import MAX_APPEND_ENTRIES, MAX_LIST_LIMIT, MAX_READ_LIMIT
 from protocol.tokens import MAX_COUNT_BYTES
 from sidecar import __version__
 from sidecar.context.tokens import Tokenizers
+from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
 from sidecar.rpc.converter import converter_factory
 from sidecar.rpc.handlers import ROUTES
 from sidecar.rpc.protocol import SidecarProtocol
@@ -30,12 +31,9 @@ from sidecar.rpc.state import SidecarState
 from sidecar.rpc.transport import StdioTransport, Tracer
 from sidecar.store import Store
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "TRACE_ENV", "ServeOptions", "build_server", "serve_stdio"]
+__all__ = ["ServeOptions", "build_server", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-TRACE_ENV = "CONTEXT_SIDECAR_TRACE"
 
 
 @dataclass(frozen=True, slots=True)
