@@ -243,7 +243,8 @@ class EntryRef(WireModel):
 
     seq: SeqNumber
     id: NonEmptyStr
-    """Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks."""
+    """Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+    entries with their ids, so an id names the same content in every branch."""
     time: Timestamp
     hash: NonEmptyStr
     """xxh3-128 (hex) of the entry's canonical content; keys the token-count cache."""

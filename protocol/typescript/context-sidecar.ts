@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "fead954639b5475af6539336065e8f02" as const;
+export const SCHEMA_HASH = "79b582f37c12ec5267dde5aa70485825" as const;
 
 export interface CompactionEntry {
   /** Host data kept with the entry and returned verbatim; never shown to the model. */
@@ -13,7 +13,10 @@ export interface CompactionEntry {
   throughSeq: number;
   keepFromSeq?: number | null;
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
@@ -47,7 +50,10 @@ export interface DropEntry {
   target: ItemRef;
   reason?: string | null;
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
@@ -99,7 +105,10 @@ export type EntryInputKind = EntryInput["kind"];
 /** The fields the store assigns to an appended entry. */
 export interface EntryRef {
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
@@ -171,7 +180,10 @@ export interface MessageEntry {
   /** Optional author name (multi-agent hosts). */
   name?: string | null;
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
@@ -197,7 +209,10 @@ export interface NoteEntry {
   kind: "note";
   text: string;
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
@@ -230,7 +245,10 @@ export interface PinEntry {
   target: ItemRef;
   reason?: string | null;
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
@@ -262,7 +280,10 @@ export interface RecoverEntry {
   target: ItemRef;
   reason?: string | null;
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
@@ -442,7 +463,10 @@ export interface SkillActivatedEntry {
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
   hash: string;
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
@@ -514,7 +538,10 @@ export interface UnpinEntry {
   target: ItemRef;
   reason?: string | null;
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
@@ -539,7 +566,10 @@ export interface VariablesEntry {
   scope?: "local" | "global";
   values: { [key: string]: unknown };
   seq: number;
-  /** Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks. */
+  /**
+   * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
+   * entries with their ids, so an id names the same content in every branch.
+   */
   id: string;
   time: string;
   /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */

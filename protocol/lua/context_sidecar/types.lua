@@ -10,7 +10,7 @@
 ---@field throughSeq integer
 ---@field keepFromSeq? integer
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
@@ -35,7 +35,7 @@
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
@@ -63,7 +63,7 @@
 --- The fields the store assigns to an appended entry.
 ---@class context_sidecar.EntryRef
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 
@@ -112,7 +112,7 @@
 ---@field content context_sidecar.ContentPart[]
 ---@field name? string # Optional author name (multi-agent hosts).
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
@@ -130,7 +130,7 @@
 ---@field kind "note"
 ---@field text string
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
@@ -153,7 +153,7 @@
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
@@ -177,7 +177,7 @@
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
@@ -300,7 +300,7 @@
 ---@field path? string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
@@ -352,7 +352,7 @@
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
@@ -369,7 +369,7 @@
 ---@field scope? "local"|"global"
 ---@field values table<string, any>
 ---@field seq integer
----@field id string # Stable entry id, ``ent_<sessionSuffix>_<seq>``; survives forks.
+---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
 ---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
@@ -417,7 +417,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "fead954639b5475af6539336065e8f02",
+  SCHEMA_HASH = "79b582f37c12ec5267dde5aa70485825",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
