@@ -1,0 +1,354 @@
+"""The context pipeline on the wire: sources, skills, assembly, the assembled prompt.
+
+An :class:`AssembledPrompt` is provider-neutral: ``system`` is an ordered list of sections
+(each with its category, token count, hash and provenance), ``messages`` the selected
+transcript plus the current user turn (content parts as in history), ``tools`` the tool
+catalog.  ``ledger`` says, for every candidate, whether it is in the prompt and why;
+``dashboard`` gives tokens per category.  ``lowerTo`` turns it into a provider request body.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from protocol._base import JsonObject, NonEmptyStr, SeqNumber, WireModel
+from protocol.entries import ContentPart, EntryRef, ItemRef
+
+__all__ = [
+    "AssembledPrompt",
+    "CacheBreakpoint",
+    "CompactionAdvice",
+    "ContextAssembleParams",
+    "ContextAssembleResult",
+    "ContextSourcesParams",
+    "ContextSourcesResult",
+    "Dashboard",
+    "Diagnostic",
+    "HistoryWindow",
+    "HostSource",
+    "InstructionFile",
+    "InstructionsDiff",
+    "LedgerItem",
+    "LowerTarget",
+    "ModelLimits",
+    "PromptMessage",
+    "PromptProfile",
+    "Provenance",
+    "Section",
+    "SectionCategory",
+    "SessionCompactParams",
+    "SessionControlParams",
+    "SkillInfo",
+    "SkillsActivateParams",
+    "SkillsActivateResult",
+    "SkillsListParams",
+    "SkillsListResult",
+    "ToolDefinition",
+]
+
+SectionCategory = Literal[
+    "system", "tools", "instructions", "skills", "pinned", "host", "summary", "transcript",
+    "userTurn",
+]
+LowerTarget = Literal[
+    "anthropic-messages", "openai-chat", "openai-responses", "gemini", "system-as-user"
+]
+Provider = Literal["anthropic", "openai", "gemini", "other"]
+Visibility = Literal[
+    "visible", "pinned", "candidate", "archived", "dropped", "blocked", "summaryOnly"
+]
+
+
+# --- sources ---------------------------------------------------------------------------------
+
+
+class Diagnostic(WireModel):
+    """A problem found while reading a source; the source is skipped, never fatal."""
+
+    severity: Literal["warning", "error"]
+    code: str
+    """Dotted, e.g. ``instructions.oversized``, ``skills.invalid_frontmatter``."""
+    path: str
+    message: str
+
+
+class InstructionFile(WireModel):
+    """One project-instruction file (AGENTS.md and friends) found for a workspace."""
+
+    path: str
+    """Workspace-relative path, ``/``-separated."""
+    scope: str
+    """Directory (workspace-relative, ``.`` for the root) the file applies to."""
+    hash: str
+    """xxh3-128 of the full file, even when the text is cut at the size cap."""
+    bytes: int
+    truncated: bool
+    applies: bool
+    """The root file always applies; a nested one when a mentioned or pinned path is in scope."""
+    reason: str
+
+
+class InstructionsDiff(WireModel):
+    """How the instruction files changed since this session's previous assembly."""
+
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+    unreadable: list[str] = Field(default_factory=list)
+    oversized: list[str] = Field(default_factory=list)
+
+
+class SkillInfo(WireModel):
+    """A skill's metadata (its ``SKILL.md`` frontmatter), as in the Agent Skills spec."""
+
+    name: str
+    description: str
+    path: str
+    """Absolute path of the skill directory."""
+    root: str
+    """The skills root it was found under (e.g. ``<workspace>/.agents/skills``)."""
+    license: str | None = None
+    compatibility: str | None = None
+    metadata: dict[str, str] | None = None
+    allowed_tools: list[str] | None = None
+
+
+class ContextSourcesParams(WireModel):
+    session_id: NonEmptyStr
+    cwd: str | None = None
+    """Absolute directory inside a workspace root; default: the session's primary root."""
+    mentioned_paths: list[str] = Field(default_factory=list)
+    """Workspace-relative paths the turn mentions; nested instruction files apply to them."""
+
+
+class ContextSourcesResult(WireModel):
+    project_root: str
+    instructions: list[InstructionFile]
+    skills: list[SkillInfo]
+    diagnostics: list[Diagnostic]
+
+
+class SkillsListParams(WireModel):
+    session_id: NonEmptyStr
+
+
+class SkillsListResult(WireModel):
+    skills: list[SkillInfo]
+    diagnostics: list[Diagnostic]
+
+
+class SkillsActivateParams(WireModel):
+    session_id: NonEmptyStr
+    name: NonEmptyStr
+
+
+class SkillReference(WireModel):
+    path: str
+    """Relative to the skill directory."""
+    bytes: int
+    truncated: bool
+
+
+class SkillsActivateResult(WireModel):
+    skill: SkillInfo
+    body: str
+    """``SKILL.md`` without its frontmatter, then each reference file, within the limits."""
+    references: list[SkillReference]
+    blob: str
+    """Blob id of the activated text (the ``hash`` recorded in the ``skillActivated`` entry)."""
+    entry: EntryRef
+    diagnostics: list[Diagnostic]
+
+
+# --- ledger controls -------------------------------------------------------------------------
+
+
+class SessionControlParams(WireModel):
+    """Params of ``session/pin``, ``session/unpin``, ``session/drop``, ``session/recover``."""
+
+    session_id: NonEmptyStr
+    target: ItemRef
+    reason: str | None = None
+
+
+class SessionCompactParams(WireModel):
+    session_id: NonEmptyStr
+    summary: NonEmptyStr
+    through_seq: SeqNumber
+    keep_from_seq: SeqNumber | None = None
+
+
+# --- assembly inputs -------------------------------------------------------------------------
+
+
+class ToolDefinition(WireModel):
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    description: str = ""
+    parameters: JsonObject = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON Schema of the arguments; must be an object schema."""
+
+
+class HistoryWindow(WireModel):
+    max_messages: int | None = Field(default=None, ge=1)
+    """Most transcript messages kept (whole tool groups; default 50)."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Most transcript tokens kept (default: whatever the budget allows)."""
+
+
+class PromptProfile(WireModel):
+    """How to assemble: the model and its limits, the history window, fragment overrides."""
+
+    provider: Provider = "anthropic"
+    model: str = "claude-sonnet-4-5"
+    window: int | None = Field(default=None, ge=1024)
+    """Context window override; default from the shipped model table."""
+    max_output: int | None = Field(default=None, ge=1)
+    """Output tokens reserved; default from the model table."""
+    history_window: HistoryWindow = Field(default_factory=HistoryWindow)
+    fragments: dict[str, str | None] = Field(default_factory=dict)
+    """Replace a prompt fragment's text by id, or disable it with ``null``."""
+    search_mode: str = "off"
+    cache_ttl: Literal["5m", "1h"] = "5m"
+    """TTL for Anthropic cache markers on the stable prefix (tools, system)."""
+    skills_catalog_share: float = Field(default=0.02, gt=0, le=0.5)
+    """Share of the window the skills catalog may use."""
+
+
+class HostSource(WireModel):
+    """A section supplied by the host (RAG results, editor state, ...)."""
+
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,80}$")]
+    title: str = ""
+    text: str
+    priority: int = 0
+    """Higher is selected first among host sources."""
+
+
+class ContextAssembleParams(WireModel):
+    session_id: NonEmptyStr
+    user_turn: list[ContentPart] = Field(min_length=1)
+    """The turn being asked now (not yet in history)."""
+    profile: PromptProfile = Field(default_factory=PromptProfile)
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    sources: list[HostSource] = Field(default_factory=list)
+    cwd: str | None = None
+    mentioned_paths: list[str] = Field(default_factory=list)
+    lower_to: LowerTarget | None = None
+    """Also return the provider request body."""
+    reuse_instructions: dict[str, str] = Field(default_factory=dict)
+    """Instruction path -> hash the provider has already cached: an unchanged file is sent as
+    a one-line "unchanged, text omitted" note (HistoryReuse)."""
+    date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    """The day shown in the environment block; default: today (UTC)."""
+
+
+# --- the assembled prompt --------------------------------------------------------------------
+
+
+class Provenance(WireModel):
+    """Where a section or message came from."""
+
+    kind: Literal[
+        "fragment", "environment", "instruction", "skillCatalog", "skill", "pin", "host",
+        "summary", "transcript", "interruption", "userTurn",
+    ]
+    id: str
+    path: str | None = None
+    from_seq: SeqNumber | None = None
+    through_seq: SeqNumber | None = None
+
+
+class Section(WireModel):
+    id: str
+    category: SectionCategory
+    title: str
+    text: str
+    tokens: int
+    hash: str
+    provenance: Provenance
+
+
+class PromptMessage(WireModel):
+    role: Literal["user", "assistant"]
+    content: list[ContentPart]
+    tokens: int
+    provenance: list[Provenance]
+
+
+class CacheBreakpoint(WireModel):
+    """A place where the prefix before it is expected to be cached."""
+
+    location: Literal["tools", "system", "message"]
+    message_index: int | None = None
+    """For ``message``: index in ``messages`` whose last block carries the marker."""
+    ttl: Literal["5m", "1h"] | None = None
+    """Anthropic marker TTL; ``null`` for providers that cache automatically."""
+    prefix_tokens: int
+    """Tokens from the start of the request up to and including this point."""
+    reason: str
+
+
+class LedgerItem(WireModel):
+    item_id: str
+    """Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns."""
+    kind: Literal["harness", "instruction", "skill", "pin", "host", "summary", "transcript",
+                  "userTurn", "tool"]
+    visibility: Visibility
+    reason: str
+    tokens: int
+    locator: str | None = None
+    from_seq: SeqNumber | None = None
+    through_seq: SeqNumber | None = None
+
+
+class Dashboard(WireModel):
+    window: int
+    reserved_output: int
+    available_input: int
+    used: int
+    free: int
+    categories: dict[str, int]
+    """Tokens per category: system, tools, instructions, skills, pinned, host, summary,
+    transcript, userTurn.  They add up to ``used``."""
+    summary: str
+    """One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``."""
+
+
+class ModelLimits(WireModel):
+    model: str
+    window: int
+    max_output: int
+    source: Literal["profile", "table", "fallback"]
+
+
+class CompactionAdvice(WireModel):
+    advised: bool
+    transcript_tokens: int
+    """Tokens of the whole candidate transcript (after the latest compaction)."""
+    threshold_tokens: int
+    """92% of the available input."""
+    keep_from_seq: SeqNumber | None = None
+    """A suggested ``keepFromSeq``: the start of the newest ~20k tokens, on a user turn."""
+
+
+class AssembledPrompt(WireModel):
+    system: list[Section]
+    messages: list[PromptMessage]
+    tools: list[ToolDefinition]
+    ledger: list[LedgerItem]
+    dashboard: Dashboard
+    cache_breakpoints: list[CacheBreakpoint]
+    tokenizer: str
+    model_limits: ModelLimits
+    compaction: CompactionAdvice
+    instructions_diff: InstructionsDiff
+    diagnostics: list[Diagnostic]
+    through_seq: SeqNumber
+    """The session head this prompt was assembled from."""
+
+
+class ContextAssembleResult(AssembledPrompt):
+    body: JsonObject | None = None
+    """The provider request body, when ``lowerTo`` was given."""
