@@ -28,6 +28,9 @@ __all__ = [
     "Diagnostic",
     "HistoryWindow",
     "HostSource",
+    "HostSourceRef",
+    "RegisterSourceParams",
+    "SourceRegistration",
     "InstructionFile",
     "InstructionsDiff",
     "LedgerItem",
@@ -49,7 +52,14 @@ __all__ = [
 ]
 
 SectionCategory = Literal[
-    "system", "tools", "instructions", "skills", "pinned", "host", "summary", "transcript",
+    "system",
+    "tools",
+    "instructions",
+    "skills",
+    "pinned",
+    "host",
+    "summary",
+    "transcript",
     "userTurn",
 ]
 LowerTarget = Literal[
@@ -180,6 +190,33 @@ class SessionCompactParams(WireModel):
     keep_from_seq: SeqNumber | None = None
 
 
+class HostSource(WireModel):
+    """A section supplied by the host (RAG results, editor state, ...)."""
+
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,80}$")]
+    title: str = ""
+    text: str
+    priority: int = 0
+    """Higher is selected first among host sources."""
+
+
+class RegisterSourceParams(WireModel):
+    session_id: NonEmptyStr
+    source: HostSource
+
+
+class HostSourceRef(WireModel):
+    session_id: NonEmptyStr
+    id: NonEmptyStr
+
+
+class SourceRegistration(WireModel):
+    session_id: NonEmptyStr
+    ids: list[str]
+    """Ids of the host sources registered for the session after this call (kept in memory
+    for the sidecar's lifetime, not in history)."""
+
+
 # --- assembly inputs -------------------------------------------------------------------------
 
 
@@ -192,7 +229,7 @@ class ToolDefinition(WireModel):
 
 class HistoryWindow(WireModel):
     max_messages: int | None = Field(default=None, ge=1)
-    """Most transcript messages kept (whole tool groups; default 50)."""
+    """Most transcript messages kept, counted over whole groups (default: no cap)."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Most transcript tokens kept (default: whatever the budget allows)."""
 
@@ -214,16 +251,6 @@ class PromptProfile(WireModel):
     """TTL for Anthropic cache markers on the stable prefix (tools, system)."""
     skills_catalog_share: float = Field(default=0.02, gt=0, le=0.5)
     """Share of the window the skills catalog may use."""
-
-
-class HostSource(WireModel):
-    """A section supplied by the host (RAG results, editor state, ...)."""
-
-    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,80}$")]
-    title: str = ""
-    text: str
-    priority: int = 0
-    """Higher is selected first among host sources."""
 
 
 class ContextAssembleParams(WireModel):
@@ -251,8 +278,17 @@ class Provenance(WireModel):
     """Where a section or message came from."""
 
     kind: Literal[
-        "fragment", "environment", "instruction", "skillCatalog", "skill", "pin", "host",
-        "summary", "transcript", "interruption", "userTurn",
+        "fragment",
+        "environment",
+        "instruction",
+        "skillCatalog",
+        "skill",
+        "pin",
+        "host",
+        "summary",
+        "transcript",
+        "interruption",
+        "userTurn",
     ]
     id: str
     path: str | None = None
@@ -293,8 +329,17 @@ class CacheBreakpoint(WireModel):
 class LedgerItem(WireModel):
     item_id: str
     """Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns."""
-    kind: Literal["harness", "instruction", "skill", "pin", "host", "summary", "transcript",
-                  "userTurn", "tool"]
+    kind: Literal[
+        "harness",
+        "instruction",
+        "skill",
+        "pin",
+        "host",
+        "summary",
+        "transcript",
+        "userTurn",
+        "tool",
+    ]
     visibility: Visibility
     reason: str
     tokens: int

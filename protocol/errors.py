@@ -64,8 +64,12 @@ class ErrorCode:
     STORE_CORRUPT: Final = "store.corrupt"
     STORE_IO: Final = "store.io_error"
     BLOB_NOT_FOUND: Final = "blob.not_found"
-    # tokens
+    # tokens and context
     TOKENIZER_UNKNOWN: Final = "tokens.unknown_tokenizer"
+    BUDGET_EXCEEDED: Final = "context.budget_exceeded"
+    PATH_OUTSIDE_WORKSPACE: Final = "context.path_outside_workspace"
+    SKILL_NOT_FOUND: Final = "skills.not_found"
+    TOOL_INVALID: Final = "tools.invalid_definition"
 
 
 class ParamError(WireModel):

@@ -11,6 +11,21 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from protocol._base import WireModel
+from protocol.context import (
+    ContextAssembleParams,
+    ContextAssembleResult,
+    ContextSourcesParams,
+    ContextSourcesResult,
+    HostSourceRef,
+    RegisterSourceParams,
+    SessionCompactParams,
+    SessionControlParams,
+    SkillsActivateParams,
+    SkillsActivateResult,
+    SkillsListParams,
+    SkillsListResult,
+    SourceRegistration,
+)
 from protocol.server import ServerInfo, ServerPingResult, ServerSleepParams, ServerSleepResult
 from protocol.sessions import (
     Session,
@@ -85,6 +100,57 @@ SESSION_RENAME = MethodSpec("session/rename", SessionRenameParams, Session, "Ret
 SESSION_DELETE = MethodSpec(
     "session/delete", SessionRef, SessionDeleteResult, "Move a session to the store's trash."
 )
+SESSION_PIN = MethodSpec(
+    "session/pin", SessionControlParams, SessionAppendResult, "Pin an item into the prompt."
+)
+SESSION_UNPIN = MethodSpec(
+    "session/unpin", SessionControlParams, SessionAppendResult, "Undo a pin."
+)
+SESSION_DROP = MethodSpec(
+    "session/drop", SessionControlParams, SessionAppendResult, "Keep an item out of the prompt."
+)
+SESSION_RECOVER = MethodSpec(
+    "session/recover", SessionControlParams, SessionAppendResult, "Undo a drop."
+)
+SESSION_COMPACT = MethodSpec(
+    "session/compact",
+    SessionCompactParams,
+    SessionAppendResult,
+    "Record a compaction: a summary standing for history up to a seq (nothing is deleted).",
+)
+CONTEXT_SOURCES = MethodSpec(
+    "context/sources",
+    ContextSourcesParams,
+    ContextSourcesResult,
+    "Instruction files and skills found for a session, with diagnostics.",
+)
+CONTEXT_ASSEMBLE = MethodSpec(
+    "context/assemble",
+    ContextAssembleParams,
+    ContextAssembleResult,
+    "What exactly the model would see for this turn, and why; optionally lowered.",
+)
+CONTEXT_REGISTER_SOURCE = MethodSpec(
+    "context/registerSource",
+    RegisterSourceParams,
+    SourceRegistration,
+    "Register a host source (RAG results, editor state) for a session's assemblies.",
+)
+CONTEXT_UNREGISTER_SOURCE = MethodSpec(
+    "context/unregisterSource",
+    HostSourceRef,
+    SourceRegistration,
+    "Remove a registered host source.",
+)
+SKILLS_LIST = MethodSpec(
+    "skills/list", SkillsListParams, SkillsListResult, "Skills available to a session."
+)
+SKILLS_ACTIVATE = MethodSpec(
+    "skills/activate",
+    SkillsActivateParams,
+    SkillsActivateResult,
+    "Load a skill's body and references; records a skillActivated entry.",
+)
 TOKENS_COUNT = MethodSpec(
     "tokens/count", TokensCountParams, TokensCountResult, "Count tokens of texts."
 )
@@ -108,6 +174,17 @@ ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
     SESSION_FORK,
     SESSION_RENAME,
     SESSION_DELETE,
+    SESSION_PIN,
+    SESSION_UNPIN,
+    SESSION_DROP,
+    SESSION_RECOVER,
+    SESSION_COMPACT,
+    CONTEXT_SOURCES,
+    CONTEXT_ASSEMBLE,
+    CONTEXT_REGISTER_SOURCE,
+    CONTEXT_UNREGISTER_SOURCE,
+    SKILLS_LIST,
+    SKILLS_ACTIVATE,
     TOKENS_COUNT,
     SERVER_INFO,
     SERVER_PING,

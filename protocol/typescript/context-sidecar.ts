@@ -3,7 +3,29 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "79b582f37c12ec5267dde5aa70485825" as const;
+export const SCHEMA_HASH = "4ae57a66a33d4c2e10caf18ef2a8080e" as const;
+
+/** A place where the prefix before it is expected to be cached. */
+export interface CacheBreakpoint {
+  location: "tools" | "system" | "message";
+  /** For ``message``: index in ``messages`` whose last block carries the marker. */
+  messageIndex?: number | null;
+  /** Anthropic marker TTL; ``null`` for providers that cache automatically. */
+  ttl?: "5m" | "1h" | null;
+  /** Tokens from the start of the request up to and including this point. */
+  prefixTokens: number;
+  reason: string;
+}
+
+export interface CompactionAdvice {
+  advised: boolean;
+  /** Tokens of the whole candidate transcript (after the latest compaction). */
+  transcriptTokens: number;
+  /** 92% of the available input. */
+  thresholdTokens: number;
+  /** A suggested ``keepFromSeq``: the start of the newest ~20k tokens, on a user turn. */
+  keepFromSeq?: number | null;
+}
 
 export interface CompactionEntry {
   /** Host data kept with the entry and returned verbatim; never shown to the model. */
@@ -42,6 +64,83 @@ export type ContentPart = TextPart | ImagePart | ToolCallPart | ToolResultPart |
 
 /** The values of ContentPart's `type` tag. */
 export type ContentPartKind = ContentPart["type"];
+
+export interface ContextAssembleParams {
+  sessionId: string;
+  /** The turn being asked now (not yet in history). */
+  userTurn: ContentPart[];
+  profile?: PromptProfile;
+  tools?: ToolDefinition[];
+  sources?: HostSource[];
+  cwd?: string | null;
+  mentionedPaths?: string[];
+  /** Also return the provider request body. */
+  lowerTo?: "anthropic-messages" | "openai-chat" | "openai-responses" | "gemini" | "system-as-user" | null;
+  /**
+   * Instruction path -> hash the provider has already cached: an unchanged file is sent as
+   * a one-line "unchanged, text omitted" note (HistoryReuse).
+   */
+  reuseInstructions?: { [key: string]: string };
+  /** The day shown in the environment block; default: today (UTC). */
+  date?: string | null;
+}
+
+export interface ContextAssembleResult {
+  system: Section[];
+  messages: PromptMessage[];
+  tools: ToolDefinition[];
+  ledger: LedgerItem[];
+  dashboard: Dashboard;
+  cacheBreakpoints: CacheBreakpoint[];
+  tokenizer: string;
+  modelLimits: ModelLimits;
+  compaction: CompactionAdvice;
+  instructionsDiff: InstructionsDiff;
+  diagnostics: Diagnostic[];
+  /** The session head this prompt was assembled from. */
+  throughSeq: number;
+  /** The provider request body, when ``lowerTo`` was given. */
+  body?: { [key: string]: unknown } | null;
+}
+
+export interface ContextSourcesParams {
+  sessionId: string;
+  /** Absolute directory inside a workspace root; default: the session's primary root. */
+  cwd?: string | null;
+  /** Workspace-relative paths the turn mentions; nested instruction files apply to them. */
+  mentionedPaths?: string[];
+}
+
+export interface ContextSourcesResult {
+  projectRoot: string;
+  instructions: InstructionFile[];
+  skills: SkillInfo[];
+  diagnostics: Diagnostic[];
+}
+
+export interface Dashboard {
+  window: number;
+  reservedOutput: number;
+  availableInput: number;
+  used: number;
+  free: number;
+  /**
+   * Tokens per category: system, tools, instructions, skills, pinned, host, summary,
+   * transcript, userTurn.  They add up to ``used``.
+   */
+  categories: { [key: string]: number };
+  /** One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``. */
+  summary: string;
+}
+
+/** A problem found while reading a source; the source is skipped, never fatal. */
+export interface Diagnostic {
+  severity: "warning" | "error";
+  /** Dotted, e.g. ``instructions.oversized``, ``skills.invalid_frontmatter``. */
+  code: string;
+  path: string;
+  message: string;
+}
 
 export interface DropEntry {
   /** Host data kept with the entry and returned verbatim; never shown to the model. */
@@ -137,6 +236,31 @@ export interface ForkOrigin {
   atSeq: number;
 }
 
+export interface HistoryWindow {
+  /** Most transcript messages kept, counted over whole groups (default: no cap). */
+  maxMessages?: number | null;
+  /** Most transcript tokens kept (default: whatever the budget allows). */
+  maxTokens?: number | null;
+}
+
+/** A section supplied by the host (RAG results, editor state, ...). */
+export interface HostSource {
+  id: string;
+  /** @default "" */
+  title?: string;
+  text: string;
+  /**
+   * Higher is selected first among host sources.
+   * @default 0
+   */
+  priority?: number;
+}
+
+export interface HostSourceRef {
+  sessionId: string;
+  id: string;
+}
+
 /** An image held in the blob store (see ``blob/read``). */
 export interface ImagePart {
   type: "image";
@@ -145,6 +269,30 @@ export interface ImagePart {
   /** MIME type, e.g. ``image/png``. */
   mediaType: string;
   alt?: string | null;
+}
+
+/** One project-instruction file (AGENTS.md and friends) found for a workspace. */
+export interface InstructionFile {
+  /** Workspace-relative path, ``/``-separated. */
+  path: string;
+  /** Directory (workspace-relative, ``.`` for the root) the file applies to. */
+  scope: string;
+  /** xxh3-128 of the full file, even when the text is cut at the size cap. */
+  hash: string;
+  bytes: number;
+  truncated: boolean;
+  /** The root file always applies; a nested one when a mentioned or pinned path is in scope. */
+  applies: boolean;
+  reason: string;
+}
+
+/** How the instruction files changed since this session's previous assembly. */
+export interface InstructionsDiff {
+  added?: string[];
+  removed?: string[];
+  changed?: string[];
+  unreadable?: string[];
+  oversized?: string[];
 }
 
 /**
@@ -160,6 +308,18 @@ export interface ItemRef {
   fromSeq?: number | null;
   throughSeq?: number | null;
   itemId?: string | null;
+}
+
+export interface LedgerItem {
+  /** Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns. */
+  itemId: string;
+  kind: "harness" | "instruction" | "skill" | "pin" | "host" | "summary" | "transcript" | "userTurn" | "tool";
+  visibility: "visible" | "pinned" | "candidate" | "archived" | "dropped" | "blocked" | "summaryOnly";
+  reason: string;
+  tokens: number;
+  locator?: string | null;
+  fromSeq?: number | null;
+  throughSeq?: number | null;
 }
 
 export interface Limits {
@@ -201,6 +361,13 @@ export interface MessageInput {
   content: ContentPart[];
   /** Optional author name (multi-agent hosts). */
   name?: string | null;
+}
+
+export interface ModelLimits {
+  model: string;
+  window: number;
+  maxOutput: number;
+  source: "profile" | "table" | "fallback";
 }
 
 export interface NoteEntry {
@@ -266,6 +433,49 @@ export interface PinInput {
   reason?: string | null;
 }
 
+export interface PromptMessage {
+  role: "user" | "assistant";
+  content: ContentPart[];
+  tokens: number;
+  provenance: Provenance[];
+}
+
+/** How to assemble: the model and its limits, the history window, fragment overrides. */
+export interface PromptProfile {
+  /** @default "anthropic" */
+  provider?: "anthropic" | "openai" | "gemini" | "other";
+  /** @default "claude-sonnet-4-5" */
+  model?: string;
+  /** Context window override; default from the shipped model table. */
+  window?: number | null;
+  /** Output tokens reserved; default from the model table. */
+  maxOutput?: number | null;
+  historyWindow?: HistoryWindow;
+  /** Replace a prompt fragment's text by id, or disable it with ``null``. */
+  fragments?: { [key: string]: string | null };
+  /** @default "off" */
+  searchMode?: string;
+  /**
+   * TTL for Anthropic cache markers on the stable prefix (tools, system).
+   * @default "5m"
+   */
+  cacheTtl?: "5m" | "1h";
+  /**
+   * Share of the window the skills catalog may use.
+   * @default 0.02
+   */
+  skillsCatalogShare?: number;
+}
+
+/** Where a section or message came from. */
+export interface Provenance {
+  kind: "fragment" | "environment" | "instruction" | "skillCatalog" | "skill" | "pin" | "host" | "summary" | "transcript" | "interruption" | "userTurn";
+  id: string;
+  path?: string | null;
+  fromSeq?: number | null;
+  throughSeq?: number | null;
+}
+
 /** Model reasoning ("thinking") text; ``signature`` is opaque provider data kept verbatim. */
 export interface ReasoningPart {
   type: "reasoning";
@@ -298,6 +508,21 @@ export interface RecoverInput {
   kind: "recover";
   target: ItemRef;
   reason?: string | null;
+}
+
+export interface RegisterSourceParams {
+  sessionId: string;
+  source: HostSource;
+}
+
+export interface Section {
+  id: string;
+  category: "system" | "tools" | "instructions" | "skills" | "pinned" | "host" | "summary" | "transcript" | "userTurn";
+  title: string;
+  text: string;
+  tokens: number;
+  hash: string;
+  provenance: Provenance;
 }
 
 /** Sent under ``capabilities.experimental.contextSidecar`` in the ``initialize`` answer. */
@@ -373,6 +598,20 @@ export interface SessionAppendResult {
   headSeq: number;
   /** One per appended entry, in order; durable (fsynced) before this answer is sent. */
   appended: EntryRef[];
+}
+
+export interface SessionCompactParams {
+  sessionId: string;
+  summary: string;
+  throughSeq: number;
+  keepFromSeq?: number | null;
+}
+
+/** Params of ``session/pin``, ``session/unpin``, ``session/drop``, ``session/recover``. */
+export interface SessionControlParams {
+  sessionId: string;
+  target: ItemRef;
+  reason?: string | null;
 }
 
 export interface SessionCreateParams {
@@ -483,6 +722,61 @@ export interface SkillActivatedInput {
   hash?: string | null;
 }
 
+/** A skill's metadata (its ``SKILL.md`` frontmatter), as in the Agent Skills spec. */
+export interface SkillInfo {
+  name: string;
+  description: string;
+  /** Absolute path of the skill directory. */
+  path: string;
+  /** The skills root it was found under (e.g. ``<workspace>/.agents/skills``). */
+  root: string;
+  license?: string | null;
+  compatibility?: string | null;
+  metadata?: { [key: string]: string } | null;
+  allowedTools?: string[] | null;
+}
+
+export interface SkillReference {
+  /** Relative to the skill directory. */
+  path: string;
+  bytes: number;
+  truncated: boolean;
+}
+
+export interface SkillsActivateParams {
+  sessionId: string;
+  name: string;
+}
+
+export interface SkillsActivateResult {
+  skill: SkillInfo;
+  /** ``SKILL.md`` without its frontmatter, then each reference file, within the limits. */
+  body: string;
+  references: SkillReference[];
+  /** Blob id of the activated text (the ``hash`` recorded in the ``skillActivated`` entry). */
+  blob: string;
+  entry: EntryRef;
+  diagnostics: Diagnostic[];
+}
+
+export interface SkillsListParams {
+  sessionId: string;
+}
+
+export interface SkillsListResult {
+  skills: SkillInfo[];
+  diagnostics: Diagnostic[];
+}
+
+export interface SourceRegistration {
+  sessionId: string;
+  /**
+   * Ids of the host sources registered for the session after this call (kept in memory
+   * for the sidecar's lifetime, not in history).
+   */
+  ids: string[];
+}
+
 /** Plain text. */
 export interface TextPart {
   type: "text";
@@ -520,6 +814,14 @@ export interface ToolCallPart {
   callId: string;
   name: string;
   arguments: { [key: string]: unknown };
+}
+
+export interface ToolDefinition {
+  name: string;
+  /** @default "" */
+  description?: string;
+  /** JSON Schema of the arguments; must be an object schema. */
+  parameters?: { [key: string]: unknown };
 }
 
 /** The settled result of a tool call, matched to it by ``callId``. */
@@ -606,6 +908,28 @@ export interface ClientRequests {
   "session/rename": { params: SessionRenameParams; result: Session };
   /** Move a session to the store's trash. */
   "session/delete": { params: SessionRef; result: SessionDeleteResult };
+  /** Pin an item into the prompt. */
+  "session/pin": { params: SessionControlParams; result: SessionAppendResult };
+  /** Undo a pin. */
+  "session/unpin": { params: SessionControlParams; result: SessionAppendResult };
+  /** Keep an item out of the prompt. */
+  "session/drop": { params: SessionControlParams; result: SessionAppendResult };
+  /** Undo a drop. */
+  "session/recover": { params: SessionControlParams; result: SessionAppendResult };
+  /** Record a compaction: a summary standing for history up to a seq (nothing is deleted). */
+  "session/compact": { params: SessionCompactParams; result: SessionAppendResult };
+  /** Instruction files and skills found for a session, with diagnostics. */
+  "context/sources": { params: ContextSourcesParams; result: ContextSourcesResult };
+  /** What exactly the model would see for this turn, and why; optionally lowered. */
+  "context/assemble": { params: ContextAssembleParams; result: ContextAssembleResult };
+  /** Register a host source (RAG results, editor state) for a session's assemblies. */
+  "context/registerSource": { params: RegisterSourceParams; result: SourceRegistration };
+  /** Remove a registered host source. */
+  "context/unregisterSource": { params: HostSourceRef; result: SourceRegistration };
+  /** Skills available to a session. */
+  "skills/list": { params: SkillsListParams; result: SkillsListResult };
+  /** Load a skill's body and references; records a skillActivated entry. */
+  "skills/activate": { params: SkillsActivateParams; result: SkillsActivateResult };
   /** Count tokens of texts. */
   "tokens/count": { params: TokensCountParams; result: TokensCountResult };
   /** Capabilities, limits and live server facts. */
@@ -640,6 +964,17 @@ export const METHODS = [
   { name: "session/fork", kind: "request", direction: "clientToServer" },
   { name: "session/rename", kind: "request", direction: "clientToServer" },
   { name: "session/delete", kind: "request", direction: "clientToServer" },
+  { name: "session/pin", kind: "request", direction: "clientToServer" },
+  { name: "session/unpin", kind: "request", direction: "clientToServer" },
+  { name: "session/drop", kind: "request", direction: "clientToServer" },
+  { name: "session/recover", kind: "request", direction: "clientToServer" },
+  { name: "session/compact", kind: "request", direction: "clientToServer" },
+  { name: "context/sources", kind: "request", direction: "clientToServer" },
+  { name: "context/assemble", kind: "request", direction: "clientToServer" },
+  { name: "context/registerSource", kind: "request", direction: "clientToServer" },
+  { name: "context/unregisterSource", kind: "request", direction: "clientToServer" },
+  { name: "skills/list", kind: "request", direction: "clientToServer" },
+  { name: "skills/activate", kind: "request", direction: "clientToServer" },
   { name: "tokens/count", kind: "request", direction: "clientToServer" },
   { name: "server/info", kind: "request", direction: "clientToServer" },
   { name: "server/ping", kind: "request", direction: "clientToServer" },

@@ -12,6 +12,7 @@ import xxhash
 from protocol.methods import ALL_METHODS
 from protocol.server import PROTOCOL_VERSION, Limits, ServerCapabilities, ServerInfo
 from sidecar import __version__
+from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.ids import now_iso
 from sidecar.store import Store
@@ -30,9 +31,13 @@ class SidecarState:
     store: Store
     tokenizers: Tokenizers
     limits: Limits
+    context: ContextService = field(init=False)
     started_at: str = field(default_factory=now_iso)
     initialized: bool = False
     client_pid: int | None = None
+
+    def __post_init__(self) -> None:
+        self.context = ContextService(self.store, self.tokenizers)
 
     @cached_property
     def schema_hash(self) -> str:

@@ -39,6 +39,7 @@ from sidecar.errors import (
 )
 from sidecar.ids import new_id, now_iso
 from sidecar.jsonbytes import dumps_bytes
+from sidecar.store.history import HistoryIndex, HistoryView
 from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic
 from sidecar.store.token_counts import CountFn, TokenCountCache
 
@@ -72,6 +73,7 @@ class _State:
     last_time: str | None
     size: int
     tokens: TokenCountCache
+    index: HistoryIndex = field(default_factory=HistoryIndex)
     write_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
@@ -161,7 +163,7 @@ class SessionStore:
                     f"session {session_id}: entry {i} has seq {record.get('seq')!r}",
                     details={"sessionId": session_id, "line": i},
                 )
-        return _State(
+        state = _State(
             meta=meta,
             dir=sdir,
             log=log,
@@ -171,6 +173,8 @@ class SessionStore:
             size=log.size if log is not None else sum(len(x) + 1 for x in loaded.lines),
             tokens=TokenCountCache(sdir),
         )
+        state.index.add(loaded.records, 1)
+        return state
 
     def _session(self, state: _State) -> Session:
         meta = state.meta
@@ -341,6 +345,7 @@ class SessionStore:
                     details={"sessionId": session_id, "headSeq": head},
                 )
             refs: list[dict[str, Any]] = []
+            records: list[dict[str, Any]] = []
             lines: list[bytes] = []
             hashes: list[str] = []
             time = now_iso()
@@ -351,7 +356,8 @@ class SessionStore:
                 digest = content_hash(body)
                 ref = {"seq": seq, "id": new_id("ent"), "time": time, "hash": digest}
                 refs.append(ref)
-                lines.append(dumps_bytes({**ref, **body}))
+                records.append({**ref, **body})
+                lines.append(dumps_bytes(records[-1]))
                 hashes.append(digest)
             payload = b"".join(line + b"\n" for line in lines)
             log = state.log
@@ -359,6 +365,7 @@ class SessionStore:
 
             async def commit() -> None:
                 await anyio.to_thread.run_sync(log.append, payload)
+                state.index.add(records, head + 1)
                 state.lines.extend(lines)
                 state.hashes.extend(hashes)
                 state.last_time = time
@@ -401,6 +408,16 @@ class SessionStore:
             return [json.loads(state.lines[seqs[i] - 1]) for i in indexes]
 
         return state.tokens.counts(tokenizer, hashes, records, count)
+
+    def history(self, session_id: str, tokenizer: str, count: CountFn) -> HistoryView:
+        """A view of the history at its current head with token counts for ``tokenizer``
+        (blocking when counts are missing: call from a worker thread)."""
+        state = self._state(session_id)
+        head = state.head
+        tokens = state.index.sync_tokens(
+            tokenizer, head, state.hashes, state.lines, state.tokens, count
+        )
+        return HistoryView(head, state.index, state.lines, tokens)
 
     def close(self) -> None:
         for state in self._states.values():

@@ -3,6 +3,20 @@
 -- Generated from the protocol schema. Do not edit: regenerate with
 -- `python -m protocol.export`.
 
+--- A place where the prefix before it is expected to be cached.
+---@class context_sidecar.CacheBreakpoint
+---@field location "tools"|"system"|"message"
+---@field messageIndex? integer # For ``message``: index in ``messages`` whose last block carries the marker.
+---@field ttl? "5m"|"1h" # Anthropic marker TTL; ``null`` for providers that cache automatically.
+---@field prefixTokens integer # Tokens from the start of the request up to and including this point.
+---@field reason string
+
+---@class context_sidecar.CompactionAdvice
+---@field advised boolean
+---@field transcriptTokens integer # Tokens of the whole candidate transcript (after the latest compaction).
+---@field thresholdTokens integer # 92% of the available input.
+---@field keepFromSeq? integer # A suggested ``keepFromSeq``: the start of the newest ~20k tokens, on a user turn.
+
 ---@class context_sidecar.CompactionEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
 ---@field kind "compaction"
@@ -28,6 +42,60 @@
 
 --- The values of context_sidecar.ContentPart's `type` tag.
 ---@alias context_sidecar.ContentPartKind "text"|"image"|"toolCall"|"toolResult"|"reasoning"
+
+---@class context_sidecar.ContextAssembleParams
+---@field sessionId string
+---@field userTurn context_sidecar.ContentPart[] # The turn being asked now (not yet in history).
+---@field profile? context_sidecar.PromptProfile
+---@field tools? context_sidecar.ToolDefinition[]
+---@field sources? context_sidecar.HostSource[]
+---@field cwd? string
+---@field mentionedPaths? string[]
+---@field lowerTo? "anthropic-messages"|"openai-chat"|"openai-responses"|"gemini"|"system-as-user" # Also return the provider request body.
+---@field reuseInstructions? table<string, string> # Instruction path -> hash the provider has already cached: an unchanged file is sent as a one-line "unchanged, text omitted" note (HistoryReuse).
+---@field date? string # The day shown in the environment block; default: today (UTC).
+
+---@class context_sidecar.ContextAssembleResult
+---@field system context_sidecar.Section[]
+---@field messages context_sidecar.PromptMessage[]
+---@field tools context_sidecar.ToolDefinition[]
+---@field ledger context_sidecar.LedgerItem[]
+---@field dashboard context_sidecar.Dashboard
+---@field cacheBreakpoints context_sidecar.CacheBreakpoint[]
+---@field tokenizer string
+---@field modelLimits context_sidecar.ModelLimits
+---@field compaction context_sidecar.CompactionAdvice
+---@field instructionsDiff context_sidecar.InstructionsDiff
+---@field diagnostics context_sidecar.Diagnostic[]
+---@field throughSeq integer # The session head this prompt was assembled from.
+---@field body? table<string, any> # The provider request body, when ``lowerTo`` was given.
+
+---@class context_sidecar.ContextSourcesParams
+---@field sessionId string
+---@field cwd? string # Absolute directory inside a workspace root; default: the session's primary root.
+---@field mentionedPaths? string[] # Workspace-relative paths the turn mentions; nested instruction files apply to them.
+
+---@class context_sidecar.ContextSourcesResult
+---@field projectRoot string
+---@field instructions context_sidecar.InstructionFile[]
+---@field skills context_sidecar.SkillInfo[]
+---@field diagnostics context_sidecar.Diagnostic[]
+
+---@class context_sidecar.Dashboard
+---@field window integer
+---@field reservedOutput integer
+---@field availableInput integer
+---@field used integer
+---@field free integer
+---@field categories table<string, integer> # Tokens per category: system, tools, instructions, skills, pinned, host, summary, transcript, userTurn.  They add up to ``used``.
+---@field summary string # One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``.
+
+--- A problem found while reading a source; the source is skipped, never fatal.
+---@class context_sidecar.Diagnostic
+---@field severity "warning"|"error"
+---@field code string # Dotted, e.g. ``instructions.oversized``, ``skills.invalid_frontmatter``.
+---@field path string
+---@field message string
 
 ---@class context_sidecar.DropEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -79,12 +147,45 @@
 ---@field sessionId string
 ---@field atSeq integer
 
+---@class context_sidecar.HistoryWindow
+---@field maxMessages? integer # Most transcript messages kept, counted over whole groups (default: no cap).
+---@field maxTokens? integer # Most transcript tokens kept (default: whatever the budget allows).
+
+--- A section supplied by the host (RAG results, editor state, ...).
+---@class context_sidecar.HostSource
+---@field id string
+---@field title? string
+---@field text string
+---@field priority? integer # Higher is selected first among host sources.
+
+---@class context_sidecar.HostSourceRef
+---@field sessionId string
+---@field id string
+
 --- An image held in the blob store (see ``blob/read``).
 ---@class context_sidecar.ImagePart
 ---@field type "image"
 ---@field blob string # Git object id of the image bytes in the blob store.
 ---@field mediaType string # MIME type, e.g. ``image/png``.
 ---@field alt? string
+
+--- One project-instruction file (AGENTS.md and friends) found for a workspace.
+---@class context_sidecar.InstructionFile
+---@field path string # Workspace-relative path, ``/``-separated.
+---@field scope string # Directory (workspace-relative, ``.`` for the root) the file applies to.
+---@field hash string # xxh3-128 of the full file, even when the text is cut at the size cap.
+---@field bytes integer
+---@field truncated boolean
+---@field applies boolean # The root file always applies; a nested one when a mentioned or pinned path is in scope.
+---@field reason string
+
+--- How the instruction files changed since this session's previous assembly.
+---@class context_sidecar.InstructionsDiff
+---@field added? string[]
+---@field removed? string[]
+---@field changed? string[]
+---@field unreadable? string[]
+---@field oversized? string[]
 
 --- What a pin / unpin / drop / recover acts on.
 ---
@@ -97,6 +198,16 @@
 ---@field fromSeq? integer
 ---@field throughSeq? integer
 ---@field itemId? string
+
+---@class context_sidecar.LedgerItem
+---@field itemId string # Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns.
+---@field kind "harness"|"instruction"|"skill"|"pin"|"host"|"summary"|"transcript"|"userTurn"|"tool"
+---@field visibility "visible"|"pinned"|"candidate"|"archived"|"dropped"|"blocked"|"summaryOnly"
+---@field reason string
+---@field tokens integer
+---@field locator? string
+---@field fromSeq? integer
+---@field throughSeq? integer
 
 ---@class context_sidecar.Limits
 ---@field maxMessageBytes integer # Largest JSON-RPC body accepted; larger ones are answered with ``request.too_large``.
@@ -124,6 +235,12 @@
 ---@field role "user"|"assistant"|"system"
 ---@field content context_sidecar.ContentPart[]
 ---@field name? string # Optional author name (multi-agent hosts).
+
+---@class context_sidecar.ModelLimits
+---@field model string
+---@field window integer
+---@field maxOutput integer
+---@field source "profile"|"table"|"fallback"
 
 ---@class context_sidecar.NoteEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -165,6 +282,32 @@
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
 
+---@class context_sidecar.PromptMessage
+---@field role "user"|"assistant"
+---@field content context_sidecar.ContentPart[]
+---@field tokens integer
+---@field provenance context_sidecar.Provenance[]
+
+--- How to assemble: the model and its limits, the history window, fragment overrides.
+---@class context_sidecar.PromptProfile
+---@field provider? "anthropic"|"openai"|"gemini"|"other"
+---@field model? string
+---@field window? integer # Context window override; default from the shipped model table.
+---@field maxOutput? integer # Output tokens reserved; default from the model table.
+---@field historyWindow? context_sidecar.HistoryWindow
+---@field fragments? table<string, string|nil> # Replace a prompt fragment's text by id, or disable it with ``null``.
+---@field searchMode? string
+---@field cacheTtl? "5m"|"1h" # TTL for Anthropic cache markers on the stable prefix (tools, system).
+---@field skillsCatalogShare? number # Share of the window the skills catalog may use.
+
+--- Where a section or message came from.
+---@class context_sidecar.Provenance
+---@field kind "fragment"|"environment"|"instruction"|"skillCatalog"|"skill"|"pin"|"host"|"summary"|"transcript"|"interruption"|"userTurn"
+---@field id string
+---@field path? string
+---@field fromSeq? integer
+---@field throughSeq? integer
+
 --- Model reasoning ("thinking") text; ``signature`` is opaque provider data kept verbatim.
 ---@class context_sidecar.ReasoningPart
 ---@field type "reasoning"
@@ -187,6 +330,19 @@
 ---@field kind "recover"
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
+
+---@class context_sidecar.RegisterSourceParams
+---@field sessionId string
+---@field source context_sidecar.HostSource
+
+---@class context_sidecar.Section
+---@field id string
+---@field category "system"|"tools"|"instructions"|"skills"|"pinned"|"host"|"summary"|"transcript"|"userTurn"
+---@field title string
+---@field text string
+---@field tokens integer
+---@field hash string
+---@field provenance context_sidecar.Provenance
 
 --- Sent under ``capabilities.experimental.contextSidecar`` in the ``initialize`` answer.
 ---@class context_sidecar.ServerCapabilities
@@ -242,6 +398,18 @@
 ---@class context_sidecar.SessionAppendResult
 ---@field headSeq integer
 ---@field appended context_sidecar.EntryRef[] # One per appended entry, in order; durable (fsynced) before this answer is sent.
+
+---@class context_sidecar.SessionCompactParams
+---@field sessionId string
+---@field summary string
+---@field throughSeq integer
+---@field keepFromSeq? integer
+
+--- Params of ``session/pin``, ``session/unpin``, ``session/drop``, ``session/recover``.
+---@class context_sidecar.SessionControlParams
+---@field sessionId string
+---@field target context_sidecar.ItemRef
+---@field reason? string
 
 ---@class context_sidecar.SessionCreateParams
 ---@field title? string
@@ -312,6 +480,45 @@
 ---@field path? string
 ---@field hash? string
 
+--- A skill's metadata (its ``SKILL.md`` frontmatter), as in the Agent Skills spec.
+---@class context_sidecar.SkillInfo
+---@field name string
+---@field description string
+---@field path string # Absolute path of the skill directory.
+---@field root string # The skills root it was found under (e.g. ``<workspace>/.agents/skills``).
+---@field license? string
+---@field compatibility? string
+---@field metadata? table<string, string>
+---@field allowedTools? string[]
+
+---@class context_sidecar.SkillReference
+---@field path string # Relative to the skill directory.
+---@field bytes integer
+---@field truncated boolean
+
+---@class context_sidecar.SkillsActivateParams
+---@field sessionId string
+---@field name string
+
+---@class context_sidecar.SkillsActivateResult
+---@field skill context_sidecar.SkillInfo
+---@field body string # ``SKILL.md`` without its frontmatter, then each reference file, within the limits.
+---@field references context_sidecar.SkillReference[]
+---@field blob string # Blob id of the activated text (the ``hash`` recorded in the ``skillActivated`` entry).
+---@field entry context_sidecar.EntryRef
+---@field diagnostics context_sidecar.Diagnostic[]
+
+---@class context_sidecar.SkillsListParams
+---@field sessionId string
+
+---@class context_sidecar.SkillsListResult
+---@field skills context_sidecar.SkillInfo[]
+---@field diagnostics context_sidecar.Diagnostic[]
+
+---@class context_sidecar.SourceRegistration
+---@field sessionId string
+---@field ids string[] # Ids of the host sources registered for the session after this call (kept in memory for the sidecar's lifetime, not in history).
+
 --- Plain text.
 ---@class context_sidecar.TextPart
 ---@field type "text"
@@ -338,6 +545,11 @@
 ---@field callId string
 ---@field name string
 ---@field arguments table<string, any>
+
+---@class context_sidecar.ToolDefinition
+---@field name string
+---@field description? string
+---@field parameters? table<string, any> # JSON Schema of the arguments; must be an object schema.
 
 --- The settled result of a tool call, matched to it by ``callId``.
 ---@class context_sidecar.ToolResultPart
@@ -391,12 +603,23 @@
 ---@field ["session/fork"] { params: context_sidecar.SessionForkParams, result: context_sidecar.Session } # Copy a session's history up to a seq into a new session.
 ---@field ["session/rename"] { params: context_sidecar.SessionRenameParams, result: context_sidecar.Session } # Retitle a session.
 ---@field ["session/delete"] { params: context_sidecar.SessionRef, result: context_sidecar.SessionDeleteResult } # Move a session to the store's trash.
+---@field ["session/pin"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Pin an item into the prompt.
+---@field ["session/unpin"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Undo a pin.
+---@field ["session/drop"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Keep an item out of the prompt.
+---@field ["session/recover"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Undo a drop.
+---@field ["session/compact"] { params: context_sidecar.SessionCompactParams, result: context_sidecar.SessionAppendResult } # Record a compaction: a summary standing for history up to a seq (nothing is deleted).
+---@field ["context/sources"] { params: context_sidecar.ContextSourcesParams, result: context_sidecar.ContextSourcesResult } # Instruction files and skills found for a session, with diagnostics.
+---@field ["context/assemble"] { params: context_sidecar.ContextAssembleParams, result: context_sidecar.ContextAssembleResult } # What exactly the model would see for this turn, and why; optionally lowered.
+---@field ["context/registerSource"] { params: context_sidecar.RegisterSourceParams, result: context_sidecar.SourceRegistration } # Register a host source (RAG results, editor state) for a session's assemblies.
+---@field ["context/unregisterSource"] { params: context_sidecar.HostSourceRef, result: context_sidecar.SourceRegistration } # Remove a registered host source.
+---@field ["skills/list"] { params: context_sidecar.SkillsListParams, result: context_sidecar.SkillsListResult } # Skills available to a session.
+---@field ["skills/activate"] { params: context_sidecar.SkillsActivateParams, result: context_sidecar.SkillsActivateResult } # Load a skill's body and references; records a skillActivated entry.
 ---@field ["tokens/count"] { params: context_sidecar.TokensCountParams, result: context_sidecar.TokensCountResult } # Count tokens of texts.
 ---@field ["server/info"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerInfo } # Capabilities, limits and live server facts.
 ---@field ["server/ping"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerPingResult } # Trivial round trip.
 ---@field ["server/sleep"] { params: context_sidecar.ServerSleepParams, result: context_sidecar.ServerSleepResult } # Answer after a delay (cancellable); for testing client timeouts and cancellation.
 
----@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 --- Notifications the client sends, by method name.
 ---@class context_sidecar.ClientNotifications
@@ -413,11 +636,11 @@
 
 ---@alias context_sidecar.ServerNotificationMethod nil
 
----@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "79b582f37c12ec5267dde5aa70485825",
+  SCHEMA_HASH = "4ae57a66a33d4c2e10caf18ef2a8080e",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
@@ -427,6 +650,17 @@ return {
     { name = "session/fork", kind = "request", direction = "clientToServer" },
     { name = "session/rename", kind = "request", direction = "clientToServer" },
     { name = "session/delete", kind = "request", direction = "clientToServer" },
+    { name = "session/pin", kind = "request", direction = "clientToServer" },
+    { name = "session/unpin", kind = "request", direction = "clientToServer" },
+    { name = "session/drop", kind = "request", direction = "clientToServer" },
+    { name = "session/recover", kind = "request", direction = "clientToServer" },
+    { name = "session/compact", kind = "request", direction = "clientToServer" },
+    { name = "context/sources", kind = "request", direction = "clientToServer" },
+    { name = "context/assemble", kind = "request", direction = "clientToServer" },
+    { name = "context/registerSource", kind = "request", direction = "clientToServer" },
+    { name = "context/unregisterSource", kind = "request", direction = "clientToServer" },
+    { name = "skills/list", kind = "request", direction = "clientToServer" },
+    { name = "skills/activate", kind = "request", direction = "clientToServer" },
     { name = "tokens/count", kind = "request", direction = "clientToServer" },
     { name = "server/info", kind = "request", direction = "clientToServer" },
     { name = "server/ping", kind = "request", direction = "clientToServer" },

@@ -1,0 +1,627 @@
+"""Selection within the budget, ledger, dashboard, cache breakpoints (DESIGN.md §4 stages 5-6).
+
+``assemble`` is pure and deterministic: everything it reads is in :class:`AssemblyInputs`
+(gathered by ``sidecar.context.service``), so the same inputs give a byte-identical prompt.
+
+Selection fills ``available input = window - reserved output - margin`` in priority order:
+harness (fragments, environment), tools, the current user turn (never evicted: if it alone
+does not fit, the answer is ``context.budget_exceeded``), pins, project instructions (closest
+first), activated skills, the skills catalog, host sources (by priority), the compaction
+summary, then the transcript newest to oldest by whole groups, bounded by the history window,
+and finally trimmed so it starts on a user turn.  An item larger than the whole budget is
+``blocked``; one that no longer fits is a ``candidate``; nothing is ever truncated.
+
+Rendering order is stable-first for prompt caching: tools, then the system sections
+(fragments, environment, instructions root-first, skills, pins, host sources, summary), then
+the transcript in chronological order and the user turn last.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import xxhash
+
+from protocol.context import ModelLimits, PromptProfile
+from protocol.errors import ErrorCode
+from sidecar.context.controls import ControlState
+from sidecar.context.limits import available_input, cache_rules
+from sidecar.context.tokens import Tokenizer, count_entries
+from sidecar.context.transcript import Group, TranscriptRange, iter_groups
+from sidecar.errors import InvalidRequestError
+from sidecar.store.history import HistoryView
+
+__all__ = ["AUTO_COMPACT_SHARE", "AssemblyInputs", "SectionInput", "assemble", "item_id"]
+
+#: Share of the available input at which compaction is advised (thndrs: 92).
+AUTO_COMPACT_SHARE = 0.92
+#: Recent transcript tokens a compaction should keep verbatim (thndrs/Codex: 20,000).
+KEEP_RECENT_TOKENS = 20_000
+
+
+def item_id(kind: str, key: str) -> str:
+    """Stable ledger id: ``ctx_<kind>_<16 hex>``."""
+    return f"ctx_{kind}_{xxhash.xxh3_64_hexdigest(key.encode())}"
+
+
+@dataclass(frozen=True, slots=True)
+class SectionInput:
+    """A candidate system section before selection."""
+
+    id: str
+    category: str
+    title: str
+    text: str
+    provenance: dict[str, Any]
+    ledger_kind: str
+    locator: str | None = None
+    priority: int = 0
+    pinned: bool = False
+
+
+@dataclass(slots=True)
+class AssemblyInputs:
+    profile: PromptProfile
+    limits: ModelLimits
+    tokenizer: Tokenizer
+    view: HistoryView
+    controls: ControlState
+    harness: list[SectionInput]
+    instructions: list[tuple[SectionInput, int]]
+    """(section, depth), root first."""
+    activated_skills: list[SectionInput]
+    skills_catalog: SectionInput | None
+    pinned: list[SectionInput]
+    host: list[SectionInput]
+    tools: list[dict[str, Any]]
+    user_turn: list[dict[str, Any]]
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    instructions_diff: dict[str, Any] = field(default_factory=dict)
+    catalog_omitted: list[str] = field(default_factory=list)
+
+
+@lru_cache(maxsize=4096)
+def _count_cached(tokenizer_id: str, digest: str, text: str, tokenizer: Tokenizer) -> int:
+    return tokenizer.count(text)
+
+
+class _Budget:
+    def __init__(self, available: int) -> None:
+        self.available = available
+        self.remaining = available
+        self.categories: dict[str, int] = defaultdict(int)
+
+    def take(self, tokens: int, category: str, *, force: bool = False) -> tuple[str, str]:
+        """Try to spend ``tokens``; return (visibility, reason)."""
+        if tokens > self.available:
+            return "blocked", f"larger than the whole input budget ({tokens} > {self.available})"
+        if tokens > self.remaining and not force:
+            return "candidate", f"does not fit in the remaining budget ({self.remaining} left)"
+        self.remaining -= tokens
+        self.categories[category] += tokens
+        return "visible", ""
+
+
+class _Assembler:
+    def __init__(self, inp: AssemblyInputs) -> None:
+        self.inp = inp
+        self.tok = inp.tokenizer
+        self.budget = _Budget(available_input(inp.limits))
+        self.ledger: list[dict[str, Any]] = []
+        self.sections: dict[str, dict[str, Any]] = {}
+
+    # --- counting --------------------------------------------------------------------------
+
+    def count_text(self, text: str) -> int:
+        digest = xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
+        return _count_cached(self.tok.info.id, digest, text, self.tok)
+
+    def count_message(self, message: dict[str, Any]) -> int:
+        return count_entries(self.tok, [{"kind": "message", "content": message["content"]}])[0]
+
+    # --- ledger ----------------------------------------------------------------------------
+
+    def record(
+        self,
+        kind: str,
+        key: str,
+        visibility: str,
+        reason: str,
+        tokens: int,
+        locator: str | None = None,
+        first: int | None = None,
+        last: int | None = None,
+    ) -> None:
+        item: dict[str, Any] = {
+            "itemId": item_id(kind, key),
+            "kind": kind,
+            "visibility": visibility,
+            "reason": reason,
+            "tokens": tokens,
+        }
+        if locator is not None:
+            item["locator"] = locator
+        if first is not None:
+            item["fromSeq"], item["throughSeq"] = first, last
+        self.ledger.append(item)
+
+    def offer(self, section: SectionInput, reason: str, *, force: bool = False) -> None:
+        tokens = self.count_text(section.text)
+        if self.inp.controls.is_dropped(
+            section.ledger_kind, section.locator, item_id(section.ledger_kind, section.id)
+        ):
+            self.record(
+                section.ledger_kind,
+                section.id,
+                "dropped",
+                "dropped by a drop entry",
+                tokens,
+                section.locator,
+            )
+            return
+        visibility, why = self.budget.take(tokens, section.category, force=force)
+        if visibility == "visible":
+            if section.pinned:
+                visibility = "pinned"
+            self.sections[section.id] = {
+                "id": section.id,
+                "category": section.category,
+                "title": section.title,
+                "text": section.text,
+                "tokens": tokens,
+                "hash": xxhash.xxh3_128_hexdigest(section.text.encode("utf-8", "surrogatepass")),
+                "provenance": section.provenance,
+            }
+            why = reason
+        self.record(section.ledger_kind, section.id, visibility, why, tokens, section.locator)
+
+    # --- stages ----------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        inp = self.inp
+        for section in inp.harness:
+            self.offer(section, "harness: always first")
+        tools = self._tools()
+        user_msg = self._user_turn()
+        for section in inp.pinned:
+            self.offer(section, "pinned")
+        pinned_groups = self._pinned_groups()
+        for section, _depth in sorted(inp.instructions, key=lambda sd: -sd[1]):
+            self.offer(section, "project instruction that applies here")
+        for section in inp.activated_skills:
+            self.offer(section, "skill activated in this session")
+        if inp.skills_catalog is not None:
+            self.offer(inp.skills_catalog, "skills catalog (metadata only)")
+        for name in inp.catalog_omitted:
+            self.record(
+                "skill",
+                f"catalog:{name}",
+                "candidate",
+                "left out of the skills catalog: over its share of the window",
+                0,
+                name,
+            )
+        for section in sorted(inp.host, key=lambda s: (-s.priority, s.id)):
+            self.offer(section, f"host source (priority {section.priority})")
+        self._summary()
+        groups, advice = self._transcript(pinned_groups)
+        messages = [m for g in groups for m in g.messages] + [user_msg]
+        system = self._system_order()
+        return self._result(system, messages, tools, advice)
+
+    def _tools(self) -> list[dict[str, Any]]:
+        kept: list[dict[str, Any]] = []
+        for tool in self.inp.tools:
+            text = json.dumps(tool, sort_keys=True, separators=(",", ":"))
+            tokens = self.count_text(text)
+            visibility, why = self.budget.take(tokens, "tools")
+            if visibility == "visible":
+                kept.append(tool)
+                why = "tool offered to the model"
+            self.record("tool", tool["name"], visibility, why, tokens, tool["name"])
+        return kept
+
+    def _user_turn(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {
+            "role": "user",
+            "content": self.inp.user_turn,
+            "tokens": 0,
+            "provenance": [{"kind": "userTurn", "id": "userTurn"}],
+        }
+        msg["tokens"] = self.count_message(msg)
+        if msg["tokens"] > self.budget.remaining:
+            raise InvalidRequestError(
+                ErrorCode.BUDGET_EXCEEDED,
+                f"the user turn alone ({msg['tokens']} tokens) does not fit in the "
+                f"{self.budget.remaining} tokens left of the input budget",
+                details={
+                    "userTurnTokens": msg["tokens"],
+                    "remaining": self.budget.remaining,
+                    "availableInput": self.budget.available,
+                },
+            )
+        self.budget.take(msg["tokens"], "userTurn")
+        self.record(
+            "userTurn", "userTurn", "visible", "the current user turn: never evicted", msg["tokens"]
+        )
+        return msg
+
+    def _candidate_range(self) -> TranscriptRange:
+        head = self.inp.view.head
+        compaction = self.inp.controls.compaction
+        if compaction is None:
+            return TranscriptRange(((1, head),)) if head else TranscriptRange(())
+        through = compaction["throughSeq"]
+        keep = compaction.get("keepFromSeq")
+        spans = []
+        if keep is not None and keep <= through:
+            spans.append((max(keep, 1), through))
+        if through < head:
+            spans.append((through + 1, head))
+        return TranscriptRange(tuple(spans))
+
+    def _pinned_groups(self) -> list[Group]:
+        pinned = self.inp.controls.pinned_seqs
+        if not pinned:
+            return []
+        candidate = self._candidate_range()
+        spans = _spans(
+            sorted(
+                s
+                for s in pinned
+                if candidate.contains(s) and s not in self.inp.controls.dropped_seqs
+            )
+        )
+        out: list[Group] = []
+        for group in iter_groups(
+            self.inp.view,
+            TranscriptRange(spans),
+            self.inp.controls.dropped_seqs.__contains__,
+            self.count_message,
+        ):
+            visibility, why = self.budget.take(group.tokens, "pinned")
+            key = f"transcript:{group.first_id}"
+            if visibility == "visible":
+                out.append(group)
+                visibility, why = "pinned", "pinned transcript range"
+            self.record(
+                "transcript",
+                key,
+                visibility,
+                why,
+                group.tokens,
+                first=group.first_seq,
+                last=group.last_seq,
+            )
+        return out
+
+    def _summary(self) -> None:
+        compaction = self.inp.controls.compaction
+        if compaction is None:
+            return
+        text = (
+            "<conversation-checkpoint><summary>"
+            f"{compaction['summary']}"
+            "</summary></conversation-checkpoint>"
+        )
+        section = SectionInput(
+            id=f"summary:{compaction['seq']}",
+            category="summary",
+            title="Conversation checkpoint",
+            text=text,
+            provenance={
+                "kind": "summary",
+                "id": compaction["id"],
+                "fromSeq": 1,
+                "throughSeq": compaction["throughSeq"],
+            },
+            ledger_kind="summary",
+        )
+        self.offer(section, "latest compaction summary")
+        keep = compaction.get("keepFromSeq")
+        archived_to = (
+            (keep - 1)
+            if keep is not None and keep <= compaction["throughSeq"]
+            else compaction["throughSeq"]
+        )
+        if archived_to >= 1:
+            self.record(
+                "transcript",
+                f"archived:1-{archived_to}",
+                "summaryOnly",
+                f"represented by the compaction summary (entry {compaction['seq']})",
+                self.inp.view.tokens_between(1, archived_to),
+                first=1,
+                last=archived_to,
+            )
+
+    def _transcript(self, pinned: list[Group]) -> tuple[list[Group], dict[str, Any]]:
+        inp = self.inp
+        window = inp.profile.history_window
+        max_messages = window.max_messages
+        max_tokens = window.max_tokens
+        candidate = self._candidate_range()
+        pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}
+        controls = inp.controls
+
+        def hidden(seq: int) -> bool:
+            return seq in controls.dropped_seqs or seq in pinned_seqs
+
+        for target in controls.dropped.values():
+            if target["kind"] == "range":
+                self.record(
+                    "transcript",
+                    f"dropped:{target['fromSeq']}-{target['throughSeq']}",
+                    "dropped",
+                    "dropped by a drop entry",
+                    inp.view.tokens_between(target["fromSeq"], target["throughSeq"]),
+                    first=target["fromSeq"],
+                    last=target["throughSeq"],
+                )
+
+        chosen: list[Group] = []
+        messages = tokens = 0
+        recent = 0
+        keep_from: int | None = None
+        stopped: Group | None = None
+        stop_reason = ""
+        for group in iter_groups(inp.view, candidate, hidden, self.count_message):
+            if controls.is_dropped(
+                "transcript", None, item_id("transcript", f"transcript:{group.first_id}")
+            ):
+                self.record(
+                    "transcript",
+                    f"transcript:{group.first_id}",
+                    "dropped",
+                    "dropped by a drop entry",
+                    group.tokens,
+                    first=group.first_seq,
+                    last=group.last_seq,
+                )
+                continue
+            if recent < KEEP_RECENT_TOKENS:
+                recent += group.tokens
+                if group.starts_on_user_turn:
+                    keep_from = group.first_seq
+            if max_messages is not None and messages + len(group.messages) > max_messages:
+                stopped, stop_reason = (
+                    group,
+                    f"outside the history window ({max_messages} messages)",
+                )
+                break
+            if max_tokens is not None and tokens + group.tokens > max_tokens:
+                stopped, stop_reason = group, f"outside the history window ({max_tokens} tokens)"
+                break
+            visibility, why = self.budget.take(group.tokens, "transcript")
+            if visibility != "visible":
+                stopped, stop_reason = (
+                    group,
+                    (why if visibility == "blocked" else "older than what fits in the budget"),
+                )
+                if visibility == "blocked":
+                    self.record(
+                        "transcript",
+                        f"transcript:{group.first_id}",
+                        "blocked",
+                        why,
+                        group.tokens,
+                        first=group.first_seq,
+                        last=group.last_seq,
+                    )
+                    stopped = None  # a blocked group does not end the walk for older ones
+                    continue
+                break
+            chosen.append(group)
+            messages += len(group.messages)
+            tokens += group.tokens
+        # the history must start on a user turn
+        while chosen and not chosen[-1].starts_on_user_turn:
+            dropped = chosen.pop()
+            self.budget.remaining += dropped.tokens
+            self.budget.categories["transcript"] -= dropped.tokens
+            self.record(
+                "transcript",
+                f"transcript:{dropped.first_id}",
+                "candidate",
+                "left out so the history starts on a user turn",
+                dropped.tokens,
+                first=dropped.first_seq,
+                last=dropped.last_seq,
+            )
+        for group in chosen:
+            reason = (
+                "interrupted tool call shown as a note"
+                if group.interrupted
+                else "recent conversation within the budget"
+            )
+            self.record(
+                "transcript",
+                f"transcript:{group.first_id}",
+                "visible",
+                reason,
+                group.tokens,
+                first=group.first_seq,
+                last=group.last_seq,
+            )
+        if stopped is not None:
+            first_candidate = candidate.spans[0][0] if candidate.spans else 1
+            self.record(
+                "transcript",
+                f"older:{first_candidate}-{stopped.last_seq}",
+                "candidate",
+                stop_reason,
+                inp.view.tokens_between(first_candidate, stopped.last_seq),
+                first=first_candidate,
+                last=stopped.last_seq,
+            )
+        transcript_tokens = sum(inp.view.tokens_between(a, b) for a, b in candidate.spans)
+        if controls.compaction is not None and candidate.contains(controls.compaction["seq"]):
+            transcript_tokens -= inp.view.tokens(controls.compaction["seq"])
+        threshold = int(self.budget.available * AUTO_COMPACT_SHARE)
+        advice: dict[str, Any] = {
+            "advised": transcript_tokens > threshold,
+            "transcriptTokens": transcript_tokens,
+            "thresholdTokens": threshold,
+        }
+        if keep_from is not None:
+            advice["keepFromSeq"] = keep_from
+        ordered = sorted(chosen + pinned, key=lambda g: g.first_seq)
+        return ordered, advice
+
+    def _system_order(self) -> list[dict[str, Any]]:
+        inp = self.inp
+        order: list[SectionInput] = list(inp.harness)
+        order += [s for s, _ in inp.instructions]
+        if inp.skills_catalog is not None:
+            order.append(inp.skills_catalog)
+        order += inp.activated_skills + inp.pinned
+        order += sorted(inp.host, key=lambda s: (-s.priority, s.id))
+        if inp.controls.compaction is not None:
+            order.append(
+                SectionInput(
+                    id=f"summary:{inp.controls.compaction['seq']}",
+                    category="summary",
+                    title="",
+                    text="",
+                    provenance={},
+                    ledger_kind="summary",
+                )
+            )
+        return [self.sections[s.id] for s in order if s.id in self.sections]
+
+    def _breakpoints(
+        self,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
+        profile = self.inp.profile
+        rules = cache_rules(profile.provider, profile.model)
+        tools_tokens = self.budget.categories["tools"]
+        system_tokens = sum(s["tokens"] for s in system)
+        prefix = tools_tokens + system_tokens
+        stable_ttl = profile.cache_ttl if rules.markers else None
+        message_ttl = "5m" if rules.markers else None
+        points: list[dict[str, Any]] = []
+        if tools:
+            points.append(
+                {
+                    "location": "tools",
+                    "prefixTokens": tools_tokens,
+                    "ttl": stable_ttl,
+                    "reason": "end of the tool catalog",
+                }
+            )
+        if system:
+            points.append(
+                {
+                    "location": "system",
+                    "prefixTokens": prefix,
+                    "ttl": stable_ttl,
+                    "reason": "end of the system prompt",
+                }
+            )
+        running = prefix
+        for index, message in enumerate(messages):
+            running += message["tokens"]
+            if index == len(messages) - 2:
+                points.append(
+                    {
+                        "location": "message",
+                        "messageIndex": index,
+                        "prefixTokens": running,
+                        "ttl": message_ttl,
+                        "reason": "end of the transcript before the new turn",
+                    }
+                )
+            elif index == len(messages) - 1:
+                points.append(
+                    {
+                        "location": "message",
+                        "messageIndex": index,
+                        "prefixTokens": running,
+                        "ttl": message_ttl,
+                        "reason": "the new turn: written now, read by the next turn",
+                    }
+                )
+        kept = [p for p in points if p["prefixTokens"] >= rules.min_tokens]
+        kept = kept[-rules.max_breakpoints :]
+        for point in kept:
+            if point["ttl"] is None:
+                del point["ttl"]
+        return kept
+
+    def _result(
+        self,
+        system: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        advice: dict[str, Any],
+    ) -> dict[str, Any]:
+        inp = self.inp
+        categories = {
+            c: self.budget.categories.get(c, 0)
+            for c in (
+                "system",
+                "tools",
+                "instructions",
+                "skills",
+                "pinned",
+                "host",
+                "summary",
+                "transcript",
+                "userTurn",
+            )
+        }
+        used = sum(categories.values())
+        counts: dict[str, int] = defaultdict(int)
+        for item in self.ledger:
+            counts[item["visibility"]] += 1
+        summary = (
+            f"context {counts['visible']} visible · {counts['pinned']} pinned · "
+            f"{counts['summaryOnly'] + counts['archived']} archived · "
+            f"{counts['candidate']} left out · {used / 1000:.1f}k/"
+            f"{self.budget.available / 1000:.1f}k tokens"
+        )
+        return {
+            "system": system,
+            "messages": messages,
+            "tools": tools,
+            "ledger": self.ledger,
+            "dashboard": {
+                "window": inp.limits.window,
+                "reservedOutput": inp.limits.max_output,
+                "availableInput": self.budget.available,
+                "used": used,
+                "free": self.budget.available - used,
+                "categories": categories,
+                "summary": summary,
+            },
+            "cacheBreakpoints": self._breakpoints(system, messages, tools),
+            "tokenizer": self.tok.info.id,
+            "modelLimits": inp.limits.model_dump(mode="json", by_alias=True),
+            "compaction": advice,
+            "instructionsDiff": inp.instructions_diff,
+            "diagnostics": inp.diagnostics,
+            "throughSeq": inp.view.head,
+        }
+
+
+def _spans(seqs: Iterable[int]) -> tuple[tuple[int, int], ...]:
+    out: list[list[int]] = []
+    for seq in seqs:
+        if out and out[-1][1] == seq - 1:
+            out[-1][1] = seq
+        else:
+            out.append([seq, seq])
+    return tuple((a, b) for a, b in out)
+
+
+def assemble(inputs: AssemblyInputs) -> dict[str, Any]:
+    """Select, order and account for everything the model will see (wire-shaped JSON)."""
+    return _Assembler(inputs).run()

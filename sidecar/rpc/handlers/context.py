@@ -1,0 +1,157 @@
+"""``context/*``, ``skills/*`` and the ledger controls ``session/pin|unpin|drop|recover|compact``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from protocol import methods as m
+from protocol.context import (
+    AssembledPrompt,
+    ContextAssembleParams,
+    ContextSourcesParams,
+    ContextSourcesResult,
+    HostSourceRef,
+    RegisterSourceParams,
+    SessionCompactParams,
+    SessionControlParams,
+    SkillsActivateParams,
+    SkillsActivateResult,
+    SkillsListParams,
+    SkillsListResult,
+    SourceRegistration,
+)
+from protocol.entries import (
+    CompactionInput,
+    DropInput,
+    PinInput,
+    RecoverInput,
+    SkillActivatedInput,
+    UnpinInput,
+)
+from protocol.errors import ErrorCode
+from sidecar.context.skills import activate_skill, discover_skills
+from sidecar.errors import NotFoundError
+from sidecar.rpc.router import route
+from sidecar.rpc.state import SidecarState
+
+__all__ = ["ROUTES"]
+
+_CONTROLS = {"pin": PinInput, "unpin": UnpinInput, "drop": DropInput, "recover": RecoverInput}
+
+
+def _control(kind: str) -> Any:
+    model = _CONTROLS[kind]
+
+    async def handler(state: SidecarState, p: SessionControlParams) -> dict[str, Any]:
+        entry = model(kind=kind, target=p.target, reason=p.reason)
+        refs, head = await state.store.sessions.append(p.session_id, [entry])
+        return {"headSeq": head, "appended": refs}
+
+    return handler
+
+
+async def compact(state: SidecarState, p: SessionCompactParams) -> dict[str, Any]:
+    entry = CompactionInput(
+        kind="compaction",
+        summary=p.summary,
+        through_seq=p.through_seq,
+        keep_from_seq=p.keep_from_seq,
+    )
+    refs, head = await state.store.sessions.append(p.session_id, [entry])
+    return {"headSeq": head, "appended": refs}
+
+
+async def sources(state: SidecarState, p: ContextSourcesParams) -> ContextSourcesResult:
+    service = state.context
+
+    def scan() -> ContextSourcesResult:
+        instructions = service.scan_instructions(p.session_id, p.cwd, p.mentioned_paths, [])
+        session = state.store.sessions.get(p.session_id)
+        skills = discover_skills([Path(r) for r in session.workspace_roots], service.home)
+        return ContextSourcesResult(
+            project_root=str(instructions.project_root) if instructions else "",
+            instructions=[f.info for f in instructions.files] if instructions else [],
+            skills=[s.info for s in skills.skills],
+            diagnostics=[*(instructions.diagnostics if instructions else []), *skills.diagnostics],
+        )
+
+    return await anyio.to_thread.run_sync(scan)
+
+
+async def skills_list(state: SidecarState, p: SkillsListParams) -> SkillsListResult:
+    session = state.store.sessions.get(p.session_id)
+    scan = await anyio.to_thread.run_sync(
+        discover_skills, [Path(r) for r in session.workspace_roots], state.context.home
+    )
+    return SkillsListResult(skills=[s.info for s in scan.skills], diagnostics=scan.diagnostics)
+
+
+async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> SkillsActivateResult:
+    session = state.store.sessions.get(p.session_id)
+    roots = [Path(r) for r in session.workspace_roots]
+    scan = await anyio.to_thread.run_sync(discover_skills, roots, state.context.home)
+    skill = next((s for s in scan.skills if s.info.name == p.name), None)
+    if skill is None:
+        raise NotFoundError(
+            ErrorCode.SKILL_NOT_FOUND,
+            f"no skill named {p.name!r} for this session",
+            details={"name": p.name, "available": [s.info.name for s in scan.skills]},
+        )
+    activation = await anyio.to_thread.run_sync(activate_skill, skill)
+    blob = await anyio.to_thread.run_sync(state.store.blobs.put, activation.text.encode())
+    entry = SkillActivatedInput(
+        kind="skillActivated", name=skill.info.name, path=skill.info.path, hash=blob
+    )
+    refs, _ = await state.store.sessions.append(p.session_id, [entry])
+    return SkillsActivateResult(
+        skill=skill.info,
+        body=activation.body,
+        references=activation.references,
+        blob=blob,
+        entry=refs[0],
+        diagnostics=activation.diagnostics,
+    )
+
+
+async def assemble(state: SidecarState, p: ContextAssembleParams) -> dict[str, Any]:
+    def work() -> dict[str, Any]:
+        result = state.context.assemble(p)
+        if p.lower_to is not None:
+            from sidecar.context.lower import lower
+
+            prompt = AssembledPrompt.model_validate(result, by_alias=True, by_name=False)
+            result["body"] = lower(prompt, p.lower_to, read_blob=state.store.blobs.get)
+        return result
+
+    return await anyio.to_thread.run_sync(work)
+
+
+async def register_source(state: SidecarState, p: RegisterSourceParams) -> SourceRegistration:
+    state.store.sessions.get(p.session_id)  # must exist
+    memory = state.context.memory(p.session_id)
+    memory.host_sources[p.source.id] = p.source
+    return SourceRegistration(session_id=p.session_id, ids=sorted(memory.host_sources))
+
+
+async def unregister_source(state: SidecarState, p: HostSourceRef) -> SourceRegistration:
+    memory = state.context.memory(p.session_id)
+    memory.host_sources.pop(p.id, None)
+    return SourceRegistration(session_id=p.session_id, ids=sorted(memory.host_sources))
+
+
+ROUTES = (
+    route(m.SESSION_PIN, _control("pin")),
+    route(m.SESSION_UNPIN, _control("unpin")),
+    route(m.SESSION_DROP, _control("drop")),
+    route(m.SESSION_RECOVER, _control("recover")),
+    route(m.SESSION_COMPACT, compact),
+    route(m.CONTEXT_SOURCES, sources),
+    route(m.CONTEXT_ASSEMBLE, assemble),
+    route(m.CONTEXT_REGISTER_SOURCE, register_source),
+    route(m.CONTEXT_UNREGISTER_SOURCE, unregister_source),
+    route(m.SKILLS_LIST, skills_list),
+    route(m.SKILLS_ACTIVATE, skills_activate),
+)

@@ -1,0 +1,139 @@
+"""Read access to one session's history whose cost grows with what is read, not its length.
+
+Assembling a prompt walks the history from the newest entry backwards and stops when the
+budget is full, so it must never parse or re-count the whole history.  :class:`HistoryIndex`
+keeps, per session, what that walk needs in memory:
+
+- ``kinds``: the kind of every entry (to skip notes, pins, ... without parsing them);
+- ``control_seqs``: seqs of the entries that steer selection (compaction, pin, unpin, drop,
+  recover, skillActivated) — few, parsed on demand;
+- a bounded cache of parsed records (the kept tail is parsed once, then reused);
+- per tokenizer, every entry's token count and their running sums, filled from the persisted
+  count cache and extended incrementally, so the tokens of any seq range cost O(1).
+
+A :class:`HistoryView` is a consistent read-only view at one head: appends that land while it
+is in use are not visible through it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sidecar.store.token_counts import CountFn, TokenCountCache
+
+__all__ = ["CONTROL_KINDS", "HistoryIndex", "HistoryView"]
+
+CONTROL_KINDS = frozenset(
+    {"compaction", "pin", "unpin", "drop", "recover", "skillActivated", "variables"}
+)
+_RECORD_CACHE = 8192
+
+
+@dataclass(slots=True)
+class _TokenIndex:
+    counts: list[int] = field(default_factory=list)
+    cum: list[int] = field(default_factory=lambda: [0])  # cum[i] = sum(counts[:i])
+
+
+@dataclass(slots=True)
+class HistoryIndex:
+    """In-memory index of one session's entries (see the module docstring)."""
+
+    kinds: list[str] = field(default_factory=list)
+    control_seqs: list[int] = field(default_factory=list)
+    _records: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
+    _tokens: dict[str, _TokenIndex] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)  # views run in worker threads
+
+    def add(self, records: Sequence[dict[str, Any]], first_seq: int) -> None:
+        for offset, record in enumerate(records):
+            kind = sys.intern(str(record.get("kind", "")))
+            self.kinds.append(kind)
+            if kind in CONTROL_KINDS:
+                self.control_seqs.append(first_seq + offset)
+
+    def record(self, seq: int, lines: Sequence[bytes]) -> dict[str, Any]:
+        with self._lock:
+            cached = self._records.get(seq)
+            if cached is not None:
+                self._records.move_to_end(seq)
+                return cached
+        record: dict[str, Any] = json.loads(lines[seq - 1])
+        with self._lock:
+            self._records[seq] = record
+            if len(self._records) > _RECORD_CACHE:
+                self._records.popitem(last=False)
+        return record
+
+    def sync_tokens(
+        self,
+        tokenizer: str,
+        head: int,
+        hashes: Sequence[str],
+        lines: Sequence[bytes],
+        cache: TokenCountCache,
+        count: CountFn,
+    ) -> _TokenIndex:
+        """Make the counts of entries 1..head known for ``tokenizer`` (only new ones are
+        looked up, only never-counted ones are tokenized)."""
+        with self._lock:
+            index = self._tokens.setdefault(tokenizer, _TokenIndex())
+        done = len(index.counts)
+        if done < head:
+            seqs = list(range(done + 1, head + 1))
+            fresh = cache.counts(
+                tokenizer,
+                [hashes[s - 1] for s in seqs],
+                lambda idx: [self.record(seqs[i], lines) for i in idx],
+                count,
+            )
+            running = index.cum[-1]
+            for n in fresh:
+                index.counts.append(n)
+                running += n
+                index.cum.append(running)
+        return index
+
+
+class HistoryView:
+    """A session's history at one head, for one tokenizer."""
+
+    def __init__(
+        self,
+        head: int,
+        index: HistoryIndex,
+        lines: Sequence[bytes],
+        tokens: _TokenIndex,
+    ) -> None:
+        self.head = head
+        self._index = index
+        self._lines = lines
+        self._tokens = tokens
+
+    def kind(self, seq: int) -> str:
+        return self._index.kinds[seq - 1]
+
+    def record(self, seq: int) -> dict[str, Any]:
+        return self._index.record(seq, self._lines)
+
+    def tokens(self, seq: int) -> int:
+        return self._tokens.counts[seq - 1]
+
+    def tokens_between(self, first: int, last: int) -> int:
+        """Sum of the counts of seqs ``first..last`` inclusive (0 when empty)."""
+        if last < first:
+            return 0
+        return self._tokens.cum[last] - self._tokens.cum[first - 1]
+
+    def control_seqs(self) -> list[int]:
+        return [s for s in self._index.control_seqs if s <= self.head]
+
+    def controls(self, kinds: Callable[[str], bool] = lambda _: True) -> list[dict[str, Any]]:
+        """Parsed control entries (compaction, pin, ...) up to the head, oldest first."""
+        return [self.record(s) for s in self.control_seqs() if kinds(self.kind(s))]
