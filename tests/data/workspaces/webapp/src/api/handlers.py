@@ -1,0 +1,5 @@
+"""HTTP handlers of the webapp."""
+
+
+def health() -> dict[str, str]:
+    return {"status": "ok"}

@@ -1,0 +1,267 @@
+"""The context pipeline over real stdio, in a fixture workspace (tests/data/workspaces/webapp)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protocol import methods as m
+from protocol.context import AssembledPrompt
+from sidecar.client import RpcError, SidecarClient
+from tests.conftest import SidecarFactory
+
+pytestmark = pytest.mark.anyio
+
+FIXTURE = Path(__file__).parent.parent / "data" / "workspaces" / "webapp"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "webapp"
+    shutil.copytree(FIXTURE, root)
+    (root / ".git").mkdir()  # the project-root marker (a fixture cannot commit a .git dir)
+    return root
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def msg(role: str, *parts: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "message", "role": role, "content": list(parts)}
+
+
+async def _session(client: SidecarClient, workspace: Path) -> str:
+    created = await client.request("session/create", {"workspaceRoots": [str(workspace)]})
+    sid: str = created["sessionId"]
+    await client.request(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                msg("user", text("Add a /version endpoint.")),
+                msg(
+                    "assistant",
+                    text("Reading the handlers first."),
+                    {
+                        "type": "toolCall",
+                        "callId": "c1",
+                        "name": "read_file",
+                        "arguments": {"path": "src/api/handlers.py"},
+                    },
+                ),
+                msg(
+                    "user",
+                    {
+                        "type": "toolResult",
+                        "callId": "c1",
+                        "content": [text("def health() -> dict[str, str]: ...")],
+                    },
+                ),
+                msg("assistant", text("Added `version()` next to `health()`.")),
+            ],
+        },
+    )
+    return sid
+
+
+async def test_sources_and_skills(sidecars: SidecarFactory, workspace: Path) -> None:
+    client = await sidecars.start(env={"HOME": str(workspace.parent / "home")})
+    sid = await _session(client, workspace)
+    sources = await client.request(
+        "context/sources", {"sessionId": sid, "mentionedPaths": ["src/api/handlers.py"]}
+    )
+    by_path = {f["path"]: f for f in sources["instructions"]}
+    assert sources["projectRoot"] == str(workspace)
+    assert by_path["AGENTS.md"]["applies"] and by_path["AGENTS.md"]["scope"] == "."
+    assert by_path["src/api/AGENTS.md"]["applies"]
+    assert by_path["docs/AGENTS.md"]["applies"] is False
+    assert [s["name"] for s in sources["skills"]] == ["release-notes"]
+
+    listed = await client.request("skills/list", {"sessionId": sid})
+    assert listed["skills"][0]["description"].startswith("Draft release notes")
+    activated = await client.request("skills/activate", {"sessionId": sid, "name": "release-notes"})
+    assert [r["path"] for r in activated["references"]] == ["template.md"]
+    assert activated["entry"]["seq"] == 5
+    with pytest.raises(RpcError) as err:
+        await client.request("skills/activate", {"sessionId": sid, "name": "nope"})
+    assert err.value.data_code == "skills.not_found"
+
+
+async def test_assemble_explains_what_the_model_sees(
+    sidecars: SidecarFactory, workspace: Path
+) -> None:
+    client = await sidecars.start(env={"HOME": str(workspace.parent / "home")})
+    sid = await _session(client, workspace)
+    await client.request("skills/activate", {"sessionId": sid, "name": "release-notes"})
+    await client.request(
+        "session/pin",
+        {"sessionId": sid, "target": {"kind": "file", "locator": "src/api/handlers.py"}},
+    )
+    await client.request(
+        "context/registerSource",
+        {
+            "sessionId": sid,
+            "source": {
+                "id": "rag",
+                "title": "search results",
+                "text": "FastAPI routing docs …",
+                "priority": 5,
+            },
+        },
+    )
+    result = await client.request(
+        "context/assemble",
+        {
+            "sessionId": sid,
+            "userTurn": [text("Now document it.")],
+            "mentionedPaths": ["docs/api.md"],
+            "date": "2026-11-30",
+            "tools": [
+                {
+                    "name": "read_file",
+                    "description": "Read a file",
+                    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                }
+            ],
+        },
+    )
+    prompt = AssembledPrompt.model_validate(
+        {k: v for k, v in result.items() if k != "body"}, by_alias=True, by_name=False
+    )
+
+    section_ids = [s.id for s in prompt.system]
+    assert section_ids[:8] == [
+        "fragment:base_identity",
+        "fragment:communication_style",
+        "fragment:action_model",
+        "fragment:edit_guidance",
+        "fragment:action_safety",
+        "fragment:self_knowledge",
+        "fragment:web_source_guidance",
+        "environment",
+    ]
+    # root instruction first, the docs one applies (mentioned path), src/api via the pin
+    assert section_ids[8:11] == [
+        "instruction:AGENTS.md",
+        "instruction:docs/AGENTS.md",
+        "instruction:src/api/AGENTS.md",
+    ]
+    assert section_ids[11:] == [
+        "skills:catalog",
+        "skill:release-notes",
+        "pin:src/api/handlers.py",
+        "host:rag",
+    ]
+    env = next(s for s in prompt.system if s.id == "environment")
+    assert "date: 2026-11-30" in env.text and str(workspace) in env.text
+
+    roles = [(msg.role, msg.content[0].type) for msg in prompt.messages]
+    assert roles == [
+        ("user", "text"),
+        ("assistant", "text"),
+        ("user", "toolResult"),
+        ("assistant", "text"),
+        ("user", "text"),
+    ]
+    assert prompt.messages[-1].provenance[0].kind == "userTurn"
+
+    reasons = {(i.kind, i.locator): (i.visibility, i.reason) for i in prompt.ledger}
+    assert reasons[("pin", "src/api/handlers.py")] == ("pinned", "pinned")
+    assert reasons[("instruction", "docs/AGENTS.md")][0] == "visible"
+    assert reasons[("host", "rag")] == ("visible", "host source (priority 5)")
+    assert reasons[("userTurn", None)][1] == "the current user turn: never evicted"
+    tool_call_group = [i for i in prompt.ledger if i.kind == "transcript" and i.from_seq == 2]
+    assert tool_call_group and tool_call_group[0].through_seq == 3  # call + result: one item
+
+    board = prompt.dashboard
+    assert sum(board.categories.values()) == board.used
+    assert board.categories["instructions"] == sum(
+        s.tokens for s in prompt.system if s.category == "instructions"
+    )
+    assert board.categories["pinned"] > 0 and board.categories["host"] > 0
+    assert board.free == board.available_input - board.used
+    assert prompt.model_limits.source == "table" and prompt.tokenizer == "cl100k_base"
+    assert prompt.instructions_diff.added == ["AGENTS.md", "docs/AGENTS.md", "src/api/AGENTS.md"]
+
+    # a second assembly reports no instruction change; an edit shows up in the diff
+    (workspace / "AGENTS.md").write_text("# webapp\n\n- changed rules\n")
+    again = await client.request(
+        "context/assemble", {"sessionId": sid, "userTurn": [text("and?")], "date": "2026-11-30"}
+    )
+    assert again["instructionsDiff"]["changed"] == ["AGENTS.md"]
+    assert again["instructionsDiff"]["added"] == []
+
+
+async def test_drop_recover_and_compact(sidecars: SidecarFactory, workspace: Path) -> None:
+    client = await sidecars.start()
+    sid = await _session(client, workspace)
+    await client.request(
+        "session/drop",
+        {"sessionId": sid, "target": {"kind": "range", "fromSeq": 2, "throughSeq": 3}},
+    )
+    dropped = await client.request(
+        "context/assemble", {"sessionId": sid, "userTurn": [text("x")], "date": "2026-11-30"}
+    )
+    assert [m["provenance"][0].get("fromSeq") for m in dropped["messages"][:-1]] == [1, 4]
+    assert any(i["visibility"] == "dropped" and i.get("fromSeq") == 2 for i in dropped["ledger"])
+
+    await client.request(
+        "session/recover",
+        {"sessionId": sid, "target": {"kind": "range", "fromSeq": 2, "throughSeq": 3}},
+    )
+    await client.request(
+        "session/compact",
+        {"sessionId": sid, "summary": "User wants /version.", "throughSeq": 4, "keepFromSeq": 4},
+    )
+    compacted = await client.request(
+        "context/assemble", {"sessionId": sid, "userTurn": [text("x")], "date": "2026-11-30"}
+    )
+    summary = compacted["system"][-1]
+    assert summary["category"] == "summary"
+    assert summary["text"] == (
+        "<conversation-checkpoint><summary>User wants /version.</summary></conversation-checkpoint>"
+    )
+    # the kept tail (seq 4) starts with an assistant message: trimmed to start on a user turn
+    assert [m["role"] for m in compacted["messages"]] == ["user"]
+    archived = [i for i in compacted["ledger"] if i["visibility"] == "summaryOnly"]
+    assert archived and archived[0]["fromSeq"] == 1 and archived[0]["throughSeq"] == 3
+
+    with pytest.raises(RpcError) as err:
+        await client.request(
+            "session/compact", {"sessionId": sid, "summary": "s", "throughSeq": 99}
+        )
+    assert err.value.data_code == "session.seq_out_of_range"
+
+
+async def test_user_turn_over_budget_is_a_clear_error(
+    sidecars: SidecarFactory, workspace: Path
+) -> None:
+    client = await sidecars.start()
+    sid = await _session(client, workspace)
+    with pytest.raises(RpcError) as err:
+        await client.request(
+            "context/assemble",
+            {
+                "sessionId": sid,
+                "userTurn": [text("word " * 5000)],
+                "profile": {"model": "tiny", "window": 2048, "maxOutput": 256},
+            },
+        )
+    assert err.value.data_code == "context.budget_exceeded"
+    assert err.value.data["details"]["userTurnTokens"] > 4000
+
+
+async def test_methods_are_registered(sidecar: SidecarClient) -> None:
+    names = set(sidecar.capabilities["methods"])
+    assert {s.name for s in m.ALL_METHODS} == names
+    assert {
+        "context/assemble",
+        "context/sources",
+        "skills/activate",
+        "session/pin",
+        "session/compact",
+    } <= names
