@@ -6,12 +6,12 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck contract unit e2e protocol-export clean
+.PHONY: demo test bench lint typecheck contract unit e2e protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -20,9 +20,13 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck contract
 	$(PY) -m pytest -q
 
+# Benchmarks with peers side by side (not part of `make test`; minutes, not seconds).
+bench: $(STAMP)
+	$(PY) -m bench.assembly
+
 lint: $(STAMP)
-	$(PY) -m ruff check sidecar protocol tests
-	$(PY) -m ruff format --check sidecar protocol tests
+	$(PY) -m ruff check sidecar protocol tests bench
+	$(PY) -m ruff format --check sidecar protocol tests bench
 
 typecheck: $(STAMP)
 	$(PY) -m mypy

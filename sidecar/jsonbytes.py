@@ -1,24 +1,39 @@
-"""Compact JSON as UTF-8 bytes, safe for every string a client can send.
+"""Compact JSON as UTF-8 bytes, safe for every string a client can send, with splicing.
 
 JSON allows ``"\\ud800"`` (a lone surrogate), which Python decodes to a ``str`` that UTF-8
 cannot encode.  Such values are written with ASCII escapes instead, so they round-trip
 exactly; everything else is written as raw UTF-8 (smaller, readable in files and traces).
+
+:class:`RawJSON` holds bytes that are already JSON (a cached transcript group, say): they are
+spliced into the output as they are instead of being serialised again.  The splice uses a
+per-process random marker that no client string can predict.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["dumps_bytes"]
+__all__ = ["RawJSON", "dumps_bytes"]
+
+_MARK = f"\x00raw-{secrets.token_hex(8)}-"
+_MARK_ENCODED = json.dumps(_MARK).encode()[:-1]  # '"\\u0000raw-<hex>-' without closing quote
 
 
-def dumps_bytes(
-    value: Any, *, sort_keys: bool = False, default: Callable[[Any], Any] | None = None
-) -> bytes:
+class RawJSON:
+    """Bytes that are already valid JSON, to be written verbatim."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+def _encode(value: Any, sort_keys: bool, default: Callable[[Any], Any] | None) -> bytes:
     text = json.dumps(
         value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys, default=default
     )
@@ -28,3 +43,28 @@ def dumps_bytes(
         return json.dumps(
             value, separators=(",", ":"), sort_keys=sort_keys, default=default
         ).encode("ascii")
+
+
+def dumps_bytes(
+    value: Any, *, sort_keys: bool = False, default: Callable[[Any], Any] | None = None
+) -> bytes:
+    raws: list[bytes] = []
+
+    def hook(obj: Any) -> Any:
+        if isinstance(obj, RawJSON):
+            raws.append(obj.data)
+            return f"{_MARK}{len(raws) - 1}"
+        if default is None:
+            raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+        return default(obj)
+
+    out = _encode(value, sort_keys, hook)
+    if not raws:
+        return out
+    pieces = out.split(_MARK_ENCODED)
+    rebuilt = [pieces[0]]
+    for piece in pieces[1:]:
+        index, _, rest = piece.partition(b'"')
+        rebuilt.append(raws[int(index)])
+        rebuilt.append(rest)
+    return b"".join(rebuilt)

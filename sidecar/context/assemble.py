@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
 
@@ -34,9 +32,20 @@ from sidecar.context.limits import available_input, cache_rules
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, iter_groups
 from sidecar.errors import InvalidRequestError
+from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.history import HistoryView
 
-__all__ = ["AUTO_COMPACT_SHARE", "AssemblyInputs", "SectionInput", "assemble", "item_id"]
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = [
+    "AUTO_COMPACT_SHARE",
+    "AssemblyInputs",
+    "SectionInput",
+    "assemble",
+    "assemble_with_json",
+    "item_id",
+]
 
 #: Share of the available input at which compaction is advised (thndrs: 92).
 AUTO_COMPACT_SHARE = 0.92
@@ -85,9 +94,20 @@ class AssemblyInputs:
     catalog_omitted: list[str] = field(default_factory=list)
 
 
-@lru_cache(maxsize=4096)
-def _count_cached(tokenizer_id: str, digest: str, text: str, tokenizer: Tokenizer) -> int:
-    return tokenizer.count(text)
+#: Token counts of section texts (fragments, instructions, ...) by (tokenizer, text hash):
+#: the same text is counted once per process.
+_SECTION_COUNTS: dict[tuple[str, str], int] = {}
+_SECTION_COUNTS_MAX = 4096
+
+
+def _count_cached(tokenizer: Tokenizer, digest: str, text: str) -> int:
+    key = (tokenizer.info.id, digest)
+    hit = _SECTION_COUNTS.get(key)
+    if hit is None:
+        if len(_SECTION_COUNTS) >= _SECTION_COUNTS_MAX:
+            _SECTION_COUNTS.clear()
+        hit = _SECTION_COUNTS[key] = tokenizer.count(text)
+    return hit
 
 
 class _Budget:
@@ -114,12 +134,13 @@ class _Assembler:
         self.budget = _Budget(available_input(inp.limits))
         self.ledger: list[dict[str, Any]] = []
         self.sections: dict[str, dict[str, Any]] = {}
+        self.messages_json = b"[]"
 
     # --- counting --------------------------------------------------------------------------
 
     def count_text(self, text: str) -> int:
         digest = xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
-        return _count_cached(self.tok.info.id, digest, text, self.tok)
+        return _count_cached(self.tok, digest, text)
 
     def count_message(self, message: dict[str, Any]) -> int:
         return count_entries(self.tok, [{"kind": "message", "content": message["content"]}])[0]
@@ -138,7 +159,7 @@ class _Assembler:
         last: int | None = None,
     ) -> None:
         item: dict[str, Any] = {
-            "itemId": item_id(kind, key),
+            "itemId": key if key.startswith("ctx_") else item_id(kind, key),
             "kind": kind,
             "visibility": visibility,
             "reason": reason,
@@ -211,6 +232,9 @@ class _Assembler:
         self._summary()
         groups, advice = self._transcript(pinned_groups)
         messages = [m for g in groups for m in g.messages] + [user_msg]
+        self.messages_json = (
+            b"[" + b",".join([g.json for g in groups if g.json] + [dumps_bytes(user_msg)]) + b"]"
+        )
         system = self._system_order()
         return self._result(system, messages, tools, advice)
 
@@ -285,7 +309,7 @@ class _Assembler:
             self.count_message,
         ):
             visibility, why = self.budget.take(group.tokens, "pinned")
-            key = f"transcript:{group.first_id}"
+            key = group.ledger_id
             if visibility == "visible":
                 out.append(group)
                 visibility, why = "pinned", "pinned transcript range"
@@ -364,6 +388,7 @@ class _Assembler:
                     last=target["throughSeq"],
                 )
 
+        dropped_items = {t["itemId"] for t in controls.dropped.values() if t["kind"] == "item"}
         chosen: list[Group] = []
         messages = tokens = 0
         recent = 0
@@ -371,12 +396,10 @@ class _Assembler:
         stopped: Group | None = None
         stop_reason = ""
         for group in iter_groups(inp.view, candidate, hidden, self.count_message):
-            if controls.is_dropped(
-                "transcript", None, item_id("transcript", f"transcript:{group.first_id}")
-            ):
+            if group.ledger_id in dropped_items:
                 self.record(
                     "transcript",
-                    f"transcript:{group.first_id}",
+                    group.ledger_id,
                     "dropped",
                     "dropped by a drop entry",
                     group.tokens,
@@ -406,7 +429,7 @@ class _Assembler:
                 if visibility == "blocked":
                     self.record(
                         "transcript",
-                        f"transcript:{group.first_id}",
+                        group.ledger_id,
                         "blocked",
                         why,
                         group.tokens,
@@ -426,7 +449,7 @@ class _Assembler:
             self.budget.categories["transcript"] -= dropped.tokens
             self.record(
                 "transcript",
-                f"transcript:{dropped.first_id}",
+                dropped.ledger_id,
                 "candidate",
                 "left out so the history starts on a user turn",
                 dropped.tokens,
@@ -441,7 +464,7 @@ class _Assembler:
             )
             self.record(
                 "transcript",
-                f"transcript:{group.first_id}",
+                group.ledger_id,
                 "visible",
                 reason,
                 group.tokens,
@@ -625,3 +648,10 @@ def _spans(seqs: Iterable[int]) -> tuple[tuple[int, int], ...]:
 def assemble(inputs: AssemblyInputs) -> dict[str, Any]:
     """Select, order and account for everything the model will see (wire-shaped JSON)."""
     return _Assembler(inputs).run()
+
+
+def assemble_with_json(inputs: AssemblyInputs) -> tuple[dict[str, Any], bytes]:
+    """:func:`assemble`, plus ``messages`` already serialised (spliced from cached groups)."""
+    assembler = _Assembler(inputs)
+    result = assembler.run()
+    return result, assembler.messages_json

@@ -8,9 +8,10 @@ the activated skills are collected the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sidecar.store.history import HistoryView
+if TYPE_CHECKING:
+    from sidecar.store.history import HistoryView
 
 __all__ = ["ControlState", "fold_controls", "target_key"]
 

@@ -13,12 +13,17 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
 from protocol.context import ContextAssembleParams, HostSource
 from protocol.errors import ErrorCode
-from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble
+from sidecar.context.assemble import (
+    AssemblyInputs,
+    SectionInput,
+    assemble,
+    assemble_with_json,
+)
 from sidecar.context.controls import ControlState, fold_controls
 from sidecar.context.fragments import load_fragments
 from sidecar.context.instructions import InstructionScan, diff_instructions, discover_instructions
@@ -26,7 +31,9 @@ from sidecar.context.limits import resolve_limits
 from sidecar.context.paths import UnreadableFileError, is_within, read_capped_text, real_path
 from sidecar.context.tokens import Tokenizers, count_entries
 from sidecar.errors import InvalidRequestError, NotFoundError
-from sidecar.store import Store
+
+if TYPE_CHECKING:
+    from sidecar.store import Store
 
 __all__ = ["PINNED_FILE_MAX_BYTES", "ContextService"]
 
@@ -83,6 +90,14 @@ class ContextService:
 
     def assemble(self, params: ContextAssembleParams) -> dict[str, Any]:
         """Blocking (reads files, may count tokens): call from a worker thread."""
+        return assemble(self.inputs(params))
+
+    def assemble_with_json(self, params: ContextAssembleParams) -> tuple[dict[str, Any], bytes]:
+        """:meth:`assemble` plus the messages already serialised (for the RPC answer)."""
+        return assemble_with_json(self.inputs(params))
+
+    def inputs(self, params: ContextAssembleParams) -> AssemblyInputs:
+        """Everything one assembly reads, gathered (blocking)."""
         profile = params.profile
         tokenizer = self.tokenizers.get(None)
         view = self.store.sessions.history(
@@ -196,7 +211,7 @@ class ContextService:
             instructions_diff=diff,
             catalog_omitted=omitted,
         )
-        return assemble(inputs)
+        return inputs
 
     def _environment(self, params: ContextAssembleParams, here: Path | None) -> SectionInput:
         day = params.date or datetime.now(UTC).date().isoformat()

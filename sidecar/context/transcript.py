@@ -12,6 +12,9 @@
   reject unpaired tool blocks; a note keeps the facts without breaking the request.
 
 The walk is lazy and goes backwards, so its cost is proportional to the groups consumed.
+It decides grouping from the per-entry shapes of the history index (no parsing) and reuses
+built groups — with their JSON already serialised — from the index's group cache: an entry
+never changes, so a group made of the same entries renders the same every turn.
 """
 
 from __future__ import annotations
@@ -20,11 +23,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sidecar.store.history import HistoryView
+import xxhash
+
+from sidecar.jsonbytes import dumps_bytes
+from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
 
 __all__ = ["Group", "TranscriptRange", "iter_groups"]
 
 MessageCounter = Callable[[dict[str, Any]], int]
+_GROUP_CACHE = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +55,33 @@ class Group:
     tokens: int
     starts_on_user_turn: bool
     interrupted: bool
+    json: bytes = b""
+    """The messages serialised, comma-separated, ready to splice into a JSON array."""
+    ledger_id: str = ""
+    """``ctx_transcript_<16 hex>`` of ``transcript:<first entry id>``."""
+
+    @classmethod
+    def build(
+        cls,
+        first: int,
+        last: int,
+        first_id: str,
+        messages: tuple[dict[str, Any], ...],
+        starts_on_user_turn: bool,
+        interrupted: bool,
+    ) -> Group:
+        key = f"transcript:{first_id}".encode()
+        return cls(
+            first,
+            last,
+            first_id,
+            messages,
+            sum(m["tokens"] for m in messages),
+            starts_on_user_turn,
+            interrupted,
+            b",".join(dumps_bytes(m) for m in messages),
+            f"ctx_transcript_{xxhash.xxh3_64_hexdigest(key)}",
+        )
 
 
 def _message(
@@ -82,44 +116,65 @@ class _Walker:
         self.view = view
         self.count = count
 
-    def plain(self, seq: int, record: dict[str, Any]) -> Group:
-        msg = _message(record, list(record["content"]), self.view.tokens(seq))
-        has_text = any(p["type"] != "toolResult" for p in record["content"])
-        return Group(
-            seq,
-            seq,
-            record["id"],
-            (msg,),
-            msg["tokens"],
-            record["role"] == "user" and has_text,
-            False,
-        )
+    def cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        cache = self.view.group_cache
+        full = (self.view.tokenizer, *key)
+        hit = cache.get(full)
+        if hit is None:
+            if len(cache) > _GROUP_CACHE:
+                cache.clear()
+            hit = cache[full] = build()
+        return hit
 
-    def orphan_results(self, seq: int, record: dict[str, Any]) -> Group:
-        content = [
-            _result_as_text(p) if p["type"] == "toolResult" else p for p in record["content"]
-        ]
-        msg = _message(record, content, 0, "interruption")
-        msg["tokens"] = self.count(msg)
-        return Group(seq, seq, record["id"], (msg,), msg["tokens"], False, True)
+    def plain(self, seq: int) -> Group:
+        def build() -> Group:
+            record = self.view.record(seq)
+            msg = _message(record, list(record["content"]), self.view.tokens(seq))
+            return Group.build(
+                seq, seq, record["id"], (msg,), self.view.shape(seq) == SHAPE_USER, False
+            )
 
-    def call_group(
-        self, seq: int, record: dict[str, Any], results: list[tuple[int, dict[str, Any]]]
-    ) -> tuple[Group, list[tuple[int, dict[str, Any]]]]:
-        """The group of an assistant message with calls; returns unmatched result messages."""
+        group: Group = self.cached(("p", seq), build)
+        return group
+
+    def orphan_results(self, seq: int) -> Group:
+        def build() -> Group:
+            record = self.view.record(seq)
+            content = [
+                _result_as_text(p) if p["type"] == "toolResult" else p for p in record["content"]
+            ]
+            msg = _message(record, content, 0, "interruption")
+            msg["tokens"] = self.count(msg)
+            return Group.build(seq, seq, record["id"], (msg,), False, True)
+
+        group: Group = self.cached(("o", seq), build)
+        return group
+
+    def call_group(self, seq: int, results: list[int]) -> tuple[Group, list[int]]:
+        """The group of an assistant message with calls and the result messages after it;
+        also returns the result messages that answer none of its calls."""
+
+        def build() -> tuple[Group, list[int]]:
+            return self._build_call_group(seq, results)
+
+        hit: tuple[Group, list[int]] = self.cached(("c", seq, tuple(results)), build)
+        return hit
+
+    def _build_call_group(self, seq: int, results: list[int]) -> tuple[Group, list[int]]:
+        record = self.view.record(seq)
         calls = {p["callId"] for p in record["content"] if p["type"] == "toolCall"}
         members: list[tuple[int, dict[str, Any]]] = []
-        others: list[tuple[int, dict[str, Any]]] = []
+        others: list[int] = []
         answered: set[str] = set()
-        for rseq, rrec in results:
+        for rseq in results:
+            rrec = self.view.record(rseq)
             ids = {p["callId"] for p in rrec["content"] if p["type"] == "toolResult"}
             if ids & calls:
                 members.append((rseq, rrec))
                 answered |= ids & calls
             else:
-                others.append((rseq, rrec))
+                others.append(rseq)
         interrupted = answered != calls
-        messages: list[dict[str, Any]] = []
         if interrupted:
             content = [
                 _interruption(p) if p["type"] == "toolCall" and p["callId"] not in answered else p
@@ -129,12 +184,9 @@ class _Walker:
             msg["tokens"] = self.count(msg)
         else:
             msg = _message(record, list(record["content"]), self.view.tokens(seq))
-        messages.append(msg)
+        messages = [msg]
         for rseq, rrec in members:
-            stray = [
-                p for p in rrec["content"] if p["type"] == "toolResult" and p["callId"] not in calls
-            ]
-            if stray:
+            if any(p["type"] == "toolResult" and p["callId"] not in calls for p in rrec["content"]):
                 content = [
                     _result_as_text(p)
                     if p["type"] == "toolResult" and p["callId"] not in calls
@@ -147,15 +199,7 @@ class _Walker:
                 rmsg = _message(rrec, list(rrec["content"]), self.view.tokens(rseq))
             messages.append(rmsg)
         last = max([seq] + [s for s, _ in members])
-        group = Group(
-            seq,
-            last,
-            record["id"],
-            tuple(messages),
-            sum(m["tokens"] for m in messages),
-            False,
-            interrupted,
-        )
+        group = Group.build(seq, last, record["id"], tuple(messages), False, interrupted)
         return group, others
 
 
@@ -169,27 +213,26 @@ def iter_groups(
     entries; ``count`` counts a message whose rendering differs from its stored entry."""
     walker = _Walker(view, count)
     for first, last in reversed(transcript.spans):
-        pending: list[tuple[int, dict[str, Any]]] = []  # result messages, oldest first
+        pending: list[int] = []  # seqs of result messages, oldest first
         seq = last
         while seq >= first:
-            if view.kind(seq) != "message" or excluded(seq):
+            shape = view.shape(seq)
+            if shape == SHAPE_OTHER or excluded(seq):
                 seq -= 1
                 continue
-            record = view.record(seq)
-            parts = record["content"]
-            if record["role"] == "user" and any(p["type"] == "toolResult" for p in parts):
-                pending.insert(0, (seq, record))
-            elif record["role"] == "assistant" and any(p["type"] == "toolCall" for p in parts):
-                group, others = walker.call_group(seq, record, pending)
-                for rseq, rrec in reversed(others):
-                    yield walker.orphan_results(rseq, rrec)
+            if shape == SHAPE_RESULTS:
+                pending.insert(0, seq)
+            elif shape == SHAPE_CALLS:
+                group, others = walker.call_group(seq, pending)
+                for rseq in reversed(others):
+                    yield walker.orphan_results(rseq)
                 pending = []
                 yield group
             else:
-                for rseq, rrec in reversed(pending):
-                    yield walker.orphan_results(rseq, rrec)
+                for rseq in reversed(pending):
+                    yield walker.orphan_results(rseq)
                 pending = []
-                yield walker.plain(seq, record)
+                yield walker.plain(seq)
             seq -= 1
-        for rseq, rrec in reversed(pending):
-            yield walker.orphan_results(rseq, rrec)
+        for rseq in reversed(pending):
+            yield walker.orphan_results(rseq)

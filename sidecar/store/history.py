@@ -21,13 +21,25 @@ import json
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sidecar.store.token_counts import CountFn, TokenCountCache
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
-__all__ = ["CONTROL_KINDS", "HistoryIndex", "HistoryView"]
+    from sidecar.store.token_counts import CountFn, TokenCountCache
+
+__all__ = [
+    "CONTROL_KINDS",
+    "SHAPE_ASSISTANT",
+    "SHAPE_CALLS",
+    "SHAPE_OTHER",
+    "SHAPE_RESULTS",
+    "SHAPE_USER",
+    "HistoryIndex",
+    "HistoryView",
+    "entry_shape",
+]
 
 CONTROL_KINDS = frozenset(
     {"compaction", "pin", "unpin", "drop", "recover", "skillActivated", "variables"}
@@ -41,11 +53,32 @@ class _TokenIndex:
     cum: list[int] = field(default_factory=lambda: [0])  # cum[i] = sum(counts[:i])
 
 
+#: One character per entry saying what grouping needs to know without parsing it:
+#: ``u`` user message with text, ``r`` user message carrying tool results, ``a`` assistant
+#: message, ``c`` assistant message with tool calls, ``-`` anything that is not a message.
+SHAPE_USER, SHAPE_RESULTS, SHAPE_ASSISTANT, SHAPE_CALLS, SHAPE_OTHER = "u", "r", "a", "c", "-"
+
+
+def entry_shape(record: dict[str, Any]) -> str:
+    if record.get("kind") != "message":
+        return SHAPE_OTHER
+    types = {p.get("type") for p in record.get("content", ())}
+    if record.get("role") == "assistant":
+        return SHAPE_CALLS if "toolCall" in types else SHAPE_ASSISTANT
+    if record.get("role") == "user" and "toolResult" in types:
+        return SHAPE_RESULTS
+    return SHAPE_USER if record.get("role") == "user" else SHAPE_ASSISTANT
+
+
 @dataclass(slots=True)
 class HistoryIndex:
     """In-memory index of one session's entries (see the module docstring)."""
 
     kinds: list[str] = field(default_factory=list)
+    shapes: list[str] = field(default_factory=list)
+    group_cache: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    """Built transcript groups, per tokenizer: an entry never changes, so neither does the
+    rendering of a group made of the same entries (see ``sidecar.context.transcript``)."""
     control_seqs: list[int] = field(default_factory=list)
     _records: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
     _tokens: dict[str, _TokenIndex] = field(default_factory=dict)
@@ -55,6 +88,7 @@ class HistoryIndex:
         for offset, record in enumerate(records):
             kind = sys.intern(str(record.get("kind", "")))
             self.kinds.append(kind)
+            self.shapes.append(entry_shape(record))
             if kind in CONTROL_KINDS:
                 self.control_seqs.append(first_seq + offset)
 
@@ -110,14 +144,23 @@ class HistoryView:
         index: HistoryIndex,
         lines: Sequence[bytes],
         tokens: _TokenIndex,
+        tokenizer: str = "",
     ) -> None:
         self.head = head
+        self.tokenizer = tokenizer
         self._index = index
         self._lines = lines
         self._tokens = tokens
 
     def kind(self, seq: int) -> str:
         return self._index.kinds[seq - 1]
+
+    def shape(self, seq: int) -> str:
+        return self._index.shapes[seq - 1]
+
+    @property
+    def group_cache(self) -> dict[tuple[Any, ...], Any]:
+        return self._index.group_cache
 
     def record(self, seq: int) -> dict[str, Any]:
         return self._index.record(seq, self._lines)

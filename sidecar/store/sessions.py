@@ -417,7 +417,7 @@ class SessionStore:
         tokens = state.index.sync_tokens(
             tokenizer, head, state.hashes, state.lines, state.tokens, count
         )
-        return HistoryView(head, state.index, state.lines, tokens)
+        return HistoryView(head, state.index, state.lines, tokens, tokenizer)
 
     def close(self) -> None:
         for state in self._states.values():

