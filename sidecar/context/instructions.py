@@ -68,10 +68,9 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from protocol.context import Diagnostic, InstructionFile, InstructionsDiff
 from sidecar.context.paths import (
@@ -82,6 +81,9 @@ from sidecar.context.paths import (
     real_path,
     relative_posix,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

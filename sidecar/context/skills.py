@@ -23,25 +23,29 @@ Frontmatter
     are tolerated); the frontmatter ends at the next ``---`` line.  Discovery reads at most
     :data:`FRONTMATTER_MAX_BYTES` and never the body.  It is parsed with ``yaml.safe_load``
     and must be a mapping.  Rules, each failure its own error diagnostic saying exactly why:
-    ``name`` a string of 1-64 characters from ``a-z``, ``0-9`` and ``-``, not starting or
-    ending with ``-``, without ``--`` (ASCII only: the spec's "lowercase alphanumeric" is read
-    as ``a-z0-9``), equal to the directory name (``skills.name_mismatch``); ``description`` a
-    string of 1-1024 characters, not only whitespace; ``license`` a string; ``compatibility``
-    a string of 1-500 characters; ``metadata`` a mapping of string keys to string values
-    (``version: 1.0`` is a float and is rejected: quote it); ``allowed-tools`` a
-    space-separated string or a list of non-empty strings.  Unknown top-level keys give one
-    ``skills.unknown_field`` warning and do not reject.  Other codes:
-    ``skills.invalid_frontmatter`` (all structural and field problems), ``skills.unreadable``.
+
+    - ``name``: a string of 1-64 characters from ``a-z``, ``0-9`` and ``-``, not starting or
+      ending with ``-``, without ``--`` (ASCII only: the spec's "lowercase alphanumeric" is
+      read as ``a-z0-9``); equal to the directory name, else ``skills.name_mismatch``;
+    - ``description``: a string of 1-1024 characters, not only whitespace (stored stripped);
+    - ``license``: a string; ``compatibility``: a string of 1-500 characters;
+    - ``metadata``: a mapping of string keys to string values (``version: 1.0`` is a float
+      and is rejected: quote it);
+    - ``allowed-tools``: a space-separated string, or a list of non-empty strings.
+
+    Unknown top-level keys give one ``skills.unknown_field`` warning and do not reject.
+    Other codes: ``skills.invalid_frontmatter`` (every structural and field problem),
+    ``skills.unreadable`` (not a regular file, I/O error).
 
 Activation
     The body is ``SKILL.md`` after the frontmatter, without leading and trailing newlines.
-    References are relative Markdown links ``[text](target)`` outside fenced code blocks;
+    References are relative inline Markdown links ``[text](target)`` outside fenced code blocks;
     image links ``![alt](...)``, links with a URL scheme, ``//host`` links, pure anchors and
     absolute paths are ignored; ``#fragment`` and ``?query`` are dropped and ``%xx`` decoded.
     A link is relative to the file containing it.  Links are followed breadth-first (so
     shallow files win under the limits) through ``.md`` files: SKILL.md's links are depth 1,
     links found at ``max_depth`` are reported (``skills.reference_limit``) and not followed.
-    A target that leaves the skill directory, lexically or through a symlink, is refused
+    A target that resolves outside the skill directory (``..`` or a symlink) is refused
     (``skills.reference_outside``) without being opened.  Links to directories and to
     ``SKILL.md`` itself are ignored; a missing target gets ``skills.reference_missing``; a
     file that is not UTF-8 text (or contains NUL bytes) gets ``skills.reference_unreadable``.
@@ -49,7 +53,9 @@ Activation
     prefix is read).  ``max_total_bytes`` bounds everything activation adds: the body plus
     the references' text; a body alone over it is cut (``skills.body_truncated``).  When the
     next reference would exceed ``max_files`` or ``max_total_bytes``, loading stops: it and
-    every reference still queued get ``skills.reference_limit``.
+    every reference still queued get ``skills.reference_limit``.  Activation diagnostics name
+    a reference by its skill-relative path (as :class:`SkillReference` does); discovery
+    diagnostics use absolute paths, root-level problems first, then skills in order.
 
 Rendered text
     ``<skill name="...">``, the body, then each reference as ``<reference path="...">`` (plus
@@ -72,10 +78,9 @@ import posixpath
 import re
 import urllib.parse
 from collections import deque
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
@@ -87,6 +92,9 @@ from sidecar.context.paths import (
     open_regular,
     real_path,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 __all__ = [
     "FRONTMATTER_MAX_BYTES",
@@ -308,6 +316,9 @@ def _parse_yaml(raw: bytes) -> dict[str, Any]:
         raise _FrontmatterError(f"frontmatter is not valid YAML: {_yaml_problem(exc)}") from exc
     except RecursionError as exc:
         raise _FrontmatterError("frontmatter is not valid YAML: nested too deeply") from exc
+    except (ValueError, TypeError, OverflowError) as exc:
+        # safe_load builds dates and numbers: ``date: 2024-13-01`` raises ValueError.
+        raise _FrontmatterError(f"frontmatter has a value YAML cannot build: {exc}") from exc
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {type(data).__name__}"
         raise _FrontmatterError(f"frontmatter must be a YAML mapping, got {kind}")
@@ -369,7 +380,7 @@ def _validate(
         return None
     return SkillInfo(
         name=fields["name"],
-        description=fields["description"],
+        description=fields["description"].strip(),
         path=str(directory),
         root=str(root),
         license=fields.get("license"),
@@ -388,7 +399,10 @@ def _name_problem(name: object) -> str | None:
         (not name, "is empty"),
         (len(name) > _NAME_MAX, f"is {len(name)} characters, more than {_NAME_MAX}"),
         (name != name.lower(), "contains uppercase letters"),
-        (bool(name) and not _NAME_CHARS.fullmatch(name), "may only contain a-z, 0-9 and '-'"),
+        (
+            bool(name) and not _NAME_CHARS.fullmatch(name.lower()),
+            "may only contain a-z, 0-9 and '-'",
+        ),
         (name.startswith("-") or name.endswith("-"), "must not start or end with '-'"),
         ("--" in name, "must not contain '--'"),
     )
@@ -406,8 +420,8 @@ def _text_problem(
         return f"'{key}' must be a string, got {_type_name(value)}"
     if limit is not None and not value.strip():
         return f"'{key}' is empty"
-    if limit is not None and len(value) > limit:
-        return f"'{key}' is {len(value)} characters, more than {limit}"
+    if limit is not None and len(value.strip()) > limit:
+        return f"'{key}' is {len(value.strip())} characters, more than {limit}"
     return None
 
 
@@ -447,7 +461,9 @@ def _allowed_tools(tools: object) -> list[str] | None:
 def _type_name(value: object) -> str:
     if value is None:
         return "null"
-    return {dict: "mapping", list: "list"}.get(type(value), type(value).__name__)
+    if isinstance(value, dict):
+        return "mapping"
+    return type(value).__name__
 
 
 # --- activation ------------------------------------------------------------------------------
@@ -467,6 +483,8 @@ class _Loader:
     diagnostics: list[Diagnostic]
     references: list[tuple[SkillReference, str]]
     seen: set[str]
+    stopped: str | None = None
+    """Why loading stopped at a limit, once it has."""
 
 
 def activate_skill(
@@ -575,23 +593,21 @@ def _load_references(loader: _Loader, body: str) -> None:
             _limit(loader, rel, f"linked beyond the depth limit of {loader.max_depth}")
             continue
         loaded = _load_reference(loader, rel)
-        if loaded is None:
-            continue
-        if loaded == "stop":
+        if loader.stopped is not None:
             for pending, _ in queue:
                 if pending not in loader.seen:
                     loader.seen.add(pending)
-                    _limit(loader, pending, "not loaded: an activation limit was reached")
+                    _limit(loader, pending, loader.stopped)
             return
+        if loaded is None:
+            continue
         if rel.lower().endswith(".md"):
             queue.extend((t, depth + 1) for t in _link_targets(loaded, posixpath.dirname(rel)))
 
 
 def _load_reference(loader: _Loader, rel: str) -> str | None:
-    """Load one reference; its text, ``None`` when skipped, ``"stop"`` at a limit."""
-    if rel == ".." or rel.startswith("../"):
-        _reference_outside(loader, rel)
-        return None
+    """Load one reference: its text, or ``None`` when it is skipped or a limit stops
+    loading (then ``loader.stopped`` says which)."""
     path = loader.skill_dir / rel
     real = real_path(path)
     if not is_within(real, loader.skill_dir):
@@ -604,8 +620,8 @@ def _load_reference(loader: _Loader, rel: str) -> str | None:
         _report(loader.diagnostics, "warning", "skills.reference_missing", rel, message)
         return None
     if len(loader.references) >= loader.max_files:
-        _limit(loader, rel, f"not loaded: the {loader.max_files}-file limit is reached")
-        return "stop"
+        _stop(loader, rel, f"not loaded: the {loader.max_files}-file limit is reached")
+        return None
     try:
         raw, size = _read_prefix(real, loader.max_file_bytes + 4)
         cut = cut_utf8(raw, loader.max_file_bytes)
@@ -620,12 +636,17 @@ def _load_reference(loader: _Loader, rel: str) -> str | None:
         _report(loader.diagnostics, "warning", "skills.reference_unreadable", rel, message)
         return None
     if len(cut) > loader.budget:
-        _limit(loader, rel, "not loaded: the activation's total byte limit would be exceeded")
-        return "stop"
+        _stop(loader, rel, "not loaded: the total byte limit of the activation is reached")
+        return None
     loader.budget -= len(cut)
     reference = SkillReference(path=rel, bytes=size, truncated=size > len(cut))
     loader.references.append((reference, text))
     return text
+
+
+def _stop(loader: _Loader, rel: str, reason: str) -> None:
+    loader.stopped = reason
+    _limit(loader, rel, reason)
 
 
 def _reference_outside(loader: _Loader, rel: str) -> None:
@@ -663,10 +684,10 @@ def _link_targets(markdown: str, base: str) -> list[str]:
 
 def _relative_target(raw: str, *, image: bool) -> str | None:
     target = raw[1:-1].strip() if raw.startswith("<") else raw
-    target = target.split("#", 1)[0].split("?", 1)[0]
-    if image or not target or _SCHEME.match(target) or target.startswith("/"):
+    target = urllib.parse.unquote(target.split("#", 1)[0].split("?", 1)[0])
+    if image or not target or _SCHEME.match(target) or target.startswith(("/", "\\")):
         return None
-    return urllib.parse.unquote(target)
+    return target
 
 
 def _render_skill(name: str, body: str, references: list[tuple[SkillReference, str]]) -> str:
