@@ -221,7 +221,9 @@ class SourceRegistration(WireModel):
 
 
 class ToolDefinition(WireModel):
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    """Letters, digits, ``_`` and ``-``, at most 64: what every provider accepts (Anthropic and
+    OpenAI reject dots), so a name valid here is valid everywhere it is lowered."""
     description: str = ""
     parameters: JsonObject = Field(default_factory=lambda: {"type": "object", "properties": {}})
     """JSON Schema of the arguments; must be an object schema."""

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "4ae57a66a33d4c2e10caf18ef2a8080e" as const;
+export const SCHEMA_HASH = "b51e4b30db37f8518e9c021e23b1e6b5" as const;
 
 /** A place where the prefix before it is expected to be cached. */
 export interface CacheBreakpoint {
@@ -817,6 +817,10 @@ export interface ToolCallPart {
 }
 
 export interface ToolDefinition {
+  /**
+   * Letters, digits, ``_`` and ``-``, at most 64: what every provider accepts (Anthropic and
+   * OpenAI reject dots), so a name valid here is valid everywhere it is lowered.
+   */
   name: string;
   /** @default "" */
   description?: string;

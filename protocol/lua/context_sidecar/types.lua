@@ -547,7 +547,7 @@
 ---@field arguments table<string, any>
 
 ---@class context_sidecar.ToolDefinition
----@field name string
+---@field name string # Letters, digits, ``_`` and ``-``, at most 64: what every provider accepts (Anthropic and OpenAI reject dots), so a name valid here is valid everywhere it is lowered.
 ---@field description? string
 ---@field parameters? table<string, any> # JSON Schema of the arguments; must be an object schema.
 
@@ -640,7 +640,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "4ae57a66a33d4c2e10caf18ef2a8080e",
+  SCHEMA_HASH = "b51e4b30db37f8518e9c021e23b1e6b5",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

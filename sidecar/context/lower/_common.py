@@ -47,6 +47,7 @@ __all__ = [
     "ReadBlob",
     "Role",
     "SYSTEM_SEPARATOR",
+    "PART_SEPARATOR",
     "CONTINUATION_NOTE",
     "Images",
     "Turn",
