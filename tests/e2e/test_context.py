@@ -187,12 +187,20 @@ async def test_assemble_explains_what_the_model_sees(
     assert prompt.model_limits.source == "table" and prompt.tokenizer == "cl100k_base"
     assert prompt.instructions_diff.added == ["AGENTS.md", "docs/AGENTS.md", "src/api/AGENTS.md"]
 
-    lowered = await client.request("context/assemble", {
-        "sessionId": sid, "userTurn": [text("Now document it.")], "date": "2026-11-30",
-        "lowerTo": "anthropic-messages"})
+    lowered = await client.request(
+        "context/assemble",
+        {
+            "sessionId": sid,
+            "userTurn": [text("Now document it.")],
+            "date": "2026-11-30",
+            "mentionedPaths": ["docs/api.md"],
+            "lowerTo": "anthropic-messages",
+        },
+    )
     body = lowered["body"]
     assert body["model"] == prompt.model_limits.model
-    assert [b["type"] for b in body["system"]] == ["text"] * len(prompt.system)
+    assert [b["type"] for b in body["system"]] == ["text"] * len(lowered["system"])
+    assert body["system"][0]["text"].startswith(lowered["system"][0]["text"])
     assert body["messages"][-1]["role"] == "user"
     assert lowered["messages"] == result["messages"]  # spliced JSON equals the dict form
 
