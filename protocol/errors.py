@@ -70,6 +70,12 @@ class ErrorCode:
     PATH_OUTSIDE_WORKSPACE: Final = "context.path_outside_workspace"
     SKILL_NOT_FOUND: Final = "skills.not_found"
     TOOL_INVALID: Final = "tools.invalid_definition"
+    # inputs, snapshots, profiles
+    INPUT_NOT_FOUND: Final = "input.not_found"
+    SNAPSHOT_NOT_FOUND: Final = "snapshot.not_found"
+    PROFILE_NOT_FOUND: Final = "profile.not_found"
+    PRESET_NOT_FOUND: Final = "preset.not_found"
+    REBUILD_UNAVAILABLE: Final = "agent.macro_context_rebuild_unavailable"
 
 
 class ParamError(WireModel):

@@ -26,6 +26,7 @@ from protocol.context import (
     SkillsListResult,
     SourceRegistration,
 )
+from protocol.inputs import FrozenInput, InputFreezeParams, InputFreezeResult, InputGetParams
 from protocol.server import ServerInfo, ServerPingResult, ServerSleepParams, ServerSleepResult
 from protocol.sessions import (
     Session,
@@ -40,6 +41,30 @@ from protocol.sessions import (
     SessionReadResult,
     SessionRef,
     SessionRenameParams,
+)
+from protocol.snapshots import (
+    BlobReadParams,
+    BlobReadResult,
+    DeleteResult,
+    DocumentRef,
+    Preset,
+    PresetInput,
+    PresetList,
+    PresetUpdateParams,
+    Profile,
+    ProfileInput,
+    ProfileList,
+    ProfileUpdateParams,
+    PromptSnapshot,
+    SnapshotAssembleParams,
+    SnapshotAssembleResult,
+    SnapshotDiff,
+    SnapshotDiffParams,
+    SnapshotGetParams,
+    SnapshotLowerParams,
+    SnapshotLowerResult,
+    StoreGcParams,
+    StoreGcResult,
 )
 from protocol.tokens import TokensCountParams, TokensCountResult
 
@@ -151,6 +176,46 @@ SKILLS_ACTIVATE = MethodSpec(
     SkillsActivateResult,
     "Load a skill's body and references; records a skillActivated entry.",
 )
+INPUT_FREEZE = MethodSpec(
+    "input/freeze",
+    InputFreezeParams,
+    InputFreezeResult,
+    "Capture everything a turn depends on, once; content-addressed (same inputs, same id).",
+)
+INPUT_GET = MethodSpec("input/get", InputGetParams, FrozenInput, "Read a frozen input back.")
+SNAPSHOT_ASSEMBLE = MethodSpec(
+    "snapshot/assemble",
+    SnapshotAssembleParams,
+    SnapshotAssembleResult,
+    "Assemble a frozen input with a profile into a stored, content-addressed snapshot.",
+)
+SNAPSHOT_GET = MethodSpec("snapshot/get", SnapshotGetParams, PromptSnapshot, "Read a snapshot.")
+SNAPSHOT_LOWER = MethodSpec(
+    "snapshot/lower", SnapshotLowerParams, SnapshotLowerResult, "A snapshot as a provider body."
+)
+SNAPSHOT_DIFF = MethodSpec(
+    "snapshot/diff",
+    SnapshotDiffParams,
+    SnapshotDiff,
+    "What changed between two snapshots, and the identical prefix (predicted cache hit).",
+)
+BLOB_READ = MethodSpec("blob/read", BlobReadParams, BlobReadResult, "Read a range of a blob.")
+PROFILE_CREATE = MethodSpec("profile/create", ProfileInput, Profile, "Store a profile.")
+PROFILE_GET = MethodSpec("profile/get", DocumentRef, Profile, "Read a profile.")
+PROFILE_LIST = MethodSpec("profile/list", EmptyParams, ProfileList, "List profiles.")
+PROFILE_UPDATE = MethodSpec("profile/update", ProfileUpdateParams, Profile, "Replace a profile.")
+PROFILE_DELETE = MethodSpec("profile/delete", DocumentRef, DeleteResult, "Delete a profile.")
+PRESET_CREATE = MethodSpec("preset/create", PresetInput, Preset, "Store a preset.")
+PRESET_GET = MethodSpec("preset/get", DocumentRef, Preset, "Read a preset.")
+PRESET_LIST = MethodSpec("preset/list", EmptyParams, PresetList, "List presets.")
+PRESET_UPDATE = MethodSpec("preset/update", PresetUpdateParams, Preset, "Replace a preset.")
+PRESET_DELETE = MethodSpec("preset/delete", DocumentRef, DeleteResult, "Delete a preset.")
+STORE_GC = MethodSpec(
+    "store/gc",
+    StoreGcParams,
+    StoreGcResult,
+    "Collect blobs no session, kept snapshot or input refers to (explicit, never automatic).",
+)
 TOKENS_COUNT = MethodSpec(
     "tokens/count", TokensCountParams, TokensCountResult, "Count tokens of texts."
 )
@@ -185,6 +250,24 @@ ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
     CONTEXT_UNREGISTER_SOURCE,
     SKILLS_LIST,
     SKILLS_ACTIVATE,
+    INPUT_FREEZE,
+    INPUT_GET,
+    SNAPSHOT_ASSEMBLE,
+    SNAPSHOT_GET,
+    SNAPSHOT_LOWER,
+    SNAPSHOT_DIFF,
+    BLOB_READ,
+    PROFILE_CREATE,
+    PROFILE_GET,
+    PROFILE_LIST,
+    PROFILE_UPDATE,
+    PROFILE_DELETE,
+    PRESET_CREATE,
+    PRESET_GET,
+    PRESET_LIST,
+    PRESET_UPDATE,
+    PRESET_DELETE,
+    STORE_GC,
     TOKENS_COUNT,
     SERVER_INFO,
     SERVER_PING,

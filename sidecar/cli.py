@@ -66,6 +66,17 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run the end-to-end demo scenario")
     store_arg(demo)
+
+    inspect = sub.add_parser("inspect", help="show a snapshot's dashboard, ledger and diff")
+    store_arg(inspect)
+    inspect.add_argument("snapshot", help="snapshot id")
+    inspect.add_argument("--against", default=None, help="diff against this snapshot id")
+
+    gc = sub.add_parser("gc", help="collect blobs nothing refers to (see store/gc)")
+    store_arg(gc)
+    gc.add_argument("--keep-recent", type=int, default=20)
+    gc.add_argument("--grace-seconds", type=int, default=3600)
+    gc.add_argument("--dry-run", action="store_true")
     return parser
 
 
@@ -90,6 +101,34 @@ def main(argv: list[str] | None = None) -> int:
         from sidecar.demo import run_demo
 
         return asyncio.run(run_demo(args.store, sys.stdout))
+    if args.command == "inspect":
+        from sidecar.errors import SidecarError
+        from sidecar.inspect import render_snapshot
+        from sidecar.store import Store
+
+        store = Store(args.store or default_store_root(), read_only=True)
+        try:
+            render_snapshot(store, args.snapshot, sys.stdout, against=args.against)
+        except SidecarError as exc:
+            sys.stderr.write(f"{exc.code}: {exc.message}\n")
+            return 1
+        finally:
+            store.close()
+        return 0
+    if args.command == "gc":
+        return asyncio.run(
+            _call(
+                args.store,
+                "store/gc",
+                json.dumps(
+                    {
+                        "keepRecent": args.keep_recent,
+                        "graceSeconds": args.grace_seconds,
+                        "dryRun": args.dry_run,
+                    }
+                ),
+            )
+        )
     return 2
 
 

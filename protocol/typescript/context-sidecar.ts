@@ -3,7 +3,31 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "b51e4b30db37f8518e9c021e23b1e6b5" as const;
+export const SCHEMA_HASH = "7dcdef191f608968707936a9093de47a" as const;
+
+export interface BlobReadParams {
+  blob: string;
+  /** @default 0 */
+  offset?: number;
+  /** @default 1048576 */
+  length?: number;
+  /**
+   * ``utf-8`` when the range is text (a range cut inside a character is widened to whole
+   * characters); ``base64`` for anything.
+   * @default "utf-8"
+   */
+  encoding?: "utf-8" | "base64";
+}
+
+export interface BlobReadResult {
+  blob: string;
+  size: number;
+  offset: number;
+  length: number;
+  data: string;
+  encoding: "utf-8" | "base64";
+  eof: boolean;
+}
 
 /** A place where the prefix before it is expected to be cached. */
 export interface CacheBreakpoint {
@@ -15,6 +39,12 @@ export interface CacheBreakpoint {
   /** Tokens from the start of the request up to and including this point. */
   prefixTokens: number;
   reason: string;
+}
+
+/** When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show. */
+export interface Clock {
+  date: string;
+  time: string;
 }
 
 export interface CompactionAdvice {
@@ -103,6 +133,32 @@ export interface ContextAssembleResult {
   body?: { [key: string]: unknown } | null;
 }
 
+/** One captured item: a locator, a short preview, and the full content as a blob. */
+export interface ContextItem {
+  kind: "file" | "url" | "snippet" | "command" | "image" | "other";
+  /** Locator: workspace-relative path, URL, label, shell command or file name. */
+  path: string;
+  /** At most 500 characters, never splitting one. */
+  preview?: string | null;
+  /** Git object id of the full content (for a file tracked by git: its git blob id). */
+  blob?: string | null;
+}
+
+/**
+ * An attachment as the host sends it.  Files are read from the workspace (confined to
+ * its roots) unless ``content`` is given; URLs are never fetched: the host supplies the
+ * content.
+ */
+export interface ContextItemInput {
+  kind: "file" | "url" | "snippet" | "command" | "image" | "other";
+  path: string;
+  /** Text content (url, snippet, command output, other; optional for files). */
+  content?: string | null;
+  /** Binary content (images). */
+  dataBase64?: string | null;
+  mediaType?: string | null;
+}
+
 export interface ContextSourcesParams {
   sessionId: string;
   /** Absolute directory inside a workspace root; default: the session's primary root. */
@@ -133,6 +189,11 @@ export interface Dashboard {
   summary: string;
 }
 
+export interface DeleteResult {
+  id: string;
+  deleted: boolean;
+}
+
 /** A problem found while reading a source; the source is skipped, never fatal. */
 export interface Diagnostic {
   severity: "warning" | "error";
@@ -140,6 +201,11 @@ export interface Diagnostic {
   code: string;
   path: string;
   message: string;
+}
+
+/** Params naming one stored profile or preset. */
+export interface DocumentRef {
+  id: string;
 }
 
 export interface DropEntry {
@@ -236,6 +302,29 @@ export interface ForkOrigin {
   atSeq: number;
 }
 
+export interface FrozenInput {
+  sessionId: string;
+  /** History up to this seq belongs to the turn; later appends do not. */
+  throughSeq: number;
+  clock: Clock;
+  userTurn: ContentPart[];
+  attachments?: ContextItem[];
+  components?: PromptComponent[];
+  activatedEntries?: HostSource[];
+  macroContext?: MacroContextInput;
+  variables?: Variables;
+  modelConnection?: ModelConnection | null;
+  tools?: ToolDefinition[];
+  skills?: SkillInfo[];
+  activatedSkills?: SkillSnapshot[];
+  instructions?: InstructionSnapshot[];
+  pinnedFiles?: ContextItem[];
+  /** Prompt fragments replaced by workspace files (``.context-sidecar/fragments/<id>.md``). */
+  fragmentOverrides?: { [key: string]: string };
+  cwd?: string | null;
+  mentionedPaths?: string[];
+}
+
 export interface HistoryWindow {
   /** Most transcript messages kept, counted over whole groups (default: no cap). */
   maxMessages?: number | null;
@@ -271,6 +360,33 @@ export interface ImagePart {
   alt?: string | null;
 }
 
+export interface InputFreezeParams {
+  sessionId: string;
+  userTurn: ContentPart[];
+  attachments?: ContextItemInput[];
+  components?: PromptComponent[];
+  activatedEntries?: HostSource[];
+  macroContext?: MacroContextInput;
+  variables?: Variables;
+  modelConnection?: ModelConnection | null;
+  tools?: ToolDefinition[];
+  cwd?: string | null;
+  mentionedPaths?: string[];
+  /** Default: now (UTC), to the minute. */
+  clock?: Clock | null;
+}
+
+export interface InputFreezeResult {
+  /** Git blob id of the input's canonical JSON (``git cat-file -p`` shows it). */
+  inputId: string;
+  input: FrozenInput;
+  diagnostics: Diagnostic[];
+}
+
+export interface InputGetParams {
+  inputId: string;
+}
+
 /** One project-instruction file (AGENTS.md and friends) found for a workspace. */
 export interface InstructionFile {
   /** Workspace-relative path, ``/``-separated. */
@@ -284,6 +400,16 @@ export interface InstructionFile {
   /** The root file always applies; a nested one when a mentioned or pinned path is in scope. */
   applies: boolean;
   reason: string;
+}
+
+export interface InstructionSnapshot {
+  path: string;
+  scope: string;
+  hash: string;
+  /** Blob id of the text as cut for the prompt. */
+  blob: string;
+  truncated: boolean;
+  depth: number;
 }
 
 /** How the instruction files changed since this session's previous assembly. */
@@ -310,6 +436,15 @@ export interface ItemRef {
   itemId?: string | null;
 }
 
+export interface LedgerChange {
+  itemId: string;
+  kind: string;
+  locator?: string | null;
+  /** Visibility in the older snapshot (``null``: not a candidate then). */
+  before?: string | null;
+  after?: string | null;
+}
+
 export interface LedgerItem {
   /** Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns. */
   itemId: string;
@@ -329,6 +464,17 @@ export interface Limits {
   maxReadLimit: number;
   maxListLimit: number;
   maxCountBytes: number;
+}
+
+export interface MacroContextInput {
+  /** @default "User" */
+  user?: string;
+  /** @default "Assistant" */
+  char?: string;
+  /** Named raw templates (character description, scenario, ...), stored unevaluated. */
+  templates?: { [key: string]: string };
+  /** Chat facts (e.g. ``lastMessage``); read-only text. */
+  facts?: { [key: string]: string };
 }
 
 export interface MessageEntry {
@@ -361,6 +507,20 @@ export interface MessageInput {
   content: ContentPart[];
   /** Optional author name (multi-agent hosts). */
   name?: string | null;
+}
+
+/**
+ * Which model to call, by reference.  ``connectionRef`` names where the credential
+ * lives (``env:NAME`` or ``secret:NAME``); the credential itself is never accepted here.
+ */
+export interface ModelConnection {
+  connectionRef?: string | null;
+  /** @default "anthropic" */
+  provider?: "anthropic" | "openai" | "gemini" | "scripted" | "other";
+  /** @default "claude-sonnet-4-5" */
+  modelId?: string;
+  /** Generation parameters (temperature, top_p, ...); credential-like keys are refused. */
+  parameters?: { [key: string]: unknown };
 }
 
 export interface ModelLimits {
@@ -433,6 +593,104 @@ export interface PinInput {
   reason?: string | null;
 }
 
+export interface Preset {
+  /** @default "" */
+  name?: string;
+  components?: PromptComponent[];
+  /** Generation parameters (macros allowed in string values). */
+  parameters?: { [key: string]: unknown };
+  maxContext?: number | null;
+  maxOutput?: number | null;
+  presetId: string;
+}
+
+export interface PresetBinding {
+  /**
+   * ``current``: the components frozen with the input; ``ref``: the stored preset.
+   * @default "current"
+   */
+  mode?: "current" | "ref";
+  presetId?: string | null;
+}
+
+export interface PresetInput {
+  /** @default "" */
+  name?: string;
+  components?: PromptComponent[];
+  /** Generation parameters (macros allowed in string values). */
+  parameters?: { [key: string]: unknown };
+  maxContext?: number | null;
+  maxOutput?: number | null;
+}
+
+export interface PresetList {
+  presets: Preset[];
+}
+
+export interface PresetUpdateParams {
+  id: string;
+  preset: PresetInput;
+}
+
+export interface Profile {
+  /** @default "" */
+  name?: string;
+  /** Overrides the connection fields of presets and inputs. */
+  modelBinding?: ModelConnection;
+  /** History window, fragments, cache TTL, ...; ``provider``/``model`` come from the binding. */
+  assembly?: PromptProfile;
+  preset?: PresetBinding;
+  /**
+   * The profile's instructions: a system section right after the fragments (macros allowed).
+   * @default ""
+   */
+  agentSystemPrompt?: string;
+  profileId: string;
+}
+
+export interface ProfileInput {
+  /** @default "" */
+  name?: string;
+  /** Overrides the connection fields of presets and inputs. */
+  modelBinding?: ModelConnection;
+  /** History window, fragments, cache TTL, ...; ``provider``/``model`` come from the binding. */
+  assembly?: PromptProfile;
+  preset?: PresetBinding;
+  /**
+   * The profile's instructions: a system section right after the fragments (macros allowed).
+   * @default ""
+   */
+  agentSystemPrompt?: string;
+}
+
+export interface ProfileList {
+  profiles: Profile[];
+}
+
+export interface ProfileUpdateParams {
+  id: string;
+  profile: ProfileInput;
+}
+
+/** A preset's prompt component (SillyTavern PromptManager style). */
+export interface PromptComponent {
+  identifier: string;
+  /** @default "system" */
+  role?: "system" | "user" | "assistant";
+  /** Raw template: macros are evaluated at assembly, on a working copy. */
+  content: string;
+  /**
+   * ``relative``: a system section in preset order; ``inChat``: injected into the
+   * transcript ``depth`` messages from the end.
+   * @default "relative"
+   */
+  position?: "relative" | "inChat";
+  /** @default 4 */
+  depth?: number;
+  /** @default true */
+  enabled?: boolean;
+}
+
 export interface PromptMessage {
   role: "user" | "assistant";
   content: ContentPart[];
@@ -465,6 +723,35 @@ export interface PromptProfile {
    * @default 0.02
    */
   skillsCatalogShare?: number;
+}
+
+/** An assembled prompt, immutable and content-addressed. */
+export interface PromptSnapshot {
+  system: Section[];
+  messages: PromptMessage[];
+  tools: ToolDefinition[];
+  ledger: LedgerItem[];
+  dashboard: Dashboard;
+  cacheBreakpoints: CacheBreakpoint[];
+  tokenizer: string;
+  modelLimits: ModelLimits;
+  compaction: CompactionAdvice;
+  instructionsDiff: InstructionsDiff;
+  diagnostics: Diagnostic[];
+  /** The session head this prompt was assembled from. */
+  throughSeq: number;
+  /** Git blob id of the snapshot's canonical JSON (without this field). */
+  snapshotId: string;
+  inputId: string;
+  sessionId: string;
+  profileId?: string | null;
+  /** xxh3-128 of the effective profile's canonical JSON. */
+  profileHash: string;
+  /** Generation parameters after macro evaluation (merged into lowered bodies). */
+  parameters?: { [key: string]: unknown };
+  unknownMacros?: string[];
+  /** The attachments and pinned files the prompt carries (their blobs hold the content). */
+  items?: ContextItem[];
 }
 
 /** Where a section or message came from. */
@@ -743,6 +1030,12 @@ export interface SkillReference {
   truncated: boolean;
 }
 
+export interface SkillSnapshot {
+  name: string;
+  /** Blob id of the activated text (body + references). */
+  blob: string;
+}
+
 export interface SkillsActivateParams {
   sessionId: string;
   name: string;
@@ -768,6 +1061,63 @@ export interface SkillsListResult {
   diagnostics: Diagnostic[];
 }
 
+export interface SnapshotAssembleParams {
+  sessionId: string;
+  inputId: string;
+  /** Stored profile to assemble with; default: the default profile. */
+  profileId?: string | null;
+  /** An inline profile instead of a stored one. */
+  profile?: ProfileInput | null;
+}
+
+export interface SnapshotAssembleResult {
+  snapshotId: string;
+  inputId: string;
+  dashboard: Dashboard;
+  compaction: CompactionAdvice;
+  /** Against the session's previous snapshot (all ``added`` for the first one). */
+  diff: SnapshotDiff;
+  unknownMacros: string[];
+}
+
+export interface SnapshotDiff {
+  fromSnapshot: string | null;
+  toSnapshot: string;
+  sectionsAdded: string[];
+  sectionsRemoved: string[];
+  sectionsChanged: string[];
+  ledgerChanges: LedgerChange[];
+  messagesBefore: number;
+  messagesAfter: number;
+  /** Leading request units (each tool, system section, message) identical in both. */
+  prefixUnits: number;
+  /** Tokens of those units: what a prompt cache can serve (predicted cache hit). */
+  prefixTokens: number;
+  totalTokensBefore: number;
+  totalTokensAfter: number;
+}
+
+export interface SnapshotDiffParams {
+  to: string;
+  /** Default: the snapshot assembled before ``to`` in the same session. */
+  from?: string | null;
+}
+
+export interface SnapshotGetParams {
+  snapshotId: string;
+}
+
+export interface SnapshotLowerParams {
+  snapshotId: string;
+  target: "anthropic-messages" | "openai-chat" | "openai-responses" | "gemini" | "system-as-user";
+}
+
+export interface SnapshotLowerResult {
+  snapshotId: string;
+  target: "anthropic-messages" | "openai-chat" | "openai-responses" | "gemini" | "system-as-user";
+  body: { [key: string]: unknown };
+}
+
 export interface SourceRegistration {
   sessionId: string;
   /**
@@ -775,6 +1125,29 @@ export interface SourceRegistration {
    * for the sidecar's lifetime, not in history).
    */
   ids: string[];
+}
+
+export interface StoreGcParams {
+  /**
+   * Snapshots kept per session besides those a run or a pin refers to.
+   * @default 20
+   */
+  keepRecent?: number;
+  /**
+   * Blobs younger than this are kept (an input being frozen right now is not yet referenced).
+   * @default 3600
+   */
+  graceSeconds?: number;
+  /** @default false */
+  dryRun?: boolean;
+}
+
+export interface StoreGcResult {
+  kept: number;
+  collected: number;
+  collectedBytes: number;
+  dryRun: boolean;
+  snapshotsDropped: number;
 }
 
 /** Plain text. */
@@ -864,6 +1237,11 @@ export interface UnpinInput {
   reason?: string | null;
 }
 
+export interface Variables {
+  local?: { [key: string]: unknown };
+  global?: { [key: string]: unknown };
+}
+
 export interface VariablesEntry {
   /** Host data kept with the entry and returned verbatim; never shown to the model. */
   meta?: { [key: string]: unknown } | null;
@@ -934,6 +1312,42 @@ export interface ClientRequests {
   "skills/list": { params: SkillsListParams; result: SkillsListResult };
   /** Load a skill's body and references; records a skillActivated entry. */
   "skills/activate": { params: SkillsActivateParams; result: SkillsActivateResult };
+  /** Capture everything a turn depends on, once; content-addressed (same inputs, same id). */
+  "input/freeze": { params: InputFreezeParams; result: InputFreezeResult };
+  /** Read a frozen input back. */
+  "input/get": { params: InputGetParams; result: FrozenInput };
+  /** Assemble a frozen input with a profile into a stored, content-addressed snapshot. */
+  "snapshot/assemble": { params: SnapshotAssembleParams; result: SnapshotAssembleResult };
+  /** Read a snapshot. */
+  "snapshot/get": { params: SnapshotGetParams; result: PromptSnapshot };
+  /** A snapshot as a provider body. */
+  "snapshot/lower": { params: SnapshotLowerParams; result: SnapshotLowerResult };
+  /** What changed between two snapshots, and the identical prefix (predicted cache hit). */
+  "snapshot/diff": { params: SnapshotDiffParams; result: SnapshotDiff };
+  /** Read a range of a blob. */
+  "blob/read": { params: BlobReadParams; result: BlobReadResult };
+  /** Store a profile. */
+  "profile/create": { params: ProfileInput; result: Profile };
+  /** Read a profile. */
+  "profile/get": { params: DocumentRef; result: Profile };
+  /** List profiles. */
+  "profile/list": { params: EmptyParams; result: ProfileList };
+  /** Replace a profile. */
+  "profile/update": { params: ProfileUpdateParams; result: Profile };
+  /** Delete a profile. */
+  "profile/delete": { params: DocumentRef; result: DeleteResult };
+  /** Store a preset. */
+  "preset/create": { params: PresetInput; result: Preset };
+  /** Read a preset. */
+  "preset/get": { params: DocumentRef; result: Preset };
+  /** List presets. */
+  "preset/list": { params: EmptyParams; result: PresetList };
+  /** Replace a preset. */
+  "preset/update": { params: PresetUpdateParams; result: Preset };
+  /** Delete a preset. */
+  "preset/delete": { params: DocumentRef; result: DeleteResult };
+  /** Collect blobs no session, kept snapshot or input refers to (explicit, never automatic). */
+  "store/gc": { params: StoreGcParams; result: StoreGcResult };
   /** Count tokens of texts. */
   "tokens/count": { params: TokensCountParams; result: TokensCountResult };
   /** Capabilities, limits and live server facts. */
@@ -979,6 +1393,24 @@ export const METHODS = [
   { name: "context/unregisterSource", kind: "request", direction: "clientToServer" },
   { name: "skills/list", kind: "request", direction: "clientToServer" },
   { name: "skills/activate", kind: "request", direction: "clientToServer" },
+  { name: "input/freeze", kind: "request", direction: "clientToServer" },
+  { name: "input/get", kind: "request", direction: "clientToServer" },
+  { name: "snapshot/assemble", kind: "request", direction: "clientToServer" },
+  { name: "snapshot/get", kind: "request", direction: "clientToServer" },
+  { name: "snapshot/lower", kind: "request", direction: "clientToServer" },
+  { name: "snapshot/diff", kind: "request", direction: "clientToServer" },
+  { name: "blob/read", kind: "request", direction: "clientToServer" },
+  { name: "profile/create", kind: "request", direction: "clientToServer" },
+  { name: "profile/get", kind: "request", direction: "clientToServer" },
+  { name: "profile/list", kind: "request", direction: "clientToServer" },
+  { name: "profile/update", kind: "request", direction: "clientToServer" },
+  { name: "profile/delete", kind: "request", direction: "clientToServer" },
+  { name: "preset/create", kind: "request", direction: "clientToServer" },
+  { name: "preset/get", kind: "request", direction: "clientToServer" },
+  { name: "preset/list", kind: "request", direction: "clientToServer" },
+  { name: "preset/update", kind: "request", direction: "clientToServer" },
+  { name: "preset/delete", kind: "request", direction: "clientToServer" },
+  { name: "store/gc", kind: "request", direction: "clientToServer" },
   { name: "tokens/count", kind: "request", direction: "clientToServer" },
   { name: "server/info", kind: "request", direction: "clientToServer" },
   { name: "server/ping", kind: "request", direction: "clientToServer" },

@@ -92,6 +92,8 @@ class AssemblyInputs:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     instructions_diff: dict[str, Any] = field(default_factory=dict)
     catalog_omitted: list[str] = field(default_factory=list)
+    in_chat: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    """Preset components injected into the transcript: (depth from the end, message)."""
 
 
 #: Token counts of section texts (fragments, instructions, ...) by (tokenizer, text hash):
@@ -209,6 +211,7 @@ class _Assembler:
             self.offer(section, "harness: always first")
         tools = self._tools()
         user_msg = self._user_turn()
+        in_chat = self._in_chat()
         for section in inp.pinned:
             self.offer(section, "pinned")
         pinned_groups = self._pinned_groups()
@@ -231,10 +234,19 @@ class _Assembler:
             self.offer(section, f"host source (priority {section.priority})")
         self._summary()
         groups, advice = self._transcript(pinned_groups)
-        messages = [m for g in groups for m in g.messages] + [user_msg]
-        self.messages_json = (
-            b"[" + b",".join([g.json for g in groups if g.json] + [dumps_bytes(user_msg)]) + b"]"
-        )
+        transcript = [m for g in groups for m in g.messages]
+        if in_chat:
+            for depth, message in sorted(in_chat, key=lambda dm: -dm[0]):
+                transcript.insert(max(len(transcript) - depth, 0), message)
+            messages = [*transcript, user_msg]
+            self.messages_json = dumps_bytes(messages)
+        else:
+            messages = [*transcript, user_msg]
+            self.messages_json = (
+                b"["
+                + b",".join([g.json for g in groups if g.json] + [dumps_bytes(user_msg)])
+                + b"]"
+            )
         system = self._system_order()
         return self._result(system, messages, tools, advice)
 
@@ -274,6 +286,19 @@ class _Assembler:
             "userTurn", "userTurn", "visible", "the current user turn: never evicted", msg["tokens"]
         )
         return msg
+
+    def _in_chat(self) -> list[tuple[int, dict[str, Any]]]:
+        """Reserve room for preset components injected into the chat (like the harness)."""
+        kept: list[tuple[int, dict[str, Any]]] = []
+        for depth, message in self.inp.in_chat:
+            message = {**message, "tokens": self.count_message(message)}
+            ident = message["provenance"][0]["id"]
+            visibility, why = self.budget.take(message["tokens"], "system")
+            if visibility == "visible":
+                kept.append((depth, message))
+                why = f"preset component injected at depth {depth}"
+            self.record("harness", f"component:{ident}", visibility, why, message["tokens"], ident)
+        return kept
 
     def _candidate_range(self) -> TranscriptRange:
         head = self.inp.view.head

@@ -1,50 +1,125 @@
-"""The context pipeline's I/O side: gather everything one assembly reads, then call the pure
-:func:`sidecar.context.assemble.assemble`.
+"""The context pipeline's I/O side, in two steps with one path for every assembly:
 
-Reads the session (through the store's history view), the workspace (instructions, skills,
-pinned files — all confined to the session's workspace roots), activated skills (from blobs),
-and keeps per-session memory that is not history: the instruction hashes of the previous
-assembly (for the per-turn diff) and host sources registered for the session.
+1. :meth:`ContextService.capture` reads the world once — the session head, the workspace's
+   instructions, skills, pinned files and fragment overrides, attachments — into a
+   :class:`protocol.inputs.FrozenInput` whose texts are blobs.  ``input/freeze`` persists it;
+   a live ``context/assemble`` keeps the blobs in memory only.
+2. :meth:`ContextService.build` turns a frozen input plus a profile into
+   :class:`AssemblyInputs` for the pure :func:`assemble`: history only up to the input's
+   ``throughSeq``, texts from blobs (a missing one is
+   ``agent.macro_context_rebuild_unavailable``, naming what is missing), macros evaluated on
+   a working copy of the frozen macro context and variables.
+
+Per-session memory that is not history also lives here: the instruction hashes of the
+previous live assembly (for the per-turn diff) and host sources registered for the session.
 """
 
 from __future__ import annotations
 
-import os
+import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
-from protocol.context import ContextAssembleParams, HostSource
+from protocol.context import ContextAssembleParams, HostSource, InstructionsDiff, PromptProfile
 from protocol.errors import ErrorCode
-from sidecar.context.assemble import (
-    AssemblyInputs,
-    SectionInput,
-    assemble,
-    assemble_with_json,
+from protocol.inputs import (
+    Clock,
+    ContextItem,
+    FrozenInput,
+    InputFreezeParams,
+    InstructionSnapshot,
+    SkillSnapshot,
 )
-from sidecar.context.controls import ControlState, fold_controls
-from sidecar.context.fragments import load_fragments
-from sidecar.context.instructions import InstructionScan, diff_instructions, discover_instructions
+from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
+from sidecar.context.controls import fold_controls
+from sidecar.context.fragments import FRAGMENT_IDS, WORKSPACE_DIR, load_fragments
+from sidecar.context.instructions import InstructionScan, discover_instructions
 from sidecar.context.limits import resolve_limits
 from sidecar.context.paths import UnreadableFileError, is_within, read_capped_text, real_path
+from sidecar.context.skills import Skill, discover_skills, render_catalog
 from sidecar.context.tokens import Tokenizers, count_entries
-from sidecar.errors import InvalidRequestError, NotFoundError
+from sidecar.errors import InvalidRequestError, NotFoundError, SidecarError
+from sidecar.inputs.items import capture_item
+from sidecar.inputs.macros import MacroContext, MacroEngine
+from sidecar.jsonbytes import dumps_bytes
+from sidecar.store.blobs import git_blob_id
 
 if TYPE_CHECKING:
     from sidecar.store import Store
 
-__all__ = ["PINNED_FILE_MAX_BYTES", "ContextService"]
+__all__ = ["PINNED_FILE_MAX_BYTES", "Captured", "ContextService", "Material"]
 
 #: Largest pinned file read into the prompt (bigger ones are cut and say so).
 PINNED_FILE_MAX_BYTES = 256 * 1024
+
+
+class Material:
+    """Blob bytes for one capture: always held in memory, written to the store when
+    ``persist`` (``input/freeze``), read back from the store when not held."""
+
+    def __init__(self, store: Store, persist: bool) -> None:
+        self._store = store
+        self.persist = persist
+        self.held: dict[str, bytes] = {}
+
+    def put(self, data: bytes) -> str:
+        blob_id = git_blob_id(data, self._store.blobs.object_format)
+        self.held[blob_id] = data
+        if self.persist:
+            self._store.blobs.put(data)
+        return blob_id
+
+    def get(self, blob_id: str) -> bytes | None:
+        held = self.held.get(blob_id)
+        if held is not None:
+            return held
+        try:
+            return self._store.blobs.get(blob_id)
+        except NotFoundError:
+            return None
+
+
+@dataclass(slots=True)
+class Captured:
+    frozen: FrozenInput
+    material: Material
+    diagnostics: list[dict[str, Any]]
+    instruction_hashes: dict[str, str]
+
+
+@dataclass(slots=True)
+class Built:
+    inputs: AssemblyInputs
+    parameters: dict[str, Any]
+    unknown_macros: list[str]
 
 
 @dataclass(slots=True)
 class _SessionMemory:
     instruction_hashes: dict[str, str] = field(default_factory=dict)
     host_sources: dict[str, HostSource] = field(default_factory=dict)
+
+
+def canonical_json(value: Any) -> bytes:
+    return dumps_bytes(value, sort_keys=True)
+
+
+def _now_clock() -> Clock:
+    now = datetime.now(UTC)
+    return Clock(date=now.date().isoformat(), time=now.strftime("%H:%M"))
+
+
+def _rebuild_unavailable(missing: list[str]) -> SidecarError:
+    return SidecarError(
+        ErrorCode.REBUILD_UNAVAILABLE,
+        "the frozen input refers to material that is no longer in the store: "
+        + ", ".join(missing[:5])
+        + (" …" if len(missing) > 5 else ""),
+        details={"missing": missing},
+    )
 
 
 class ContextService:
@@ -60,8 +135,7 @@ class ContextService:
     # --- workspace -------------------------------------------------------------------------
 
     def workspace(self, session_id: str, cwd: str | None = None) -> tuple[Path | None, Path | None]:
-        """(primary workspace root, working directory) of a session; ``cwd`` must lie inside
-        one of the session's roots."""
+        """(primary workspace root, working directory); ``cwd`` must lie inside a root."""
         session = self.store.sessions.get(session_id)
         if not session.workspace_roots:
             return None, None
@@ -81,234 +155,134 @@ class ContextService:
     def scan_instructions(
         self, session_id: str, cwd: str | None, mentioned: list[str], pinned: list[str]
     ) -> InstructionScan | None:
+        """The live instruction scan of a session's primary workspace root (``context/sources``)."""
         root, here = self.workspace(session_id, cwd)
         if root is None:
             return None
         return discover_instructions(root, here, mentioned=mentioned, pinned=pinned)
 
-    # --- assembly --------------------------------------------------------------------------
+    # --- 1. capture ------------------------------------------------------------------------
 
-    def assemble(self, params: ContextAssembleParams) -> dict[str, Any]:
-        """Blocking (reads files, may count tokens): call from a worker thread."""
-        return assemble(self.inputs(params))
-
-    def assemble_with_json(self, params: ContextAssembleParams) -> tuple[dict[str, Any], bytes]:
-        """:meth:`assemble` plus the messages already serialised (for the RPC answer)."""
-        return assemble_with_json(self.inputs(params))
-
-    def inputs(self, params: ContextAssembleParams) -> AssemblyInputs:
-        """Everything one assembly reads, gathered (blocking)."""
-        profile = params.profile
+    def capture(self, params: InputFreezeParams, *, persist: bool) -> Captured:
+        """Read everything the turn depends on, once (blocking: call from a worker thread)."""
+        material = Material(self.store, persist)
+        session = self.store.sessions.get(params.session_id)
+        roots = [Path(r) for r in session.workspace_roots]
+        root, here = self.workspace(params.session_id, params.cwd)
+        diagnostics: list[dict[str, Any]] = []
         tokenizer = self.tokenizers.get(None)
         view = self.store.sessions.history(
-            params.session_id, tokenizer.info.id, lambda recs: count_entries(tokenizer, recs)
+            params.session_id, tokenizer.info.id, lambda r: count_entries(tokenizer, r)
         )
         controls = fold_controls(view)
-        root, here = self.workspace(params.session_id, params.cwd)
-        limits = resolve_limits(profile)
-        diagnostics: list[dict[str, Any]] = []
-        memory = self.memory(params.session_id)
-
-        harness = [
-            SectionInput(
-                id=f"fragment:{f.id}",
-                category="system",
-                title=f.id.replace("_", " "),
-                text=f.text,
-                provenance={
-                    "kind": "fragment",
-                    "id": f.id,
-                    **({"path": f.origin} if f.origin != "default" else {}),
-                },
-                ledger_kind="harness",
-                locator=f.id,
-            )
-            for f in load_fragments(profile.fragments, root)
-        ]
-        harness.append(self._environment(params, here))
-
         pinned_paths = [
             t["locator"] for t in controls.pinned.values() if t["kind"] in ("file", "instruction")
         ]
-        instructions: list[tuple[SectionInput, int]] = []
-        diff: dict[str, Any] = {}
+
+        instructions: list[InstructionSnapshot] = []
+        hashes: dict[str, str] = {}
         if root is not None:
             scan = discover_instructions(
                 root, here, mentioned=params.mentioned_paths, pinned=pinned_paths
             )
             diagnostics += [dump_wire(d) for d in scan.diagnostics]
-            diff = dump_wire(diff_instructions(memory.instruction_hashes, scan))
-            memory.instruction_hashes = {f.info.path: f.info.hash for f in scan.files}
+            hashes = {f.info.path: f.info.hash for f in scan.files}
             for item in scan.files:
-                if not item.info.applies:
-                    continue
-                info = item.info
-                if params.reuse_instructions.get(info.path) == info.hash:
-                    body = (
-                        f"{info.path} (scope {info.scope}, hash {info.hash[:16]}) is unchanged "
-                        "since it was last sent; its text is omitted here."
+                if item.info.applies:
+                    instructions.append(
+                        InstructionSnapshot(
+                            path=item.info.path,
+                            scope=item.info.scope,
+                            hash=item.info.hash,
+                            blob=material.put(item.text.encode()),
+                            truncated=item.info.truncated,
+                            depth=item.depth,
+                        )
                     )
-                else:
-                    body = item.text
-                instructions.append(
-                    (
-                        SectionInput(
-                            id=f"instruction:{info.path}",
-                            category="instructions",
-                            title=info.path,
-                            text=f'<project_instructions path="{info.path}" scope="{info.scope}">\n'
-                            f"{body}\n</project_instructions>",
-                            provenance={"kind": "instruction", "id": info.hash, "path": info.path},
-                            ledger_kind="instruction",
-                            locator=info.path,
-                            pinned=f"instruction:{info.path}" in controls.pinned,
-                        ),
-                        item.depth,
-                    )
-                )
 
-        catalog, omitted, activated = self._skills(
-            params, controls, root, limits.window, tokenizer.count, diagnostics
-        )
-        pinned = self._pinned_files(controls, root, diagnostics)
-        host = [
-            SectionInput(
-                id=f"host:{s.id}",
-                category="host",
-                title=s.title or s.id,
-                text=f'<host_source id="{s.id}">\n{s.text}\n</host_source>',
-                provenance={"kind": "host", "id": s.id},
-                ledger_kind="host",
-                locator=s.id,
-                priority=s.priority,
-            )
-            for s in {**memory.host_sources, **{s.id: s for s in params.sources}}.values()
-        ]
-        tools = [dump_wire(t) for t in params.tools]
-        for tool in tools:
-            schema = tool.get("parameters")
-            if not isinstance(schema, dict) or schema.get("type") != "object":
-                raise InvalidRequestError(
-                    ErrorCode.PARAMS_INVALID,
-                    f"tool {tool['name']!r}: parameters must be a JSON Schema of type object",
-                    details={"tool": tool["name"]},
-                )
-        inputs = AssemblyInputs(
-            profile=profile,
-            limits=limits,
-            tokenizer=tokenizer,
-            view=view,
-            controls=controls,
-            harness=harness,
-            instructions=instructions,
-            activated_skills=activated,
-            skills_catalog=catalog,
-            pinned=pinned,
-            host=host,
-            tools=tools,
-            user_turn=[dump_wire(p) for p in params.user_turn],
-            diagnostics=diagnostics,
-            instructions_diff=diff,
-            catalog_omitted=omitted,
-        )
-        return inputs
-
-    def _environment(self, params: ContextAssembleParams, here: Path | None) -> SectionInput:
-        day = params.date or datetime.now(UTC).date().isoformat()
-        profile = params.profile
-        text = (
-            "<environment>\n"
-            f"cwd: {here if here is not None else '(no workspace)'}\n"
-            f"model: {profile.model}\n"
-            f"search: {profile.search_mode}\n"
-            f"date: {day}\n"
-            "</environment>"
-        )
-        return SectionInput(
-            id="environment",
-            category="system",
-            title="environment",
-            text=text,
-            provenance={"kind": "environment", "id": "environment"},
-            ledger_kind="harness",
-            locator="environment",
-        )
-
-    def _skills(
-        self,
-        params: ContextAssembleParams,
-        controls: ControlState,
-        root: Path | None,
-        window: int,
-        count: Any,
-        diagnostics: list[dict[str, Any]],
-    ) -> tuple[SectionInput | None, list[str], list[SectionInput]]:
-        from sidecar.context.skills import discover_skills, render_catalog
-
-        session = self.store.sessions.get(params.session_id)
-        scan = discover_skills([Path(r) for r in session.workspace_roots], self.home)
-        diagnostics += [dump_wire(d) for d in scan.diagnostics]
-        catalog: SectionInput | None = None
-        omitted: list[str] = []
-        if scan.skills:
-            budget = int(window * params.profile.skills_catalog_share)
-            text, _included, omitted = render_catalog(scan.skills, budget, count)
-            if text:
-                catalog = SectionInput(
-                    id="skills:catalog",
-                    category="skills",
-                    title="available skills",
-                    text=text,
-                    provenance={"kind": "skillCatalog", "id": "skills:catalog"},
-                    ledger_kind="skill",
-                    locator="catalog",
-                )
-        activated: list[SectionInput] = []
+        skills = discover_skills(roots, self.home)
+        diagnostics += [dump_wire(d) for d in skills.diagnostics]
+        activated = []
         for name, record in sorted(controls.activated.items()):
             blob = record.get("hash")
-            try:
-                text = self.store.blobs.get(blob).decode("utf-8") if blob else ""
-            except (NotFoundError, UnicodeDecodeError):
-                diagnostics.append(
-                    {
-                        "severity": "warning",
-                        "code": "skills.activation_missing",
-                        "path": record.get("path") or name,
-                        "message": f"the activated text of skill {name} is gone",
-                    }
-                )
+            if blob:
+                activated.append(SkillSnapshot(name=name, blob=blob))
+
+        pinned = self._pinned_files(controls.pinned, root, material, diagnostics)
+        attachments = [capture_item(a, roots, material) for a in params.attachments]
+        overrides = self._workspace_fragments(root)
+        frozen = FrozenInput(
+            session_id=params.session_id,
+            through_seq=view.head,
+            clock=params.clock or _now_clock(),
+            user_turn=params.user_turn,
+            attachments=attachments,
+            components=params.components,
+            activated_entries=params.activated_entries,
+            macro_context=params.macro_context,
+            variables=params.variables,
+            model_connection=params.model_connection,
+            tools=params.tools,
+            skills=[s.info for s in skills.skills],
+            activated_skills=activated,
+            instructions=instructions,
+            pinned_files=pinned,
+            fragment_overrides=overrides,
+            cwd=str(here) if here is not None else None,
+            mentioned_paths=params.mentioned_paths,
+        )
+        return Captured(frozen, material, diagnostics, hashes)
+
+    def instructions_diff(
+        self, session_id: str, hashes: dict[str, str], diagnostics: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The per-turn diff against this session's previous live assembly (then remembered)."""
+        memory = self.memory(session_id)
+        previous = memory.instruction_hashes
+        memory.instruction_hashes = dict(hashes)
+        diff = InstructionsDiff(
+            added=sorted(set(hashes) - set(previous)),
+            removed=sorted(set(previous) - set(hashes)),
+            changed=sorted(p for p in hashes if p in previous and previous[p] != hashes[p]),
+            unreadable=sorted(
+                d["path"] for d in diagnostics if d["code"] == "instructions.unreadable"
+            ),
+            oversized=sorted(
+                d["path"] for d in diagnostics if d["code"] == "instructions.oversized"
+            ),
+        )
+        return dump_wire(diff)
+
+    def _workspace_fragments(self, root: Path | None) -> dict[str, str]:
+        if root is None:
+            return {}
+        out: dict[str, str] = {}
+        real_root = real_path(root)
+        for fragment_id in FRAGMENT_IDS:
+            path = real_path(root / WORKSPACE_DIR / f"{fragment_id}.md")
+            if not is_within(path, real_root) or not path.is_file():
                 continue
-            activated.append(
-                SectionInput(
-                    id=f"skill:{name}",
-                    category="skills",
-                    title=name,
-                    text=text,
-                    provenance={
-                        "kind": "skill",
-                        "id": name,
-                        "path": record.get("path"),
-                        "fromSeq": record["seq"],
-                        "throughSeq": record["seq"],
-                    },
-                    ledger_kind="skill",
-                    locator=name,
-                    pinned=f"skill:{name}" in controls.pinned,
-                )
-            )
-        return catalog, omitted, activated
+            try:
+                out[fragment_id] = read_capped_text(path, 64 * 1024).text.strip()
+            except (UnreadableFileError, OSError):
+                continue
+        return out
 
     def _pinned_files(
-        self, controls: ControlState, root: Path | None, diagnostics: list[dict[str, Any]]
-    ) -> list[SectionInput]:
-        out: list[SectionInput] = []
-        for key, target in sorted(controls.pinned.items()):
-            if target["kind"] != "file" or root is None:
-                continue
+        self,
+        pinned: dict[str, dict[str, Any]],
+        root: Path | None,
+        material: Material,
+        diagnostics: list[dict[str, Any]],
+    ) -> list[ContextItem]:
+        out: list[ContextItem] = []
+        if root is None:
+            return out
+        real_root = real_path(root)
+        for target in (t for _, t in sorted(pinned.items()) if t["kind"] == "file"):
             rel = target["locator"]
-            real_root = real_path(root)
             path = real_path(root / rel)
-            if os.path.isabs(rel) or not is_within(path, real_root):
+            if rel.startswith("/") or not is_within(path, real_root):
                 diagnostics.append(
                     {
                         "severity": "error",
@@ -331,17 +305,316 @@ class ContextService:
                 )
                 continue
             note = "\n[cut at 256 KiB]" if capped.truncated else ""
+            text = capped.text + note
             out.append(
-                SectionInput(
-                    id=f"pin:{rel}",
-                    category="pinned",
-                    title=rel,
-                    text=f'<pinned_file path="{rel}" hash="{capped.hash}">\n{capped.text}{note}\n'
-                    "</pinned_file>",
-                    provenance={"kind": "pin", "id": key, "path": rel},
-                    ledger_kind="pin",
-                    locator=rel,
-                    pinned=True,
+                ContextItem(
+                    kind="file",
+                    path=rel,
+                    preview=text[:500] or None,
+                    blob=material.put(text.encode()),
                 )
             )
         return out
+
+    # --- 2. build --------------------------------------------------------------------------
+
+    def build(
+        self,
+        frozen: FrozenInput,
+        material: Material,
+        profile: PromptProfile,
+        *,
+        seed: str,
+        agent_prompt: str = "",
+        components: list[Any] | None = None,
+        parameters: dict[str, Any] | None = None,
+        reuse_instructions: dict[str, str] | None = None,
+        extra_sources: list[HostSource] | None = None,
+        diagnostics: list[dict[str, Any]] | None = None,
+        instructions_diff: dict[str, Any] | None = None,
+    ) -> Built:
+        """Assembly inputs from a frozen input (blocking: reads blobs, may count tokens)."""
+        missing: list[str] = []
+
+        def text(blob: str | None, what: str) -> str:
+            data = material.get(blob) if blob else None
+            if data is None:
+                missing.append(f"{what} ({blob})")
+                return ""
+            return data.decode("utf-8", errors="replace")
+
+        tokenizer = self.tokenizers.get(None)
+        view = self.store.sessions.history(
+            frozen.session_id,
+            tokenizer.info.id,
+            lambda r: count_entries(tokenizer, r),
+            head=frozen.through_seq,
+        )
+        controls = fold_controls(view)
+        facts = frozen.macro_context.facts
+        engine = MacroEngine(
+            MacroContext(
+                user=frozen.macro_context.user,
+                char=frozen.macro_context.char,
+                last_message=facts.get("lastMessage", ""),
+                date=frozen.clock.date,
+                time=frozen.clock.time,
+                seed=seed,
+            ),
+            frozen.variables.local,
+            frozen.variables.global_,
+        )
+        limits = resolve_limits(profile)
+        harness = [
+            SectionInput(
+                id=f"fragment:{f.id}",
+                category="system",
+                title=f.id.replace("_", " "),
+                text=f.text,
+                provenance={
+                    "kind": "fragment",
+                    "id": f.id,
+                    **({"path": f.origin} if f.origin != "default" else {}),
+                },
+                ledger_kind="harness",
+                locator=f.id,
+            )
+            for f in load_fragments({**frozen.fragment_overrides, **profile.fragments}, None)
+        ]
+        if agent_prompt.strip():
+            harness.append(
+                SectionInput(
+                    id="agent",
+                    category="system",
+                    title="agent instructions",
+                    text=engine.render(agent_prompt).strip(),
+                    provenance={"kind": "fragment", "id": "agent"},
+                    ledger_kind="harness",
+                    locator="agent",
+                )
+            )
+        in_chat: list[tuple[int, dict[str, Any]]] = []
+        for comp in components if components is not None else frozen.components:
+            if not comp.enabled:
+                continue
+            rendered = engine.render(comp.content).strip()
+            if not rendered:
+                continue
+            if comp.position == "relative":
+                harness.append(
+                    SectionInput(
+                        id=f"component:{comp.identifier}",
+                        category="system",
+                        title=comp.identifier,
+                        text=rendered,
+                        provenance={"kind": "fragment", "id": comp.identifier},
+                        ledger_kind="harness",
+                        locator=comp.identifier,
+                    )
+                )
+            else:
+                role = "assistant" if comp.role == "assistant" else "user"
+                body = rendered if comp.role != "system" else f"[system note] {rendered}"
+                in_chat.append(
+                    (
+                        comp.depth,
+                        {
+                            "role": role,
+                            "content": [{"type": "text", "text": body}],
+                            "tokens": 0,
+                            "provenance": [{"kind": "fragment", "id": comp.identifier}],
+                        },
+                    )
+                )
+        harness.append(self._environment(frozen, profile))
+
+        reuse = reuse_instructions or {}
+        instructions = []
+        for ins in frozen.instructions:
+            body = text(ins.blob, f"instruction {ins.path}")
+            if reuse.get(ins.path) == ins.hash:
+                body = (
+                    f"{ins.path} (scope {ins.scope}, hash {ins.hash[:16]}) is unchanged "
+                    "since it was last sent; its text is omitted here."
+                )
+            instructions.append(
+                (
+                    SectionInput(
+                        id=f"instruction:{ins.path}",
+                        category="instructions",
+                        title=ins.path,
+                        text=f'<project_instructions path="{ins.path}" scope="{ins.scope}">\n'
+                        f"{body}\n</project_instructions>",
+                        provenance={"kind": "instruction", "id": ins.hash, "path": ins.path},
+                        ledger_kind="instruction",
+                        locator=ins.path,
+                        pinned=f"instruction:{ins.path}" in controls.pinned,
+                    ),
+                    ins.depth,
+                )
+            )
+
+        catalog: SectionInput | None = None
+        omitted: list[str] = []
+        if frozen.skills:
+            skills = [
+                Skill(info=s, directory=Path(s.path), skill_md=Path(s.path) / "SKILL.md")
+                for s in frozen.skills
+            ]
+            budget = int(limits.window * profile.skills_catalog_share)
+            rendered_catalog, _, omitted = render_catalog(skills, budget, tokenizer.count)
+            if rendered_catalog:
+                catalog = SectionInput(
+                    id="skills:catalog",
+                    category="skills",
+                    title="available skills",
+                    text=rendered_catalog,
+                    provenance={"kind": "skillCatalog", "id": "skills:catalog"},
+                    ledger_kind="skill",
+                    locator="catalog",
+                )
+        activated = [
+            SectionInput(
+                id=f"skill:{s.name}",
+                category="skills",
+                title=s.name,
+                text=text(s.blob, f"skill {s.name}"),
+                provenance={"kind": "skill", "id": s.name},
+                ledger_kind="skill",
+                locator=s.name,
+                pinned=f"skill:{s.name}" in controls.pinned,
+            )
+            for s in frozen.activated_skills
+        ]
+        pinned = []
+        for item in frozen.pinned_files:
+            content = text(item.blob, f"pinned file {item.path}")
+            pinned.append(
+                SectionInput(
+                    id=f"pin:{item.path}",
+                    category="pinned",
+                    title=item.path,
+                    text=f'<pinned_file path="{item.path}" blob="{item.blob}">\n{content}\n'
+                    "</pinned_file>",
+                    provenance={"kind": "pin", "id": f"file:{item.path}", "path": item.path},
+                    ledger_kind="pin",
+                    locator=item.path,
+                    pinned=True,
+                )
+            )
+        # Activated entries are frozen prompt text (world-info style): macros apply.  Host
+        # sources of a live assembly (RAG results, editor state) are data: they do not.
+        sources = {s.id: (s, engine.render(s.text)) for s in frozen.activated_entries}
+        sources.update({s.id: (s, s.text) for s in extra_sources or []})
+        host = [
+            SectionInput(
+                id=f"host:{s.id}",
+                category="host",
+                title=s.title or s.id,
+                text=f'<host_source id="{s.id}">\n{body}\n</host_source>',
+                provenance={"kind": "host", "id": s.id},
+                ledger_kind="host",
+                locator=s.id,
+                priority=s.priority,
+            )
+            for s, body in sources.values()
+        ]
+        user_turn = [dump_wire(p) for p in frozen.user_turn]
+        for item in frozen.attachments:
+            if item.kind == "image":
+                user_turn.append(
+                    {"type": "image", "blob": item.blob or "", "mediaType": "image/png"}
+                )
+            else:
+                body = text(item.blob, f"attachment {item.path}")
+                user_turn.append(
+                    {
+                        "type": "text",
+                        "text": f'<attachment kind="{item.kind}" '
+                        f'path="{item.path}">\n{body}\n</attachment>',
+                    }
+                )
+        if missing:
+            raise _rebuild_unavailable(missing)
+        rendered_params = engine.render_value(parameters or {})
+        inputs = AssemblyInputs(
+            profile=profile,
+            limits=limits,
+            tokenizer=tokenizer,
+            view=view,
+            controls=controls,
+            harness=harness,
+            instructions=instructions,
+            activated_skills=activated,
+            skills_catalog=catalog,
+            pinned=pinned,
+            host=host,
+            tools=[dump_wire(t) for t in frozen.tools],
+            user_turn=user_turn,
+            diagnostics=diagnostics or [],
+            instructions_diff=instructions_diff or {},
+            catalog_omitted=omitted,
+            in_chat=in_chat,
+        )
+        return Built(inputs, rendered_params, engine.unknown)
+
+    def _environment(self, frozen: FrozenInput, profile: PromptProfile) -> SectionInput:
+        text = (
+            "<environment>\n"
+            f"cwd: {frozen.cwd or '(no workspace)'}\n"
+            f"model: {profile.model}\n"
+            f"search: {profile.search_mode}\n"
+            f"date: {frozen.clock.date}\n"
+            "</environment>"
+        )
+        return SectionInput(
+            id="environment",
+            category="system",
+            title="environment",
+            text=text,
+            provenance={"kind": "environment", "id": "environment"},
+            ledger_kind="harness",
+            locator="environment",
+        )
+
+    def assemble_live(self, params: ContextAssembleParams) -> tuple[dict[str, Any], bytes]:
+        """``context/assemble``: capture (nothing persisted) + build + assemble, answering
+        with the messages already serialised."""
+        now = _now_clock()
+        clock = Clock(date=params.date, time=now.time) if params.date else now
+        captured = self.capture(
+            InputFreezeParams(
+                session_id=params.session_id,
+                user_turn=params.user_turn,
+                tools=params.tools,
+                cwd=params.cwd,
+                mentioned_paths=params.mentioned_paths,
+                clock=clock,
+            ),
+            persist=False,
+        )
+        memory = self.memory(params.session_id)
+        sources = {**memory.host_sources, **{s.id: s for s in params.sources}}
+        diff = self.instructions_diff(
+            params.session_id, captured.instruction_hashes, captured.diagnostics
+        )
+        built = self.build(
+            captured.frozen,
+            captured.material,
+            params.profile,
+            seed=seed_of(captured.frozen),
+            reuse_instructions=params.reuse_instructions,
+            extra_sources=list(sources.values()),
+            diagnostics=captured.diagnostics,
+            instructions_diff=diff,
+        )
+        return assemble_with_json(built.inputs)
+
+    def assemble(self, params: ContextAssembleParams) -> dict[str, Any]:
+        """:meth:`assemble_live` without the serialised messages."""
+        return self.assemble_live(params)[0]
+
+
+def seed_of(frozen: FrozenInput) -> str:
+    """A stable seed for a live (unstored) input: the hash of its canonical JSON."""
+    return hashlib.sha256(canonical_json(dump_wire(frozen))).hexdigest()[:32]

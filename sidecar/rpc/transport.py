@@ -22,13 +22,15 @@ import logging
 import os
 import select
 import threading
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
 from protocol.framing import FrameDecoder, encode_frame
+from protocol.inputs import SECRET_KEY
 from sidecar.ids import now_iso
+from sidecar.jsonbytes import dumps_bytes
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -52,8 +54,12 @@ class Tracer:
 
     def record(self, direction: str, body: bytes) -> None:
         try:
-            json.loads(body)
-            payload = body
+            message = json.loads(body)
+            payload = (
+                dumps_bytes(_redact(message))
+                if SECRET_KEY.search(body.decode("utf-8", errors="replace"))
+                else body
+            )
         except ValueError:
             payload = json.dumps(body.decode("utf-8", errors="replace")).encode()
             direction += "-raw"
@@ -64,6 +70,18 @@ class Tracer:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _redact(node: Any) -> Any:
+    """Replace the values of credential-shaped keys (a client that sends one is refused, but
+    the trace must not keep it either)."""
+    if isinstance(node, dict):
+        return {
+            k: "[redacted]" if SECRET_KEY.search(str(k)) else _redact(v) for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_redact(v) for v in node]
+    return node
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -7,6 +7,8 @@ Plain Python (anyio for the worker threads that fsync); no pygls.  Layout of a s
     sessions/      see sessions.py
     blobs/         a bare git repository's layout; see blobs.py
     trash/         deleted sessions
+    profiles/      profiles (one JSON file each)
+    presets/       presets
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from protocol.errors import ErrorCode
 from sidecar.ids import now_iso
 from sidecar.store.blobs import BlobStore, git_blob_id
+from sidecar.store.documents import DocumentStore
 from sidecar.store.jsonl import write_file_atomic
 from sidecar.store.lock import StoreLock
 from sidecar.store.paths import STORE_ENV, default_store_root
@@ -41,11 +45,14 @@ STORE_FORMAT = 1
 class Store:
     """One store root, opened by one sidecar process."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, read_only: bool = False) -> None:
+        """``read_only`` never takes the write lock (tools such as ``inspect`` that must not
+        demote a sidecar started after them to read-only)."""
         self.root = root.expanduser().resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self.lock = StoreLock(self.root / "store.lock")
-        self.lock.try_acquire()
+        if not read_only:
+            self.lock.try_acquire()
         info_path = self.root / "store.json"
         if info_path.exists():
             info = json.loads(info_path.read_bytes())
@@ -57,6 +64,8 @@ class Store:
         if self.lock.held:
             self.blobs.init()
         self.sessions = SessionStore(self.root, self.lock)
+        self.profiles = DocumentStore(self.root / "profiles", "prf", ErrorCode.PROFILE_NOT_FOUND)
+        self.presets = DocumentStore(self.root / "presets", "pst", ErrorCode.PRESET_NOT_FOUND)
 
     @property
     def writable(self) -> bool:

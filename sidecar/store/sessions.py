@@ -409,15 +409,47 @@ class SessionStore:
 
         return state.tokens.counts(tokenizer, hashes, records, count)
 
-    def history(self, session_id: str, tokenizer: str, count: CountFn) -> HistoryView:
-        """A view of the history at its current head with token counts for ``tokenizer``
-        (blocking when counts are missing: call from a worker thread)."""
+    def history(
+        self, session_id: str, tokenizer: str, count: CountFn, head: int | None = None
+    ) -> HistoryView:
+        """A view of the history at its current head (or at an earlier ``head``) with token
+        counts for ``tokenizer`` (blocking when counts are missing: call from a worker thread)."""
         state = self._state(session_id)
-        head = state.head
+        head = state.head if head is None else min(head, state.head)
         tokens = state.index.sync_tokens(
             tokenizer, head, state.hashes, state.lines, state.tokens, count
         )
         return HistoryView(head, state.index, state.lines, tokens, tokenizer)
+
+    async def record_snapshot(self, session_id: str, snapshot_id: str, input_id: str) -> None:
+        """Append to the session's snapshot index (``snapshots.jsonl``), durably."""
+        state = self._state(session_id)
+        line = dumps_bytes({"snapshotId": snapshot_id, "inputId": input_id, "time": now_iso()})
+
+        def write() -> None:
+            with open(state.dir / "snapshots.jsonl", "ab") as out:
+                out.write(line + b"\n")
+                out.flush()
+                os.fsync(out.fileno())
+
+        await run_to_completion(lambda: anyio.to_thread.run_sync(write))
+
+    def snapshots(self, session_id: str) -> list[dict[str, Any]]:
+        """The session's snapshot index, oldest first (torn or unreadable lines skipped)."""
+        path = self._session_dir(session_id) / "snapshots.jsonl"
+        if not path.exists():
+            self._state(session_id)  # not_found for an unknown session
+            return []
+        out: list[dict[str, Any]] = []
+        for line in path.read_bytes().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+
+    def session_ids(self) -> list[str]:
+        return sorted(n for n in os.listdir(self._dir) if n.startswith(_SESSION_PREFIX))
 
     def close(self) -> None:
         for state in self._states.values():

@@ -3,6 +3,21 @@
 -- Generated from the protocol schema. Do not edit: regenerate with
 -- `python -m protocol.export`.
 
+---@class context_sidecar.BlobReadParams
+---@field blob string
+---@field offset? integer
+---@field length? integer
+---@field encoding? "utf-8"|"base64" # ``utf-8`` when the range is text (a range cut inside a character is widened to whole characters); ``base64`` for anything.
+
+---@class context_sidecar.BlobReadResult
+---@field blob string
+---@field size integer
+---@field offset integer
+---@field length integer
+---@field data string
+---@field encoding "utf-8"|"base64"
+---@field eof boolean
+
 --- A place where the prefix before it is expected to be cached.
 ---@class context_sidecar.CacheBreakpoint
 ---@field location "tools"|"system"|"message"
@@ -10,6 +25,11 @@
 ---@field ttl? "5m"|"1h" # Anthropic marker TTL; ``null`` for providers that cache automatically.
 ---@field prefixTokens integer # Tokens from the start of the request up to and including this point.
 ---@field reason string
+
+--- When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show.
+---@class context_sidecar.Clock
+---@field date string
+---@field time string
 
 ---@class context_sidecar.CompactionAdvice
 ---@field advised boolean
@@ -70,6 +90,23 @@
 ---@field throughSeq integer # The session head this prompt was assembled from.
 ---@field body? table<string, any> # The provider request body, when ``lowerTo`` was given.
 
+--- One captured item: a locator, a short preview, and the full content as a blob.
+---@class context_sidecar.ContextItem
+---@field kind "file"|"url"|"snippet"|"command"|"image"|"other"
+---@field path string # Locator: workspace-relative path, URL, label, shell command or file name.
+---@field preview? string # At most 500 characters, never splitting one.
+---@field blob? string # Git object id of the full content (for a file tracked by git: its git blob id).
+
+--- An attachment as the host sends it.  Files are read from the workspace (confined to
+--- its roots) unless ``content`` is given; URLs are never fetched: the host supplies the
+--- content.
+---@class context_sidecar.ContextItemInput
+---@field kind "file"|"url"|"snippet"|"command"|"image"|"other"
+---@field path string
+---@field content? string # Text content (url, snippet, command output, other; optional for files).
+---@field dataBase64? string # Binary content (images).
+---@field mediaType? string
+
 ---@class context_sidecar.ContextSourcesParams
 ---@field sessionId string
 ---@field cwd? string # Absolute directory inside a workspace root; default: the session's primary root.
@@ -90,12 +127,20 @@
 ---@field categories table<string, integer> # Tokens per category: system, tools, instructions, skills, pinned, host, summary, transcript, userTurn.  They add up to ``used``.
 ---@field summary string # One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``.
 
+---@class context_sidecar.DeleteResult
+---@field id string
+---@field deleted boolean
+
 --- A problem found while reading a source; the source is skipped, never fatal.
 ---@class context_sidecar.Diagnostic
 ---@field severity "warning"|"error"
 ---@field code string # Dotted, e.g. ``instructions.oversized``, ``skills.invalid_frontmatter``.
 ---@field path string
 ---@field message string
+
+--- Params naming one stored profile or preset.
+---@class context_sidecar.DocumentRef
+---@field id string
 
 ---@class context_sidecar.DropEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -147,6 +192,26 @@
 ---@field sessionId string
 ---@field atSeq integer
 
+---@class context_sidecar.FrozenInput
+---@field sessionId string
+---@field throughSeq integer # History up to this seq belongs to the turn; later appends do not.
+---@field clock context_sidecar.Clock
+---@field userTurn context_sidecar.ContentPart[]
+---@field attachments? context_sidecar.ContextItem[]
+---@field components? context_sidecar.PromptComponent[]
+---@field activatedEntries? context_sidecar.HostSource[]
+---@field macroContext? context_sidecar.MacroContextInput
+---@field variables? context_sidecar.Variables
+---@field modelConnection? context_sidecar.ModelConnection
+---@field tools? context_sidecar.ToolDefinition[]
+---@field skills? context_sidecar.SkillInfo[]
+---@field activatedSkills? context_sidecar.SkillSnapshot[]
+---@field instructions? context_sidecar.InstructionSnapshot[]
+---@field pinnedFiles? context_sidecar.ContextItem[]
+---@field fragmentOverrides? table<string, string> # Prompt fragments replaced by workspace files (``.context-sidecar/fragments/<id>.md``).
+---@field cwd? string
+---@field mentionedPaths? string[]
+
 ---@class context_sidecar.HistoryWindow
 ---@field maxMessages? integer # Most transcript messages kept, counted over whole groups (default: no cap).
 ---@field maxTokens? integer # Most transcript tokens kept (default: whatever the budget allows).
@@ -169,6 +234,28 @@
 ---@field mediaType string # MIME type, e.g. ``image/png``.
 ---@field alt? string
 
+---@class context_sidecar.InputFreezeParams
+---@field sessionId string
+---@field userTurn context_sidecar.ContentPart[]
+---@field attachments? context_sidecar.ContextItemInput[]
+---@field components? context_sidecar.PromptComponent[]
+---@field activatedEntries? context_sidecar.HostSource[]
+---@field macroContext? context_sidecar.MacroContextInput
+---@field variables? context_sidecar.Variables
+---@field modelConnection? context_sidecar.ModelConnection
+---@field tools? context_sidecar.ToolDefinition[]
+---@field cwd? string
+---@field mentionedPaths? string[]
+---@field clock? context_sidecar.Clock # Default: now (UTC), to the minute.
+
+---@class context_sidecar.InputFreezeResult
+---@field inputId string # Git blob id of the input's canonical JSON (``git cat-file -p`` shows it).
+---@field input context_sidecar.FrozenInput
+---@field diagnostics context_sidecar.Diagnostic[]
+
+---@class context_sidecar.InputGetParams
+---@field inputId string
+
 --- One project-instruction file (AGENTS.md and friends) found for a workspace.
 ---@class context_sidecar.InstructionFile
 ---@field path string # Workspace-relative path, ``/``-separated.
@@ -178,6 +265,14 @@
 ---@field truncated boolean
 ---@field applies boolean # The root file always applies; a nested one when a mentioned or pinned path is in scope.
 ---@field reason string
+
+---@class context_sidecar.InstructionSnapshot
+---@field path string
+---@field scope string
+---@field hash string
+---@field blob string # Blob id of the text as cut for the prompt.
+---@field truncated boolean
+---@field depth integer
 
 --- How the instruction files changed since this session's previous assembly.
 ---@class context_sidecar.InstructionsDiff
@@ -199,6 +294,13 @@
 ---@field throughSeq? integer
 ---@field itemId? string
 
+---@class context_sidecar.LedgerChange
+---@field itemId string
+---@field kind string
+---@field locator? string
+---@field before? string # Visibility in the older snapshot (``null``: not a candidate then).
+---@field after? string
+
 ---@class context_sidecar.LedgerItem
 ---@field itemId string # Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns.
 ---@field kind "harness"|"instruction"|"skill"|"pin"|"host"|"summary"|"transcript"|"userTurn"|"tool"
@@ -215,6 +317,12 @@
 ---@field maxReadLimit integer
 ---@field maxListLimit integer
 ---@field maxCountBytes integer
+
+---@class context_sidecar.MacroContextInput
+---@field user? string
+---@field char? string
+---@field templates? table<string, string> # Named raw templates (character description, scenario, ...), stored unevaluated.
+---@field facts? table<string, string> # Chat facts (e.g. ``lastMessage``); read-only text.
 
 ---@class context_sidecar.MessageEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -235,6 +343,14 @@
 ---@field role "user"|"assistant"|"system"
 ---@field content context_sidecar.ContentPart[]
 ---@field name? string # Optional author name (multi-agent hosts).
+
+--- Which model to call, by reference.  ``connectionRef`` names where the credential
+--- lives (``env:NAME`` or ``secret:NAME``); the credential itself is never accepted here.
+---@class context_sidecar.ModelConnection
+---@field connectionRef? string
+---@field provider? "anthropic"|"openai"|"gemini"|"scripted"|"other"
+---@field modelId? string
+---@field parameters? table<string, any> # Generation parameters (temperature, top_p, ...); credential-like keys are refused.
 
 ---@class context_sidecar.ModelLimits
 ---@field model string
@@ -282,6 +398,63 @@
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
 
+---@class context_sidecar.Preset
+---@field name? string
+---@field components? context_sidecar.PromptComponent[]
+---@field parameters? table<string, any> # Generation parameters (macros allowed in string values).
+---@field maxContext? integer
+---@field maxOutput? integer
+---@field presetId string
+
+---@class context_sidecar.PresetBinding
+---@field mode? "current"|"ref" # ``current``: the components frozen with the input; ``ref``: the stored preset.
+---@field presetId? string
+
+---@class context_sidecar.PresetInput
+---@field name? string
+---@field components? context_sidecar.PromptComponent[]
+---@field parameters? table<string, any> # Generation parameters (macros allowed in string values).
+---@field maxContext? integer
+---@field maxOutput? integer
+
+---@class context_sidecar.PresetList
+---@field presets context_sidecar.Preset[]
+
+---@class context_sidecar.PresetUpdateParams
+---@field id string
+---@field preset context_sidecar.PresetInput
+
+---@class context_sidecar.Profile
+---@field name? string
+---@field modelBinding? context_sidecar.ModelConnection # Overrides the connection fields of presets and inputs.
+---@field assembly? context_sidecar.PromptProfile # History window, fragments, cache TTL, ...; ``provider``/``model`` come from the binding.
+---@field preset? context_sidecar.PresetBinding
+---@field agentSystemPrompt? string # The profile's instructions: a system section right after the fragments (macros allowed).
+---@field profileId string
+
+---@class context_sidecar.ProfileInput
+---@field name? string
+---@field modelBinding? context_sidecar.ModelConnection # Overrides the connection fields of presets and inputs.
+---@field assembly? context_sidecar.PromptProfile # History window, fragments, cache TTL, ...; ``provider``/``model`` come from the binding.
+---@field preset? context_sidecar.PresetBinding
+---@field agentSystemPrompt? string # The profile's instructions: a system section right after the fragments (macros allowed).
+
+---@class context_sidecar.ProfileList
+---@field profiles context_sidecar.Profile[]
+
+---@class context_sidecar.ProfileUpdateParams
+---@field id string
+---@field profile context_sidecar.ProfileInput
+
+--- A preset's prompt component (SillyTavern PromptManager style).
+---@class context_sidecar.PromptComponent
+---@field identifier string
+---@field role? "system"|"user"|"assistant"
+---@field content string # Raw template: macros are evaluated at assembly, on a working copy.
+---@field position? "relative"|"inChat" # ``relative``: a system section in preset order; ``inChat``: injected into the transcript ``depth`` messages from the end.
+---@field depth? integer
+---@field enabled? boolean
+
 ---@class context_sidecar.PromptMessage
 ---@field role "user"|"assistant"
 ---@field content context_sidecar.ContentPart[]
@@ -299,6 +472,29 @@
 ---@field searchMode? string
 ---@field cacheTtl? "5m"|"1h" # TTL for Anthropic cache markers on the stable prefix (tools, system).
 ---@field skillsCatalogShare? number # Share of the window the skills catalog may use.
+
+--- An assembled prompt, immutable and content-addressed.
+---@class context_sidecar.PromptSnapshot
+---@field system context_sidecar.Section[]
+---@field messages context_sidecar.PromptMessage[]
+---@field tools context_sidecar.ToolDefinition[]
+---@field ledger context_sidecar.LedgerItem[]
+---@field dashboard context_sidecar.Dashboard
+---@field cacheBreakpoints context_sidecar.CacheBreakpoint[]
+---@field tokenizer string
+---@field modelLimits context_sidecar.ModelLimits
+---@field compaction context_sidecar.CompactionAdvice
+---@field instructionsDiff context_sidecar.InstructionsDiff
+---@field diagnostics context_sidecar.Diagnostic[]
+---@field throughSeq integer # The session head this prompt was assembled from.
+---@field snapshotId string # Git blob id of the snapshot's canonical JSON (without this field).
+---@field inputId string
+---@field sessionId string
+---@field profileId? string
+---@field profileHash string # xxh3-128 of the effective profile's canonical JSON.
+---@field parameters? table<string, any> # Generation parameters after macro evaluation (merged into lowered bodies).
+---@field unknownMacros? string[]
+---@field items? context_sidecar.ContextItem[] # The attachments and pinned files the prompt carries (their blobs hold the content).
 
 --- Where a section or message came from.
 ---@class context_sidecar.Provenance
@@ -496,6 +692,10 @@
 ---@field bytes integer
 ---@field truncated boolean
 
+---@class context_sidecar.SkillSnapshot
+---@field name string
+---@field blob string # Blob id of the activated text (body + references).
+
 ---@class context_sidecar.SkillsActivateParams
 ---@field sessionId string
 ---@field name string
@@ -515,9 +715,65 @@
 ---@field skills context_sidecar.SkillInfo[]
 ---@field diagnostics context_sidecar.Diagnostic[]
 
+---@class context_sidecar.SnapshotAssembleParams
+---@field sessionId string
+---@field inputId string
+---@field profileId? string # Stored profile to assemble with; default: the default profile.
+---@field profile? context_sidecar.ProfileInput # An inline profile instead of a stored one.
+
+---@class context_sidecar.SnapshotAssembleResult
+---@field snapshotId string
+---@field inputId string
+---@field dashboard context_sidecar.Dashboard
+---@field compaction context_sidecar.CompactionAdvice
+---@field diff context_sidecar.SnapshotDiff # Against the session's previous snapshot (all ``added`` for the first one).
+---@field unknownMacros string[]
+
+---@class context_sidecar.SnapshotDiff
+---@field fromSnapshot string|nil
+---@field toSnapshot string
+---@field sectionsAdded string[]
+---@field sectionsRemoved string[]
+---@field sectionsChanged string[]
+---@field ledgerChanges context_sidecar.LedgerChange[]
+---@field messagesBefore integer
+---@field messagesAfter integer
+---@field prefixUnits integer # Leading request units (each tool, system section, message) identical in both.
+---@field prefixTokens integer # Tokens of those units: what a prompt cache can serve (predicted cache hit).
+---@field totalTokensBefore integer
+---@field totalTokensAfter integer
+
+---@class context_sidecar.SnapshotDiffParams
+---@field to string
+---@field from? string # Default: the snapshot assembled before ``to`` in the same session.
+
+---@class context_sidecar.SnapshotGetParams
+---@field snapshotId string
+
+---@class context_sidecar.SnapshotLowerParams
+---@field snapshotId string
+---@field target "anthropic-messages"|"openai-chat"|"openai-responses"|"gemini"|"system-as-user"
+
+---@class context_sidecar.SnapshotLowerResult
+---@field snapshotId string
+---@field target "anthropic-messages"|"openai-chat"|"openai-responses"|"gemini"|"system-as-user"
+---@field body table<string, any>
+
 ---@class context_sidecar.SourceRegistration
 ---@field sessionId string
 ---@field ids string[] # Ids of the host sources registered for the session after this call (kept in memory for the sidecar's lifetime, not in history).
+
+---@class context_sidecar.StoreGcParams
+---@field keepRecent? integer # Snapshots kept per session besides those a run or a pin refers to.
+---@field graceSeconds? integer # Blobs younger than this are kept (an input being frozen right now is not yet referenced).
+---@field dryRun? boolean
+
+---@class context_sidecar.StoreGcResult
+---@field kept integer
+---@field collected integer
+---@field collectedBytes integer
+---@field dryRun boolean
+---@field snapshotsDropped integer
 
 --- Plain text.
 ---@class context_sidecar.TextPart
@@ -575,6 +831,10 @@
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
 
+---@class context_sidecar.Variables
+---@field ["local"]? table<string, any>
+---@field global? table<string, any>
+
 ---@class context_sidecar.VariablesEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
 ---@field kind "variables"
@@ -614,12 +874,30 @@
 ---@field ["context/unregisterSource"] { params: context_sidecar.HostSourceRef, result: context_sidecar.SourceRegistration } # Remove a registered host source.
 ---@field ["skills/list"] { params: context_sidecar.SkillsListParams, result: context_sidecar.SkillsListResult } # Skills available to a session.
 ---@field ["skills/activate"] { params: context_sidecar.SkillsActivateParams, result: context_sidecar.SkillsActivateResult } # Load a skill's body and references; records a skillActivated entry.
+---@field ["input/freeze"] { params: context_sidecar.InputFreezeParams, result: context_sidecar.InputFreezeResult } # Capture everything a turn depends on, once; content-addressed (same inputs, same id).
+---@field ["input/get"] { params: context_sidecar.InputGetParams, result: context_sidecar.FrozenInput } # Read a frozen input back.
+---@field ["snapshot/assemble"] { params: context_sidecar.SnapshotAssembleParams, result: context_sidecar.SnapshotAssembleResult } # Assemble a frozen input with a profile into a stored, content-addressed snapshot.
+---@field ["snapshot/get"] { params: context_sidecar.SnapshotGetParams, result: context_sidecar.PromptSnapshot } # Read a snapshot.
+---@field ["snapshot/lower"] { params: context_sidecar.SnapshotLowerParams, result: context_sidecar.SnapshotLowerResult } # A snapshot as a provider body.
+---@field ["snapshot/diff"] { params: context_sidecar.SnapshotDiffParams, result: context_sidecar.SnapshotDiff } # What changed between two snapshots, and the identical prefix (predicted cache hit).
+---@field ["blob/read"] { params: context_sidecar.BlobReadParams, result: context_sidecar.BlobReadResult } # Read a range of a blob.
+---@field ["profile/create"] { params: context_sidecar.ProfileInput, result: context_sidecar.Profile } # Store a profile.
+---@field ["profile/get"] { params: context_sidecar.DocumentRef, result: context_sidecar.Profile } # Read a profile.
+---@field ["profile/list"] { params: context_sidecar.EmptyParams, result: context_sidecar.ProfileList } # List profiles.
+---@field ["profile/update"] { params: context_sidecar.ProfileUpdateParams, result: context_sidecar.Profile } # Replace a profile.
+---@field ["profile/delete"] { params: context_sidecar.DocumentRef, result: context_sidecar.DeleteResult } # Delete a profile.
+---@field ["preset/create"] { params: context_sidecar.PresetInput, result: context_sidecar.Preset } # Store a preset.
+---@field ["preset/get"] { params: context_sidecar.DocumentRef, result: context_sidecar.Preset } # Read a preset.
+---@field ["preset/list"] { params: context_sidecar.EmptyParams, result: context_sidecar.PresetList } # List presets.
+---@field ["preset/update"] { params: context_sidecar.PresetUpdateParams, result: context_sidecar.Preset } # Replace a preset.
+---@field ["preset/delete"] { params: context_sidecar.DocumentRef, result: context_sidecar.DeleteResult } # Delete a preset.
+---@field ["store/gc"] { params: context_sidecar.StoreGcParams, result: context_sidecar.StoreGcResult } # Collect blobs no session, kept snapshot or input refers to (explicit, never automatic).
 ---@field ["tokens/count"] { params: context_sidecar.TokensCountParams, result: context_sidecar.TokensCountResult } # Count tokens of texts.
 ---@field ["server/info"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerInfo } # Capabilities, limits and live server facts.
 ---@field ["server/ping"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerPingResult } # Trivial round trip.
 ---@field ["server/sleep"] { params: context_sidecar.ServerSleepParams, result: context_sidecar.ServerSleepResult } # Answer after a delay (cancellable); for testing client timeouts and cancellation.
 
----@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 --- Notifications the client sends, by method name.
 ---@class context_sidecar.ClientNotifications
@@ -636,11 +914,11 @@
 
 ---@alias context_sidecar.ServerNotificationMethod nil
 
----@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "b51e4b30db37f8518e9c021e23b1e6b5",
+  SCHEMA_HASH = "7dcdef191f608968707936a9093de47a",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
@@ -661,6 +939,24 @@ return {
     { name = "context/unregisterSource", kind = "request", direction = "clientToServer" },
     { name = "skills/list", kind = "request", direction = "clientToServer" },
     { name = "skills/activate", kind = "request", direction = "clientToServer" },
+    { name = "input/freeze", kind = "request", direction = "clientToServer" },
+    { name = "input/get", kind = "request", direction = "clientToServer" },
+    { name = "snapshot/assemble", kind = "request", direction = "clientToServer" },
+    { name = "snapshot/get", kind = "request", direction = "clientToServer" },
+    { name = "snapshot/lower", kind = "request", direction = "clientToServer" },
+    { name = "snapshot/diff", kind = "request", direction = "clientToServer" },
+    { name = "blob/read", kind = "request", direction = "clientToServer" },
+    { name = "profile/create", kind = "request", direction = "clientToServer" },
+    { name = "profile/get", kind = "request", direction = "clientToServer" },
+    { name = "profile/list", kind = "request", direction = "clientToServer" },
+    { name = "profile/update", kind = "request", direction = "clientToServer" },
+    { name = "profile/delete", kind = "request", direction = "clientToServer" },
+    { name = "preset/create", kind = "request", direction = "clientToServer" },
+    { name = "preset/get", kind = "request", direction = "clientToServer" },
+    { name = "preset/list", kind = "request", direction = "clientToServer" },
+    { name = "preset/update", kind = "request", direction = "clientToServer" },
+    { name = "preset/delete", kind = "request", direction = "clientToServer" },
+    { name = "store/gc", kind = "request", direction = "clientToServer" },
     { name = "tokens/count", kind = "request", direction = "clientToServer" },
     { name = "server/info", kind = "request", direction = "clientToServer" },
     { name = "server/ping", kind = "request", direction = "clientToServer" },

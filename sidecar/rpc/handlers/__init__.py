@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sidecar.rpc.handlers import context, server, sessions, tokens
+from sidecar.rpc.handlers import context, inputs, server, sessions, tokens
 
 if TYPE_CHECKING:
     from sidecar.rpc.router import Route
 
 __all__ = ["ROUTES"]
 
-ROUTES: tuple[Route, ...] = (*sessions.ROUTES, *context.ROUTES, *tokens.ROUTES, *server.ROUTES)
+ROUTES: tuple[Route, ...] = (
+    *sessions.ROUTES,
+    *context.ROUTES,
+    *inputs.ROUTES,
+    *tokens.ROUTES,
+    *server.ROUTES,
+)

@@ -123,7 +123,7 @@ async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> Skill
 
 async def assemble(state: SidecarState, p: ContextAssembleParams) -> dict[str, Any]:
     def work() -> dict[str, Any]:
-        result, messages_json = state.context.assemble_with_json(p)
+        result, messages_json = state.context.assemble_live(p)
         if p.lower_to is not None:
             from sidecar.context.lower import lower
 

@@ -1,0 +1,127 @@
+"""Prompt snapshots: immutable, content-addressed, diffable.
+
+A snapshot is the assembled prompt plus what it was made from (input id, session, profile
+hash, evaluated parameters, the items it carries).  Its id is the git blob id of its
+canonical JSON (sorted keys, compact, without the ``snapshotId`` field itself), and that
+JSON is stored in the blob store, so ``git cat-file -p <snapshotId>`` prints it and the same
+session + input + profile always give the same id, across restarts.
+
+``diff`` compares two snapshots section by section and ledger item by ledger item, and
+counts the leading *request units* — each tool, each system section, each message, in the
+order providers cache them (tools, system, messages) — that are byte-identical in both: the
+tokens of those units are what a prompt cache can serve to the newer request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import xxhash
+
+from protocol.errors import ErrorCode
+from sidecar.errors import NotFoundError
+from sidecar.jsonbytes import dumps_bytes
+
+if TYPE_CHECKING:
+    from sidecar.store.blobs import BlobStore
+
+__all__ = ["canonical", "diff_snapshots", "load_snapshot", "profile_hash", "store_snapshot"]
+
+
+def canonical(value: Any) -> bytes:
+    return dumps_bytes(value, sort_keys=True)
+
+
+def profile_hash(profile: dict[str, Any]) -> str:
+    return xxhash.xxh3_128_hexdigest(canonical(profile))
+
+
+def store_snapshot(blobs: BlobStore, snapshot: dict[str, Any]) -> str:
+    """Store ``snapshot`` (without ``snapshotId``) and return its id."""
+    body = {k: v for k, v in snapshot.items() if k != "snapshotId"}
+    return blobs.put(canonical(body))
+
+
+def load_snapshot(blobs: BlobStore, snapshot_id: str) -> dict[str, Any]:
+    try:
+        data = blobs.get(snapshot_id)
+    except NotFoundError:
+        raise NotFoundError(
+            ErrorCode.SNAPSHOT_NOT_FOUND,
+            f"no snapshot {snapshot_id}",
+            details={"snapshotId": snapshot_id},
+        ) from None
+    try:
+        snapshot: dict[str, Any] = json.loads(data)
+    except ValueError:
+        snapshot = {}
+    if "inputId" not in snapshot or "system" not in snapshot:
+        raise NotFoundError(
+            ErrorCode.SNAPSHOT_NOT_FOUND,
+            f"{snapshot_id} is not a snapshot",
+            details={"snapshotId": snapshot_id},
+        )
+    snapshot["snapshotId"] = snapshot_id
+    return snapshot
+
+
+def _units(snapshot: dict[str, Any]) -> list[tuple[bytes, int]]:
+    """Request units in cache order, each with its canonical bytes and tokens."""
+    tool_tokens = {i["locator"]: i["tokens"] for i in snapshot["ledger"] if i["kind"] == "tool"}
+    units = [(canonical(t), tool_tokens.get(t["name"], 0)) for t in snapshot["tools"]]
+    units += [
+        (canonical({"id": s["id"], "text": s["text"]}), s["tokens"]) for s in snapshot["system"]
+    ]
+    units += [
+        (canonical({"role": m["role"], "content": m["content"]}), m["tokens"])
+        for m in snapshot["messages"]
+    ]
+    return units
+
+
+def diff_snapshots(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
+    old_sections = {s["id"]: s["hash"] for s in before["system"]} if before else {}
+    new_sections = {s["id"]: s["hash"] for s in after["system"]}
+    old_ledger = {i["itemId"]: i for i in before["ledger"]} if before else {}
+    new_ledger = {i["itemId"]: i for i in after["ledger"]}
+    changes = []
+    for item_id in sorted(set(old_ledger) | set(new_ledger)):
+        old, new = old_ledger.get(item_id), new_ledger.get(item_id)
+        was = old["visibility"] if old else None
+        now = new["visibility"] if new else None
+        if was != now:
+            ref = new or old
+            assert ref is not None
+            changes.append(
+                {
+                    "itemId": item_id,
+                    "kind": ref["kind"],
+                    **({"locator": ref["locator"]} if ref.get("locator") else {}),
+                    **({"before": was} if was else {}),
+                    **({"after": now} if now else {}),
+                }
+            )
+    prefix_units = prefix_tokens = 0
+    if before is not None:
+        for (a, tokens), (b, _) in zip(_units(before), _units(after), strict=False):
+            if a != b:
+                break
+            prefix_units += 1
+            prefix_tokens += tokens
+    return {
+        "fromSnapshot": before["snapshotId"] if before else None,
+        "toSnapshot": after["snapshotId"],
+        "sectionsAdded": sorted(set(new_sections) - set(old_sections)),
+        "sectionsRemoved": sorted(set(old_sections) - set(new_sections)),
+        "sectionsChanged": sorted(
+            k for k in new_sections if k in old_sections and old_sections[k] != new_sections[k]
+        ),
+        "ledgerChanges": changes,
+        "messagesBefore": len(before["messages"]) if before else 0,
+        "messagesAfter": len(after["messages"]),
+        "prefixUnits": prefix_units,
+        "prefixTokens": prefix_tokens,
+        "totalTokensBefore": before["dashboard"]["used"] if before else 0,
+        "totalTokensAfter": after["dashboard"]["used"],
+    }

@@ -1,0 +1,275 @@
+"""``input/*``, ``snapshot/*``, ``blob/read``, ``profile/*``, ``preset/*``, ``store/gc``."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+
+from protocol import methods as m
+from protocol._base import dump_wire
+from protocol.context import AssembledPrompt
+from protocol.errors import ErrorCode
+from protocol.inputs import FrozenInput, InputFreezeParams, InputGetParams
+from protocol.snapshots import (
+    BlobReadParams,
+    BlobReadResult,
+    DeleteResult,
+    DocumentRef,
+    Preset,
+    PresetInput,
+    PresetList,
+    Profile,
+    ProfileInput,
+    ProfileList,
+    SnapshotAssembleParams,
+    SnapshotDiffParams,
+    SnapshotGetParams,
+    SnapshotLowerParams,
+    StoreGcParams,
+    StoreGcResult,
+)
+from sidecar.context.assemble import assemble
+from sidecar.errors import NotFoundError
+from sidecar.inputs.profiles import resolve
+from sidecar.inputs.snapshots import (
+    canonical,
+    diff_snapshots,
+    load_snapshot,
+    profile_hash,
+    store_snapshot,
+)
+from sidecar.rpc.router import route
+from sidecar.store.gc import collect
+
+if TYPE_CHECKING:
+    from sidecar.rpc.state import SidecarState
+
+__all__ = ["ROUTES"]
+
+_PROMPT_FIELDS = {f.alias or n for n, f in AssembledPrompt.model_fields.items()}
+
+
+def _load_input(state: SidecarState, input_id: str) -> FrozenInput:
+    try:
+        data = state.store.blobs.get(input_id)
+        return FrozenInput.model_validate(json.loads(data), by_alias=True, by_name=False)
+    except (NotFoundError, ValueError):
+        raise NotFoundError(
+            ErrorCode.INPUT_NOT_FOUND, f"no frozen input {input_id}", details={"inputId": input_id}
+        ) from None
+
+
+async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
+    def work() -> dict[str, Any]:
+        captured = state.context.capture(p, persist=True)
+        body = dump_wire(captured.frozen)
+        input_id = state.store.blobs.put(canonical(body))
+        return {"inputId": input_id, "input": body, "diagnostics": captured.diagnostics}
+
+    return await anyio.to_thread.run_sync(work)
+
+
+async def get_input(state: SidecarState, p: InputGetParams) -> FrozenInput:
+    return await anyio.to_thread.run_sync(_load_input, state, p.input_id)
+
+
+def _profile(
+    state: SidecarState, p: SnapshotAssembleParams
+) -> tuple[ProfileInput | None, str | None]:
+    if p.profile is not None:
+        return p.profile, None
+    if p.profile_id is None:
+        return None, None
+    doc = state.store.profiles.get(p.profile_id)
+    return Profile.model_validate(doc, by_alias=True), p.profile_id
+
+
+async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> dict[str, Any]:
+    def work() -> tuple[dict[str, Any], str, bool]:
+        frozen = _load_input(state, p.input_id)
+        if frozen.session_id != p.session_id:
+            raise NotFoundError(
+                ErrorCode.INPUT_NOT_FOUND,
+                f"input {p.input_id} belongs to another session",
+                details={"inputId": p.input_id, "sessionId": p.session_id},
+            )
+        profile, profile_id = _profile(state, p)
+        preset = None
+        if profile is not None and profile.preset.mode == "ref" and profile.preset.preset_id:
+            preset = Preset.model_validate(
+                state.store.presets.get(profile.preset.preset_id), by_alias=True
+            )
+        effective = resolve(profile, preset, frozen)
+        from sidecar.context.service import Material
+
+        built = state.context.build(
+            frozen,
+            Material(state.store, persist=False),
+            effective.profile,
+            seed=p.input_id,
+            agent_prompt=effective.agent_prompt,
+            components=effective.components,
+            parameters=effective.parameters,
+        )
+        result = assemble(built.inputs)
+        snapshot = {
+            **result,
+            "inputId": p.input_id,
+            "sessionId": p.session_id,
+            **({"profileId": profile_id} if profile_id else {}),
+            "profileHash": profile_hash(dump_wire(effective.profile)),
+            "parameters": built.parameters,
+            "unknownMacros": built.unknown_macros,
+            "items": [dump_wire(i) for i in (*frozen.attachments, *frozen.pinned_files)],
+        }
+        snapshot_id = store_snapshot(state.store.blobs, snapshot)
+        snapshot["snapshotId"] = snapshot_id
+        index = state.store.sessions.snapshots(p.session_id)
+        previous = index[-1]["snapshotId"] if index else None
+        before = load_snapshot(state.store.blobs, previous) if previous else None
+        if before is not None and previous == snapshot_id:
+            older = index[-2]["snapshotId"] if len(index) > 1 else None
+            before = load_snapshot(state.store.blobs, older) if older else None
+        diff = diff_snapshots(before, snapshot)
+        return (
+            {
+                "snapshotId": snapshot_id,
+                "inputId": p.input_id,
+                "dashboard": result["dashboard"],
+                "compaction": result["compaction"],
+                "diff": diff,
+                "unknownMacros": built.unknown_macros,
+            },
+            snapshot_id,
+            previous != snapshot_id,
+        )
+
+    answer, snapshot_id, new = await anyio.to_thread.run_sync(work)
+    if new:
+        await state.store.sessions.record_snapshot(p.session_id, snapshot_id, p.input_id)
+    return answer
+
+
+async def snapshot_get(state: SidecarState, p: SnapshotGetParams) -> dict[str, Any]:
+    return await anyio.to_thread.run_sync(load_snapshot, state.store.blobs, p.snapshot_id)
+
+
+async def snapshot_lower(state: SidecarState, p: SnapshotLowerParams) -> dict[str, Any]:
+    def work() -> dict[str, Any]:
+        from sidecar.context.lower import lower
+
+        snapshot = load_snapshot(state.store.blobs, p.snapshot_id)
+        prompt = AssembledPrompt.model_validate(
+            {k: v for k, v in snapshot.items() if k in _PROMPT_FIELDS}, by_alias=True, by_name=False
+        )
+        body = lower(prompt, p.target, read_blob=state.store.blobs.get)
+        for key, value in snapshot.get("parameters", {}).items():
+            body.setdefault(key, value)
+        return {"snapshotId": p.snapshot_id, "target": p.target, "body": body}
+
+    return await anyio.to_thread.run_sync(work)
+
+
+async def snapshot_diff(state: SidecarState, p: SnapshotDiffParams) -> dict[str, Any]:
+    def work() -> dict[str, Any]:
+        after = load_snapshot(state.store.blobs, p.to)
+        before_id = p.from_
+        if before_id is None:
+            index = [e["snapshotId"] for e in state.store.sessions.snapshots(after["sessionId"])]
+            position = index.index(p.to) if p.to in index else len(index)
+            before_id = index[position - 1] if position > 0 else None
+        before = load_snapshot(state.store.blobs, before_id) if before_id else None
+        return diff_snapshots(before, after)
+
+    return await anyio.to_thread.run_sync(work)
+
+
+async def blob_read(state: SidecarState, p: BlobReadParams) -> BlobReadResult:
+    data = await anyio.to_thread.run_sync(state.store.blobs.get, p.blob)
+    start = min(p.offset, len(data))
+    end = min(start + p.length, len(data))
+    if p.encoding == "utf-8":
+        while start > 0 and start < len(data) and data[start] & 0xC0 == 0x80:
+            start -= 1  # widen to whole characters
+        while end < len(data) and data[end] & 0xC0 == 0x80:
+            end += 1
+        text = data[start:end].decode("utf-8", errors="replace")
+    else:
+        text = base64.b64encode(data[start:end]).decode("ascii")
+    return BlobReadResult(
+        blob=p.blob,
+        size=len(data),
+        offset=start,
+        length=end - start,
+        data=text,
+        encoding=p.encoding,
+        eof=end >= len(data),
+    )
+
+
+def _documents(kind: str) -> tuple[Any, ...]:
+    if kind == "profile":
+        return ("profiles", "profileId", Profile, ProfileInput)
+    return ("presets", "presetId", Preset, PresetInput)
+
+
+def _crud(kind: str) -> dict[str, Any]:
+    attr, key, model, _ = _documents(kind)
+
+    async def create(state: SidecarState, p: Any) -> Any:
+        return model.model_validate(
+            getattr(state.store, attr).create(dump_wire(p), key), by_alias=True
+        )
+
+    async def get(state: SidecarState, p: DocumentRef) -> Any:
+        return model.model_validate(getattr(state.store, attr).get(p.id), by_alias=True)
+
+    async def update(state: SidecarState, p: Any) -> Any:
+        body = dump_wire(getattr(p, kind))
+        return model.model_validate(getattr(state.store, attr).put(p.id, body, key), by_alias=True)
+
+    async def delete(state: SidecarState, p: DocumentRef) -> DeleteResult:
+        getattr(state.store, attr).delete(p.id)
+        return DeleteResult(id=p.id, deleted=True)
+
+    async def list_(state: SidecarState, _: Any) -> Any:
+        docs = [model.model_validate(d, by_alias=True) for d in getattr(state.store, attr).list()]
+        return ProfileList(profiles=docs) if kind == "profile" else PresetList(presets=docs)
+
+    return {"create": create, "get": get, "update": update, "delete": delete, "list": list_}
+
+
+async def gc(state: SidecarState, p: StoreGcParams) -> StoreGcResult:
+    return await anyio.to_thread.run_sync(
+        lambda: collect(
+            state.store, keep_recent=p.keep_recent, grace_seconds=p.grace_seconds, dry_run=p.dry_run
+        )
+    )
+
+
+_PROFILE = _crud("profile")
+_PRESET = _crud("preset")
+
+ROUTES = (
+    route(m.INPUT_FREEZE, freeze),
+    route(m.INPUT_GET, get_input),
+    route(m.SNAPSHOT_ASSEMBLE, snapshot_assemble),
+    route(m.SNAPSHOT_GET, snapshot_get),
+    route(m.SNAPSHOT_LOWER, snapshot_lower),
+    route(m.SNAPSHOT_DIFF, snapshot_diff),
+    route(m.BLOB_READ, blob_read),
+    route(m.PROFILE_CREATE, _PROFILE["create"]),
+    route(m.PROFILE_GET, _PROFILE["get"]),
+    route(m.PROFILE_LIST, _PROFILE["list"]),
+    route(m.PROFILE_UPDATE, _PROFILE["update"]),
+    route(m.PROFILE_DELETE, _PROFILE["delete"]),
+    route(m.PRESET_CREATE, _PRESET["create"]),
+    route(m.PRESET_GET, _PRESET["get"]),
+    route(m.PRESET_LIST, _PRESET["list"]),
+    route(m.PRESET_UPDATE, _PRESET["update"]),
+    route(m.PRESET_DELETE, _PRESET["delete"]),
+    route(m.STORE_GC, gc),
+)

@@ -1,0 +1,104 @@
+"""Explicit retention of blobs (``store/gc``, ``context-sidecar gc``): never silent, never
+automatic.
+
+The keep-set is everything something live refers to:
+
+- every session's history: image parts and activated-skill texts;
+- per session, the newest ``keep_recent`` snapshots, each with its frozen input and every
+  blob the input names (instructions, skills, pinned files, attachments) and the items the
+  snapshot carries;
+- anything younger than ``grace_seconds`` (an input being frozen right now is not referenced
+  by anything yet).
+
+Everything else in ``blobs/objects`` is collected; dropped snapshots leave the session's
+snapshot index.  A reference is read from each JSON document by walking it for blob-shaped
+values under known keys, so a new field that names a blob must use one of those keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from protocol.snapshots import StoreGcResult
+from sidecar.errors import NotFoundError
+from sidecar.jsonbytes import dumps_bytes
+from sidecar.store.jsonl import write_file_atomic
+
+if TYPE_CHECKING:
+    from sidecar.store import Store
+
+__all__ = ["collect"]
+
+_BLOB_KEYS = {"blob", "hash", "inputId"}
+
+
+def _refs(node: Any, out: set[str], hex_len: int) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _BLOB_KEYS and isinstance(value, str) and len(value) == hex_len:
+                out.add(value)
+            _refs(value, out, hex_len)
+    elif isinstance(node, list):
+        for value in node:
+            _refs(value, out, hex_len)
+
+
+def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool) -> StoreGcResult:
+    blobs = store.blobs
+    hex_len = 40 if blobs.object_format == "sha1" else 64
+    keep: set[str] = set()
+    dropped = 0
+    for session_id in store.sessions.session_ids():
+        history = store.root / "sessions" / session_id / "history.jsonl"
+        if history.exists():
+            for line in history.read_bytes().splitlines():
+                try:
+                    _refs(json.loads(line), keep, hex_len)
+                except ValueError:
+                    continue
+        index = store.sessions.snapshots(session_id)
+        kept = index[-keep_recent:] if keep_recent else []
+        for entry in kept:
+            keep.add(entry["snapshotId"])
+            for blob_id in (entry["snapshotId"], entry["inputId"]):
+                try:
+                    _refs(json.loads(blobs.get(blob_id)), keep, hex_len)
+                except (NotFoundError, ValueError):
+                    continue
+            keep.add(entry["inputId"])
+        if len(kept) != len(index):
+            dropped += len(index) - len(kept)
+            if not dry_run:
+                path = store.root / "sessions" / session_id / "snapshots.jsonl"
+                write_file_atomic(path, b"".join(dumps_bytes(e) + b"\n" for e in kept))
+    now = time.time()
+    kept_count = collected = collected_bytes = 0
+    objects = blobs.root / "objects"
+    for prefix in sorted(os.listdir(objects)) if objects.exists() else []:
+        folder = objects / prefix
+        if len(prefix) != 2 or not folder.is_dir():
+            continue
+        for name in os.listdir(folder):
+            blob_id = prefix + name
+            path = folder / name
+            if name.startswith(".") or blob_id in keep:
+                kept_count += 1
+                continue
+            stat = path.stat()
+            if now - stat.st_mtime < grace_seconds:
+                kept_count += 1
+                continue
+            collected += 1
+            collected_bytes += stat.st_size
+            if not dry_run:
+                path.unlink()
+    return StoreGcResult(
+        kept=kept_count,
+        collected=collected,
+        collected_bytes=collected_bytes,
+        dry_run=dry_run,
+        snapshots_dropped=dropped,
+    )
