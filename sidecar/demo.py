@@ -9,11 +9,12 @@ store is a temporary directory unless ``--store`` is given.
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from protocol import methods as m
 from protocol._base import dump_wire
@@ -21,6 +22,11 @@ from protocol.entries import MessageInput, TextPart, ToolCallPart, ToolResultPar
 from protocol.sessions import SessionAppendParams, SessionCreateParams, SessionReadParams
 from protocol.tokens import TokensCountParams
 from sidecar.client import SidecarClient
+from sidecar.inspect import render_snapshot
+from sidecar.store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["run_demo"]
 
@@ -92,6 +98,83 @@ def _preview(entry: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+async def _two_turns(
+    client: SidecarClient, session_id: str, root: Path, say: Callable[..., None]
+) -> None:
+    """Freeze turn 1, snapshot it, let the turn happen, freeze turn 2, snapshot, diff."""
+    freeze = {
+        "sessionId": session_id,
+        "userTurn": [{"type": "text", "text": "Add a `make bench` target too."}],
+        "attachments": [{"kind": "file", "path": "Makefile"}],
+        "components": [
+            {
+                "identifier": "persona",
+                "content": "You are pairing with {{user}}. {{setvar::turn::1}}",
+            }
+        ],
+        "macroContext": {"user": "the reader"},
+        "tools": [
+            {
+                "name": "read_file",
+                "description": "Read a workspace file.",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            }
+        ],
+    }
+    frozen = await client.request("input/freeze", freeze)
+    say(f"▶ input/freeze → {frozen['inputId']} (git blob id of its canonical JSON)")
+    item = frozen["input"]["attachments"][0]
+    say(f"  attachment {item['path']} → blob {item['blob'][:12]}… (same id as git hash-object)")
+    first = await client.request(
+        "snapshot/assemble", {"sessionId": session_id, "inputId": frozen["inputId"]}
+    )
+    say(f"▶ snapshot/assemble → {first['snapshotId']}")
+    say()
+    store = Store(root, read_only=True)
+    try:
+        buffer = io.StringIO()
+        render_snapshot(store, first["snapshotId"], buffer)
+        for line in buffer.getvalue().splitlines():
+            say("  " + line)
+    finally:
+        store.close()
+    say()
+    await client.request(
+        "session/append",
+        {
+            "sessionId": session_id,
+            "entries": [
+                {"kind": "message", "role": "user", "content": freeze["userTurn"]},
+                {
+                    "kind": "message",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": "Added `bench:` running `python -m bench.assembly`.",
+                        }
+                    ],
+                },
+            ],
+        },
+    )
+    second_input = await client.request(
+        "input/freeze",
+        {**freeze, "userTurn": [{"type": "text", "text": "Now mention it in the README."}]},
+    )
+    second = await client.request(
+        "snapshot/assemble", {"sessionId": session_id, "inputId": second_input["inputId"]}
+    )
+    diff = second["diff"]
+    say(f"▶ turn 2: snapshot/assemble → {second['snapshotId']}")
+    say(
+        f"  diff vs turn 1: {diff['prefixUnits']} leading units identical = "
+        f"{diff['prefixTokens']} tokens a prompt cache can serve; messages "
+        f"{diff['messagesBefore']} → {diff['messagesAfter']}; sections changed: "
+        f"{', '.join(diff['sectionsChanged']) or 'none'}"
+    )
+
+
 async def run_demo(store: Path | None, out: TextIO) -> int:
     def say(line: str = "") -> None:
         out.write(line + "\n")
@@ -152,5 +235,6 @@ async def run_demo(store: Path | None, out: TextIO) -> int:
                 f"({counted.tokenizer.id}, exact={counted.tokenizer.exact})"
             )
             say()
+            await _two_turns(client, session.session_id, root, say)
             say("✔ demo complete: a real sidecar process, a real store on disk, real tokenizer.")
     return 0

@@ -60,12 +60,17 @@ def render_snapshot(
         f"{_k(limits['maxOutput'])}, from {limits['source']}), tokenizer {snap['tokenizer']}\n\n"
     )
     available = max(board["availableInput"], 1)
+    used = max(board["used"], 1)
     bar = ""
-    for category in _ORDER:
-        cells = round(board["categories"].get(category, 0) / available * _BAR)
+    for category in _ORDER:  # the composition of what is used
+        tokens = board["categories"].get(category, 0)
+        cells = max(round(tokens / used * _BAR), 1 if tokens else 0)
         bar += _MARKS[category] * cells
     bar = bar[:_BAR].ljust(_BAR, " ")
-    say(f"  [{bar}] {_k(board['used'])}/{_k(available)} used, {_k(board['free'])} free\n")
+    say(
+        f"  [{bar}] {_k(board['used'])} of {_k(available)} input tokens used "
+        f"({board['used'] / available * 100:.1f}%), {_k(board['free'])} free\n"
+    )
     for category in _ORDER:
         tokens = board["categories"].get(category, 0)
         if tokens:
