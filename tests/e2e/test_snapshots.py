@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -356,3 +357,53 @@ async def test_secrets_never_reach_disk(
         if "/objects/" in str(path):
             data = zlib.decompress(data)
         assert SECRET.encode() not in data, f"the secret leaked into {path}"
+
+
+async def test_in_chat_components_and_inspect(
+    sidecars: SidecarFactory, workspace: Path, store_dir: Path
+) -> None:
+    client = await sidecars.start()
+    sid = await _session(client, workspace)
+    params = {
+        **_freeze_params(sid, "Next?"),
+        "attachments": [],
+        "components": [
+            {
+                "identifier": "reminder",
+                "role": "system",
+                "position": "inChat",
+                "depth": 1,
+                "content": "Remember {{user}} prefers short answers.",
+            },
+            {"identifier": "off", "enabled": False, "content": "never shown"},
+        ],
+    }
+    frozen = await client.request("input/freeze", params)
+    snap = await client.request(
+        "snapshot/assemble", {"sessionId": sid, "inputId": frozen["inputId"]}
+    )
+    full = await client.request("snapshot/get", {"snapshotId": snap["snapshotId"]})
+    texts = [m["content"][0]["text"] for m in full["messages"]]
+    # depth 1: one message from the end of the transcript, before the user turn
+    assert texts == [
+        "What does health() return?",
+        "[system note] Remember Ada prefers short answers.",
+        "A status dict.",
+        "Next?",
+    ]
+    assert "never shown" not in json.dumps(full)
+    injected = [i for i in full["ledger"] if i.get("locator") == "reminder"]
+    assert injected and injected[0]["reason"] == "preset component injected at depth 1"
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "sidecar", "inspect", "--store", str(store_dir), snap["snapshotId"]],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert snap["snapshotId"] in shown.stdout
+    assert "input tokens used" in shown.stdout and "transcript" in shown.stdout
+    assert "diff (first snapshot)" in shown.stdout
+    info = await client.request("server/info", {})
+    assert info["storeWritable"] is True  # inspect never took the write lock
