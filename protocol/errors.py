@@ -76,6 +76,15 @@ class ErrorCode:
     PROFILE_NOT_FOUND: Final = "profile.not_found"
     PRESET_NOT_FOUND: Final = "preset.not_found"
     REBUILD_UNAVAILABLE: Final = "agent.macro_context_rebuild_unavailable"
+    # runs
+    RUN_NOT_FOUND: Final = "run.not_found"
+    RUN_NOT_RESUMABLE: Final = "run.not_resumable"
+    RUN_INTERRUPTED: Final = "agent.interrupted"
+    RUN_CANCELLED: Final = "agent.cancelled"
+    MAX_ROUNDS: Final = "agent.max_tool_rounds_exceeded"
+    TOOL_LOOP: Final = "agent.tool_loop_detected"
+    TOOL_FAILED: Final = "tool.execution_failed"
+    MODEL_FAILED: Final = "model.request_failed"
 
 
 class ParamError(WireModel):

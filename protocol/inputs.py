@@ -92,6 +92,8 @@ class ModelConnection(WireModel):
     ) = None
     provider: Literal["anthropic", "openai", "gemini", "scripted", "other"] = "anthropic"
     model_id: str = "claude-sonnet-4-5"
+    base_url: str | None = None
+    """For OpenAI-compatible servers (Ollama, llama.cpp, vLLM) or a proxy."""
     parameters: JsonObject = Field(default_factory=dict)
     """Generation parameters (temperature, top_p, ...); credential-like keys are refused."""
 

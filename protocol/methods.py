@@ -27,6 +27,23 @@ from protocol.context import (
     SourceRegistration,
 )
 from protocol.inputs import FrozenInput, InputFreezeParams, InputFreezeResult, InputGetParams
+from protocol.runs import (
+    ApprovalRequestParams,
+    ApprovalRequestResult,
+    Run,
+    RunEvent,
+    RunGetParams,
+    RunListParams,
+    RunListResult,
+    RunResumeParams,
+    RunStartParams,
+    RunStartResult,
+    RunSubscribeParams,
+    RunSubscribeResult,
+    RunUnsubscribeParams,
+    ToolExecuteParams,
+    ToolExecuteResult,
+)
 from protocol.server import ServerInfo, ServerPingResult, ServerSleepParams, ServerSleepResult
 from protocol.sessions import (
     Session,
@@ -216,6 +233,49 @@ STORE_GC = MethodSpec(
     StoreGcResult,
     "Collect blobs no session, kept snapshot or input refers to (explicit, never automatic).",
 )
+RUN_START = MethodSpec(
+    "run/start", RunStartParams, RunStartResult, "Start a run: the model/tool loop for a turn."
+)
+RUN_GET = MethodSpec("run/get", RunGetParams, Run, "A run's state.")
+RUN_LIST = MethodSpec("run/list", RunListParams, RunListResult, "Runs, newest first.")
+RUN_SUBSCRIBE = MethodSpec(
+    "run/subscribe",
+    RunSubscribeParams,
+    RunSubscribeResult,
+    "Replay a run's events after afterSeq, then continue live (no gap, no duplicate).",
+)
+RUN_UNSUBSCRIBE = MethodSpec(
+    "run/unsubscribe", RunUnsubscribeParams, Run, "Stop receiving a run's live events."
+)
+RUN_CANCEL = MethodSpec("run/cancel", RunGetParams, Run, "Cancel a run; answers once it ended.")
+RUN_RESUME = MethodSpec(
+    "run/resume",
+    RunResumeParams,
+    RunStartResult,
+    "Continue a stopped run (a new run on the same input; settled tool calls are not redone).",
+)
+RUN_EVENT: MethodSpec[RunEvent, WireModel] = MethodSpec(
+    "run/event",
+    RunEvent,
+    None,
+    "A run event, journaled before it is sent.",
+    kind="notification",
+    direction="serverToClient",
+)
+TOOL_EXECUTE = MethodSpec(
+    "tool/execute",
+    ToolExecuteParams,
+    ToolExecuteResult,
+    "The host runs a tool for a run and answers with its result.",
+    direction="serverToClient",
+)
+APPROVAL_REQUEST = MethodSpec(
+    "approval/request",
+    ApprovalRequestParams,
+    ApprovalRequestResult,
+    "The host approves or denies a tool call the profile marks as needing approval.",
+    direction="serverToClient",
+)
 TOKENS_COUNT = MethodSpec(
     "tokens/count", TokensCountParams, TokensCountResult, "Count tokens of texts."
 )
@@ -268,6 +328,16 @@ ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
     PRESET_UPDATE,
     PRESET_DELETE,
     STORE_GC,
+    RUN_START,
+    RUN_GET,
+    RUN_LIST,
+    RUN_SUBSCRIBE,
+    RUN_UNSUBSCRIBE,
+    RUN_CANCEL,
+    RUN_RESUME,
+    RUN_EVENT,
+    TOOL_EXECUTE,
+    APPROVAL_REQUEST,
     TOKENS_COUNT,
     SERVER_INFO,
     SERVER_PING,

@@ -3,7 +3,19 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "7dcdef191f608968707936a9093de47a" as const;
+export const SCHEMA_HASH = "b3a6ed60655c8227dc7a61012f83f9da" as const;
+
+export interface ApprovalRequestParams {
+  runId: string;
+  callId: string;
+  name: string;
+  arguments: { [key: string]: unknown };
+}
+
+export interface ApprovalRequestResult {
+  approved: boolean;
+  reason?: string | null;
+}
 
 export interface BlobReadParams {
   blob: string;
@@ -519,6 +531,8 @@ export interface ModelConnection {
   provider?: "anthropic" | "openai" | "gemini" | "scripted" | "other";
   /** @default "claude-sonnet-4-5" */
   modelId?: string;
+  /** For OpenAI-compatible servers (Ollama, llama.cpp, vLLM) or a proxy. */
+  baseUrl?: string | null;
   /** Generation parameters (temperature, top_p, ...); credential-like keys are refused. */
   parameters?: { [key: string]: unknown };
 }
@@ -800,6 +814,137 @@ export interface RecoverInput {
 export interface RegisterSourceParams {
   sessionId: string;
   source: HostSource;
+}
+
+export interface Run {
+  runId: string;
+  sessionId: string;
+  inputId: string;
+  status: "created" | "assembling" | "callingModel" | "dispatchingTool" | "completed" | "cancelled" | "failed";
+  /** Model calls made so far. */
+  rounds: number;
+  /** Seq of the run's newest journal event. */
+  headSeq: number;
+  createdAt: string;
+  updatedAt: string;
+  failure?: RunFailure | null;
+  /** The run this one resumed. */
+  resumeOf?: string | null;
+  /** Totals: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens. */
+  usage?: { [key: string]: unknown };
+}
+
+/** Params of the ``run/event`` notification and one line of the run's journal. */
+export interface RunEvent {
+  runId: string;
+  sessionId: string;
+  seq: number;
+  time: string;
+  /**
+   * ``run.created``, ``run.statusChanged``, ``context.assembled``,
+   * ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``,
+   * ``tool.resultStored``, ``history.appended``, ``run.completed``.
+   */
+  type: string;
+  payload: { [key: string]: unknown };
+}
+
+export interface RunFailure {
+  /**
+   * Dotted: ``model.request_failed``, ``agent.max_tool_rounds_exceeded``,
+   * ``agent.tool_loop_detected``, ``agent.interrupted``, ``context.budget_exceeded``, …
+   */
+  code: string;
+  message: string;
+  /**
+   * The same request may succeed if tried again later (rate limit, overload, crash).
+   * @default false
+   */
+  retryable?: boolean;
+  /**
+   * Worth offering the user a "retry" button (``run/resume``).
+   * @default false
+   */
+  userRetryable?: boolean;
+  details?: { [key: string]: unknown } | null;
+}
+
+export interface RunGetParams {
+  runId: string;
+}
+
+export interface RunListParams {
+  sessionId?: string | null;
+  /** @default 50 */
+  limit?: number;
+}
+
+export interface RunListResult {
+  /** Newest first. */
+  runs: Run[];
+}
+
+export interface RunResumeParams {
+  runId: string;
+  /** @default 10 */
+  additionalRounds?: number;
+  /** Extra instruction for the continued run (added as a user note). */
+  revisionGuidance?: string | null;
+  script?: { [key: string]: unknown } | null;
+}
+
+export interface RunStartParams {
+  sessionId: string;
+  /** The turn to run; appended to history when the run starts. */
+  userTurn?: ContentPart[] | null;
+  /** Or: an input frozen beforehand with ``input/freeze`` (its user turn is the turn). */
+  inputId?: string | null;
+  profileId?: string | null;
+  profile?: ProfileInput | null;
+  /** Tools the host executes (``tool/execute``); ignored when ``inputId`` carries tools. */
+  tools?: ToolDefinition[];
+  /** Tool names that need ``approval/request`` before each call. */
+  approvalRequired?: string[];
+  /** @default 10 */
+  maxRounds?: number;
+  /** @default 60000 */
+  toolTimeoutMs?: number;
+  /** For the ``scripted`` provider: the responses to play (see README). */
+  script?: { [key: string]: unknown } | null;
+  /**
+   * Stream this run's events to this client from seq 1.
+   * @default true
+   */
+  subscribe?: boolean;
+}
+
+export interface RunStartResult {
+  runId: string;
+  sessionId: string;
+  inputId: string;
+}
+
+export interface RunSubscribeParams {
+  runId: string;
+  /**
+   * Replay journal events after this seq, then continue live.
+   * @default 0
+   */
+  afterSeq?: number;
+}
+
+export interface RunSubscribeResult {
+  runId: string;
+  /** Events sent from the journal (before this answer). */
+  replayed: number;
+  headSeq: number;
+  status: "created" | "assembling" | "callingModel" | "dispatchingTool" | "completed" | "cancelled" | "failed";
+  /** False when the run had already ended: nothing more will come. */
+  live: boolean;
+}
+
+export interface RunUnsubscribeParams {
+  runId: string;
 }
 
 export interface Section {
@@ -1201,6 +1346,20 @@ export interface ToolDefinition {
   parameters?: { [key: string]: unknown };
 }
 
+/** Server -> client request: run a tool for a run. */
+export interface ToolExecuteParams {
+  runId: string;
+  callId: string;
+  name: string;
+  arguments: { [key: string]: unknown };
+}
+
+export interface ToolExecuteResult {
+  content: (TextPart | ImagePart)[];
+  /** @default false */
+  isError?: boolean;
+}
+
 /** The settled result of a tool call, matched to it by ``callId``. */
 export interface ToolResultPart {
   type: "toolResult";
@@ -1348,6 +1507,20 @@ export interface ClientRequests {
   "preset/delete": { params: DocumentRef; result: DeleteResult };
   /** Collect blobs no session, kept snapshot or input refers to (explicit, never automatic). */
   "store/gc": { params: StoreGcParams; result: StoreGcResult };
+  /** Start a run: the model/tool loop for a turn. */
+  "run/start": { params: RunStartParams; result: RunStartResult };
+  /** A run's state. */
+  "run/get": { params: RunGetParams; result: Run };
+  /** Runs, newest first. */
+  "run/list": { params: RunListParams; result: RunListResult };
+  /** Replay a run's events after afterSeq, then continue live (no gap, no duplicate). */
+  "run/subscribe": { params: RunSubscribeParams; result: RunSubscribeResult };
+  /** Stop receiving a run's live events. */
+  "run/unsubscribe": { params: RunUnsubscribeParams; result: Run };
+  /** Cancel a run; answers once it ended. */
+  "run/cancel": { params: RunGetParams; result: Run };
+  /** Continue a stopped run (a new run on the same input; settled tool calls are not redone). */
+  "run/resume": { params: RunResumeParams; result: RunStartResult };
   /** Count tokens of texts. */
   "tokens/count": { params: TokensCountParams; result: TokensCountResult };
   /** Capabilities, limits and live server facts. */
@@ -1362,10 +1535,18 @@ export interface ClientRequests {
 export type ClientNotifications = Record<never, never>;
 
 /** Requests the server sends, by method name. */
-export type ServerRequests = Record<never, never>;
+export interface ServerRequests {
+  /** The host runs a tool for a run and answers with its result. */
+  "tool/execute": { params: ToolExecuteParams; result: ToolExecuteResult };
+  /** The host approves or denies a tool call the profile marks as needing approval. */
+  "approval/request": { params: ApprovalRequestParams; result: ApprovalRequestResult };
+}
 
 /** Notifications the server sends, by method name. */
-export type ServerNotifications = Record<never, never>;
+export interface ServerNotifications {
+  /** A run event, journaled before it is sent. */
+  "run/event": { params: RunEvent };
+}
 
 export type ClientRequestMethod = keyof ClientRequests;
 export type ClientNotificationMethod = keyof ClientNotifications;
@@ -1411,6 +1592,16 @@ export const METHODS = [
   { name: "preset/update", kind: "request", direction: "clientToServer" },
   { name: "preset/delete", kind: "request", direction: "clientToServer" },
   { name: "store/gc", kind: "request", direction: "clientToServer" },
+  { name: "run/start", kind: "request", direction: "clientToServer" },
+  { name: "run/get", kind: "request", direction: "clientToServer" },
+  { name: "run/list", kind: "request", direction: "clientToServer" },
+  { name: "run/subscribe", kind: "request", direction: "clientToServer" },
+  { name: "run/unsubscribe", kind: "request", direction: "clientToServer" },
+  { name: "run/cancel", kind: "request", direction: "clientToServer" },
+  { name: "run/resume", kind: "request", direction: "clientToServer" },
+  { name: "run/event", kind: "notification", direction: "serverToClient" },
+  { name: "tool/execute", kind: "request", direction: "serverToClient" },
+  { name: "approval/request", kind: "request", direction: "serverToClient" },
   { name: "tokens/count", kind: "request", direction: "clientToServer" },
   { name: "server/info", kind: "request", direction: "clientToServer" },
   { name: "server/ping", kind: "request", direction: "clientToServer" },

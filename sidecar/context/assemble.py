@@ -93,6 +93,9 @@ class AssemblyInputs:
     instructions_diff: dict[str, Any] = field(default_factory=dict)
     catalog_omitted: list[str] = field(default_factory=list)
     in_chat: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    turn: list[dict[str, Any]] = field(default_factory=list)
+    """Messages of the turn in progress after its user message (a run's rounds so far):
+    part of the current turn, so never evicted."""
     """Preset components injected into the transcript: (depth from the end, message)."""
 
 
@@ -211,6 +214,7 @@ class _Assembler:
             self.offer(section, "harness: always first")
         tools = self._tools()
         user_msg = self._user_turn()
+        turn = self._turn()
         in_chat = self._in_chat()
         for section in inp.pinned:
             self.offer(section, "pinned")
@@ -238,13 +242,15 @@ class _Assembler:
         if in_chat:
             for depth, message in sorted(in_chat, key=lambda dm: -dm[0]):
                 transcript.insert(max(len(transcript) - depth, 0), message)
-            messages = [*transcript, user_msg]
+            messages = [*transcript, user_msg, *turn]
             self.messages_json = dumps_bytes(messages)
         else:
-            messages = [*transcript, user_msg]
+            messages = [*transcript, user_msg, *turn]
             self.messages_json = (
                 b"["
-                + b",".join([g.json for g in groups if g.json] + [dumps_bytes(user_msg)])
+                + b",".join(
+                    [g.json for g in groups if g.json] + [dumps_bytes(m) for m in (user_msg, *turn)]
+                )
                 + b"]"
             )
         system = self._system_order()
@@ -286,6 +292,22 @@ class _Assembler:
             "userTurn", "userTurn", "visible", "the current user turn: never evicted", msg["tokens"]
         )
         return msg
+
+    def _turn(self) -> list[dict[str, Any]]:
+        """The rounds of the turn in progress: never evicted, like the user message."""
+        out = []
+        for message in self.inp.turn:
+            message = {**message, "tokens": self.count_message(message)}
+            if message["tokens"] > self.budget.remaining:
+                raise InvalidRequestError(
+                    ErrorCode.BUDGET_EXCEEDED,
+                    "the turn in progress no longer fits in the input budget "
+                    f"({self.budget.remaining} tokens left); compact the session",
+                    details={"remaining": self.budget.remaining},
+                )
+            self.budget.take(message["tokens"], "userTurn")
+            out.append(message)
+        return out
 
     def _in_chat(self) -> list[tuple[int, dict[str, Any]]]:
         """Reserve room for preset components injected into the chat (like the harness)."""

@@ -332,6 +332,7 @@ class ContextService:
         extra_sources: list[HostSource] | None = None,
         diagnostics: list[dict[str, Any]] | None = None,
         instructions_diff: dict[str, Any] | None = None,
+        turn: list[dict[str, Any]] | None = None,
     ) -> Built:
         """Assembly inputs from a frozen input (blocking: reads blobs, may count tokens)."""
         missing: list[str] = []
@@ -555,6 +556,7 @@ class ContextService:
             instructions_diff=instructions_diff or {},
             catalog_omitted=omitted,
             in_chat=in_chat,
+            turn=turn or [],
         )
         return Built(inputs, rendered_params, engine.unknown)
 

@@ -23,12 +23,14 @@ from protocol.tokens import MAX_COUNT_BYTES
 from sidecar import __version__
 from sidecar.context.tokens import Tokenizers
 from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
+from sidecar.rpc.bridge import PyglsBridge
 from sidecar.rpc.converter import converter_factory
 from sidecar.rpc.handlers import ROUTES
 from sidecar.rpc.protocol import SidecarProtocol
 from sidecar.rpc.router import wrap
 from sidecar.rpc.state import SidecarState
 from sidecar.rpc.transport import StdioTransport, Tracer
+from sidecar.runs.manager import RunManager
 from sidecar.store import Store
 
 __all__ = ["ServeOptions", "build_server", "serve_stdio"]
@@ -106,6 +108,7 @@ async def _serve(options: ServeOptions, in_fd: int, out_fd: int) -> int:
         max_message_bytes=options.max_message_bytes,
         tracer=tracer,
     )
+    state.runs = RunManager(store, state.context, PyglsBridge(protocol), transport.spawn)
     watch_client = protocol.on_initialized
 
     def initialized(pid: int | None) -> None:

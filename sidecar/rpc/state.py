@@ -15,6 +15,7 @@ from sidecar import __version__
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.ids import now_iso
+from sidecar.runs.manager import RunManager
 from sidecar.store import Store
 
 __all__ = ["SidecarState", "schema_hash"]
@@ -32,6 +33,8 @@ class SidecarState:
     tokenizers: Tokenizers
     limits: Limits
     context: ContextService = field(init=False)
+    runs: RunManager = field(init=False)
+    """Set by the server once the connection exists (runs talk to the host)."""
     started_at: str = field(default_factory=now_iso)
     initialized: bool = False
     client_pid: int | None = None

@@ -33,7 +33,7 @@ from sidecar.ids import now_iso
 from sidecar.jsonbytes import dumps_bytes
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable, Coroutine
     from pathlib import Path
 
     from sidecar.rpc.protocol import SidecarProtocol
@@ -149,6 +149,11 @@ class StdioTransport:
             await self._stopped.wait()
             tg.cancel_scope.cancel()
         return self._exit_code
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``fn()`` as a task of the transport's task group (cancelled when it stops)."""
+        assert self._tg is not None, "spawn before run()"
+        self._tg.start_soon(fn)
 
     def start_background(self, fn: object) -> None:
         """Run a blocking callable in a worker thread inside the transport's task group."""

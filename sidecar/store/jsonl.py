@@ -101,6 +101,17 @@ class AppendLog:
             ) from exc
         self._size = before + len(payload)
 
+    def write(self, payload: bytes) -> None:
+        """Write complete lines without fsync (see :meth:`sync`); for journals whose events
+        must survive a process kill (the page cache holds them) but may batch their fsyncs."""
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        self._size += len(payload)
+
+    def sync(self) -> None:
+        os.fsync(self._fd)
+
     def _rollback(self, size: int) -> None:
         try:
             os.ftruncate(self._fd, size)

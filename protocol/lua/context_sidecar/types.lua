@@ -3,6 +3,16 @@
 -- Generated from the protocol schema. Do not edit: regenerate with
 -- `python -m protocol.export`.
 
+---@class context_sidecar.ApprovalRequestParams
+---@field runId string
+---@field callId string
+---@field name string
+---@field arguments table<string, any>
+
+---@class context_sidecar.ApprovalRequestResult
+---@field approved boolean
+---@field reason? string
+
 ---@class context_sidecar.BlobReadParams
 ---@field blob string
 ---@field offset? integer
@@ -350,6 +360,7 @@
 ---@field connectionRef? string
 ---@field provider? "anthropic"|"openai"|"gemini"|"scripted"|"other"
 ---@field modelId? string
+---@field baseUrl? string # For OpenAI-compatible servers (Ollama, llama.cpp, vLLM) or a proxy.
 ---@field parameters? table<string, any> # Generation parameters (temperature, top_p, ...); credential-like keys are refused.
 
 ---@class context_sidecar.ModelLimits
@@ -530,6 +541,83 @@
 ---@class context_sidecar.RegisterSourceParams
 ---@field sessionId string
 ---@field source context_sidecar.HostSource
+
+---@class context_sidecar.Run
+---@field runId string
+---@field sessionId string
+---@field inputId string
+---@field status "created"|"assembling"|"callingModel"|"dispatchingTool"|"completed"|"cancelled"|"failed"
+---@field rounds integer # Model calls made so far.
+---@field headSeq integer # Seq of the run's newest journal event.
+---@field createdAt string
+---@field updatedAt string
+---@field failure? context_sidecar.RunFailure
+---@field resumeOf? string # The run this one resumed.
+---@field usage? table<string, any> # Totals: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens.
+
+--- Params of the ``run/event`` notification and one line of the run's journal.
+---@class context_sidecar.RunEvent
+---@field runId string
+---@field sessionId string
+---@field seq integer
+---@field time string
+---@field type string # ``run.created``, ``run.statusChanged``, ``context.assembled``, ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``, ``tool.resultStored``, ``history.appended``, ``run.completed``.
+---@field payload table<string, any>
+
+---@class context_sidecar.RunFailure
+---@field code string # Dotted: ``model.request_failed``, ``agent.max_tool_rounds_exceeded``, ``agent.tool_loop_detected``, ``agent.interrupted``, ``context.budget_exceeded``, …
+---@field message string
+---@field retryable? boolean # The same request may succeed if tried again later (rate limit, overload, crash).
+---@field userRetryable? boolean # Worth offering the user a "retry" button (``run/resume``).
+---@field details? table<string, any>
+
+---@class context_sidecar.RunGetParams
+---@field runId string
+
+---@class context_sidecar.RunListParams
+---@field sessionId? string
+---@field limit? integer
+
+---@class context_sidecar.RunListResult
+---@field runs context_sidecar.Run[] # Newest first.
+
+---@class context_sidecar.RunResumeParams
+---@field runId string
+---@field additionalRounds? integer
+---@field revisionGuidance? string # Extra instruction for the continued run (added as a user note).
+---@field script? table<string, any>
+
+---@class context_sidecar.RunStartParams
+---@field sessionId string
+---@field userTurn? context_sidecar.ContentPart[] # The turn to run; appended to history when the run starts.
+---@field inputId? string # Or: an input frozen beforehand with ``input/freeze`` (its user turn is the turn).
+---@field profileId? string
+---@field profile? context_sidecar.ProfileInput
+---@field tools? context_sidecar.ToolDefinition[] # Tools the host executes (``tool/execute``); ignored when ``inputId`` carries tools.
+---@field approvalRequired? string[] # Tool names that need ``approval/request`` before each call.
+---@field maxRounds? integer
+---@field toolTimeoutMs? integer
+---@field script? table<string, any> # For the ``scripted`` provider: the responses to play (see README).
+---@field subscribe? boolean # Stream this run's events to this client from seq 1.
+
+---@class context_sidecar.RunStartResult
+---@field runId string
+---@field sessionId string
+---@field inputId string
+
+---@class context_sidecar.RunSubscribeParams
+---@field runId string
+---@field afterSeq? integer # Replay journal events after this seq, then continue live.
+
+---@class context_sidecar.RunSubscribeResult
+---@field runId string
+---@field replayed integer # Events sent from the journal (before this answer).
+---@field headSeq integer
+---@field status "created"|"assembling"|"callingModel"|"dispatchingTool"|"completed"|"cancelled"|"failed"
+---@field live boolean # False when the run had already ended: nothing more will come.
+
+---@class context_sidecar.RunUnsubscribeParams
+---@field runId string
 
 ---@class context_sidecar.Section
 ---@field id string
@@ -807,6 +895,17 @@
 ---@field description? string
 ---@field parameters? table<string, any> # JSON Schema of the arguments; must be an object schema.
 
+--- Server -> client request: run a tool for a run.
+---@class context_sidecar.ToolExecuteParams
+---@field runId string
+---@field callId string
+---@field name string
+---@field arguments table<string, any>
+
+---@class context_sidecar.ToolExecuteResult
+---@field content (context_sidecar.TextPart|context_sidecar.ImagePart)[]
+---@field isError? boolean
+
 --- The settled result of a tool call, matched to it by ``callId``.
 ---@class context_sidecar.ToolResultPart
 ---@field type "toolResult"
@@ -892,12 +991,19 @@
 ---@field ["preset/update"] { params: context_sidecar.PresetUpdateParams, result: context_sidecar.Preset } # Replace a preset.
 ---@field ["preset/delete"] { params: context_sidecar.DocumentRef, result: context_sidecar.DeleteResult } # Delete a preset.
 ---@field ["store/gc"] { params: context_sidecar.StoreGcParams, result: context_sidecar.StoreGcResult } # Collect blobs no session, kept snapshot or input refers to (explicit, never automatic).
+---@field ["run/start"] { params: context_sidecar.RunStartParams, result: context_sidecar.RunStartResult } # Start a run: the model/tool loop for a turn.
+---@field ["run/get"] { params: context_sidecar.RunGetParams, result: context_sidecar.Run } # A run's state.
+---@field ["run/list"] { params: context_sidecar.RunListParams, result: context_sidecar.RunListResult } # Runs, newest first.
+---@field ["run/subscribe"] { params: context_sidecar.RunSubscribeParams, result: context_sidecar.RunSubscribeResult } # Replay a run's events after afterSeq, then continue live (no gap, no duplicate).
+---@field ["run/unsubscribe"] { params: context_sidecar.RunUnsubscribeParams, result: context_sidecar.Run } # Stop receiving a run's live events.
+---@field ["run/cancel"] { params: context_sidecar.RunGetParams, result: context_sidecar.Run } # Cancel a run; answers once it ended.
+---@field ["run/resume"] { params: context_sidecar.RunResumeParams, result: context_sidecar.RunStartResult } # Continue a stopped run (a new run on the same input; settled tool calls are not redone).
 ---@field ["tokens/count"] { params: context_sidecar.TokensCountParams, result: context_sidecar.TokensCountResult } # Count tokens of texts.
 ---@field ["server/info"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerInfo } # Capabilities, limits and live server facts.
 ---@field ["server/ping"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerPingResult } # Trivial round trip.
 ---@field ["server/sleep"] { params: context_sidecar.ServerSleepParams, result: context_sidecar.ServerSleepResult } # Answer after a delay (cancellable); for testing client timeouts and cancellation.
 
----@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 --- Notifications the client sends, by method name.
 ---@class context_sidecar.ClientNotifications
@@ -906,19 +1012,22 @@
 
 --- Requests the server sends, by method name.
 ---@class context_sidecar.ServerRequests
+---@field ["tool/execute"] { params: context_sidecar.ToolExecuteParams, result: context_sidecar.ToolExecuteResult } # The host runs a tool for a run and answers with its result.
+---@field ["approval/request"] { params: context_sidecar.ApprovalRequestParams, result: context_sidecar.ApprovalRequestResult } # The host approves or denies a tool call the profile marks as needing approval.
 
----@alias context_sidecar.ServerRequestMethod nil
+---@alias context_sidecar.ServerRequestMethod "tool/execute"|"approval/request"
 
 --- Notifications the server sends, by method name.
 ---@class context_sidecar.ServerNotifications
+---@field ["run/event"] { params: context_sidecar.RunEvent } # A run event, journaled before it is sent.
 
----@alias context_sidecar.ServerNotificationMethod nil
+---@alias context_sidecar.ServerNotificationMethod "run/event"
 
----@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"tool/execute"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "7dcdef191f608968707936a9093de47a",
+  SCHEMA_HASH = "b3a6ed60655c8227dc7a61012f83f9da",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
@@ -957,6 +1066,16 @@ return {
     { name = "preset/update", kind = "request", direction = "clientToServer" },
     { name = "preset/delete", kind = "request", direction = "clientToServer" },
     { name = "store/gc", kind = "request", direction = "clientToServer" },
+    { name = "run/start", kind = "request", direction = "clientToServer" },
+    { name = "run/get", kind = "request", direction = "clientToServer" },
+    { name = "run/list", kind = "request", direction = "clientToServer" },
+    { name = "run/subscribe", kind = "request", direction = "clientToServer" },
+    { name = "run/unsubscribe", kind = "request", direction = "clientToServer" },
+    { name = "run/cancel", kind = "request", direction = "clientToServer" },
+    { name = "run/resume", kind = "request", direction = "clientToServer" },
+    { name = "run/event", kind = "notification", direction = "serverToClient" },
+    { name = "tool/execute", kind = "request", direction = "serverToClient" },
+    { name = "approval/request", kind = "request", direction = "serverToClient" },
     { name = "tokens/count", kind = "request", direction = "clientToServer" },
     { name = "server/info", kind = "request", direction = "clientToServer" },
     { name = "server/ping", kind = "request", direction = "clientToServer" },

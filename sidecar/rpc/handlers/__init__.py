@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sidecar.rpc.handlers import context, inputs, server, sessions, tokens
+from sidecar.rpc.handlers import context, inputs, runs, server, sessions, tokens
 
 if TYPE_CHECKING:
     from sidecar.rpc.router import Route
@@ -15,6 +15,7 @@ ROUTES: tuple[Route, ...] = (
     *sessions.ROUTES,
     *context.ROUTES,
     *inputs.ROUTES,
+    *runs.ROUTES,
     *tokens.ROUTES,
     *server.ROUTES,
 )

@@ -1,0 +1,192 @@
+"""Runs on the wire: the model/tool loop, its event journal, and the host's side of tools.
+
+Every event of a run has a per-run ``seq`` (1, 2, 3, …) and is appended to the run's journal
+before it is sent as a ``run/event`` notification, so ``run/subscribe {afterSeq}`` can replay
+exactly what a front end missed and then continue live: no gap, no duplicate.  Each run ends
+with exactly one ``run.completed`` event (``completed | cancelled | failed``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from protocol._base import JsonObject, NonEmptyStr, SeqNumber, Timestamp, WireModel
+from protocol.context import ToolDefinition
+from protocol.entries import ContentPart, ImagePart, TextPart
+from protocol.snapshots import ProfileInput
+
+__all__ = [
+    "ApprovalRequestParams",
+    "ApprovalRequestResult",
+    "Run",
+    "RunEvent",
+    "RunFailure",
+    "RunGetParams",
+    "RunListParams",
+    "RunListResult",
+    "RunResumeParams",
+    "RunStartParams",
+    "RunStartResult",
+    "RunSubscribeParams",
+    "RunSubscribeResult",
+    "RunUnsubscribeParams",
+    "ToolExecuteParams",
+    "ToolExecuteResult",
+]
+
+RunStatus = Literal[
+    "created",
+    "assembling",
+    "callingModel",
+    "dispatchingTool",
+    "completed",
+    "cancelled",
+    "failed",
+]
+TerminalStatus = Literal["completed", "cancelled", "failed"]
+
+
+class RunFailure(WireModel):
+    code: str
+    """Dotted: ``model.request_failed``, ``agent.max_tool_rounds_exceeded``,
+    ``agent.tool_loop_detected``, ``agent.interrupted``, ``context.budget_exceeded``, …"""
+    message: str
+    retryable: bool = False
+    """The same request may succeed if tried again later (rate limit, overload, crash)."""
+    user_retryable: bool = False
+    """Worth offering the user a "retry" button (``run/resume``)."""
+    details: JsonObject | None = None
+
+
+class RunEvent(WireModel):
+    """Params of the ``run/event`` notification and one line of the run's journal."""
+
+    run_id: str
+    session_id: str
+    seq: SeqNumber
+    time: Timestamp
+    type: str
+    """``run.created``, ``run.statusChanged``, ``context.assembled``,
+    ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``,
+    ``tool.resultStored``, ``history.appended``, ``run.completed``."""
+    payload: JsonObject
+
+
+class Run(WireModel):
+    run_id: str
+    session_id: str
+    input_id: str
+    status: RunStatus
+    rounds: int
+    """Model calls made so far."""
+    head_seq: SeqNumber
+    """Seq of the run's newest journal event."""
+    created_at: Timestamp
+    updated_at: Timestamp
+    failure: RunFailure | None = None
+    resume_of: str | None = None
+    """The run this one resumed."""
+    usage: JsonObject = Field(default_factory=dict)
+    """Totals: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens."""
+
+
+class RunStartParams(WireModel):
+    session_id: NonEmptyStr
+    user_turn: list[ContentPart] | None = None
+    """The turn to run; appended to history when the run starts."""
+    input_id: str | None = None
+    """Or: an input frozen beforehand with ``input/freeze`` (its user turn is the turn)."""
+    profile_id: str | None = None
+    profile: ProfileInput | None = None
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    """Tools the host executes (``tool/execute``); ignored when ``inputId`` carries tools."""
+    approval_required: list[str] = Field(default_factory=list)
+    """Tool names that need ``approval/request`` before each call."""
+    max_rounds: int = Field(default=10, ge=1, le=100)
+    tool_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
+    script: JsonObject | None = None
+    """For the ``scripted`` provider: the responses to play (see README)."""
+    subscribe: bool = True
+    """Stream this run's events to this client from seq 1."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RunStartParams:
+        if (self.user_turn is None) == (self.input_id is None):
+            raise ValueError("give exactly one of userTurn and inputId")
+        return self
+
+
+class RunStartResult(WireModel):
+    run_id: str
+    session_id: str
+    input_id: str
+
+
+class RunGetParams(WireModel):
+    run_id: NonEmptyStr
+
+
+class RunListParams(WireModel):
+    session_id: str | None = None
+    limit: int = Field(default=50, ge=1, le=500)
+
+
+class RunListResult(WireModel):
+    runs: list[Run]
+    """Newest first."""
+
+
+class RunSubscribeParams(WireModel):
+    run_id: NonEmptyStr
+    after_seq: SeqNumber = 0
+    """Replay journal events after this seq, then continue live."""
+
+
+class RunSubscribeResult(WireModel):
+    run_id: str
+    replayed: int
+    """Events sent from the journal (before this answer)."""
+    head_seq: SeqNumber
+    status: RunStatus
+    live: bool
+    """False when the run had already ended: nothing more will come."""
+
+
+class RunUnsubscribeParams(WireModel):
+    run_id: NonEmptyStr
+
+
+class RunResumeParams(WireModel):
+    run_id: NonEmptyStr
+    additional_rounds: int = Field(default=10, ge=1, le=100)
+    revision_guidance: str | None = None
+    """Extra instruction for the continued run (added as a user note)."""
+    script: JsonObject | None = None
+
+
+class ToolExecuteParams(WireModel):
+    """Server -> client request: run a tool for a run."""
+
+    run_id: str
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolExecuteResult(WireModel):
+    content: list[Annotated[TextPart | ImagePart, Field(discriminator="type")]]
+    is_error: bool = False
+
+
+class ApprovalRequestParams(WireModel):
+    run_id: str
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ApprovalRequestResult(WireModel):
+    approved: bool
+    reason: str | None = None

@@ -1,0 +1,38 @@
+"""The runs' view of the connection: notifications, and server->client requests with a
+timeout that tell the host when they are abandoned (``$/cancelRequest``)."""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from sidecar.rpc.protocol import SidecarProtocol
+
+__all__ = ["PyglsBridge"]
+
+
+class PyglsBridge:
+    def __init__(self, protocol: SidecarProtocol) -> None:
+        self._protocol = protocol
+        self._ids = itertools.count(1)
+
+    def notify(self, method: str, params: Any) -> None:
+        self._protocol.notify(method, params)
+
+    async def request(self, method: str, params: Any, timeout_s: float) -> Any:
+        msg_id = f"sidecar-{next(self._ids)}"
+        future = self._protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            with anyio.fail_after(timeout_s):
+                return await future
+        except BaseException:
+            # Cancelled or timed out while the host had not answered: withdraw it there too, so
+            # no request is left hanging.  (Awaiting cancels the wrapped future itself, so the
+            # unanswered state is read from pygls' table of pending requests.)
+            if self._protocol._request_futures.pop(msg_id, None) is not None:
+                self._protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise

@@ -1,0 +1,3 @@
+"""Runs: the model/tool loop, providers, the event journal."""
+
+from __future__ import annotations

@@ -1,0 +1,166 @@
+"""Run records and their event journals.
+
+Layout: ``runs/<runId>/run.json`` (the run's state, replaced atomically on each status
+change) and ``runs/<runId>/events.jsonl`` (append-only, one event per line, seq = line
+number).  An event is written to the journal *before* it is sent to any client, so replay
+can never miss what a client saw.  The journal is fsynced at every status change and at the
+end of the run; between those points a ``kill -9`` loses nothing either (the writes are in
+the page cache) — only a power loss can cut the unsynced tail, and a torn last line is
+repaired on open like any JSONL file of the store.
+
+A run that was not finished when its sidecar died is marked ``failed`` with
+``agent.interrupted`` (retryable, user-retryable) when the store is next opened for writing;
+its journal stays intact and gets the run's one terminal event.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from protocol.errors import ErrorCode
+from sidecar.errors import NotFoundError
+from sidecar.ids import now_iso
+from sidecar.jsonbytes import dumps_bytes
+from sidecar.store.jsonl import AppendLog, write_file_atomic
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["TERMINAL", "RunJournal", "RunStore"]
+
+TERMINAL = frozenset({"completed", "cancelled", "failed"})
+
+
+class RunJournal:
+    """One run: its record and its journal, open for appends."""
+
+    def __init__(self, directory: Path, record: dict[str, Any], events: list[bytes]) -> None:
+        self.dir = directory
+        self.record = record
+        self._lines = events
+        self._log: AppendLog | None = None
+
+    @property
+    def run_id(self) -> str:
+        return str(self.record["runId"])
+
+    @property
+    def head(self) -> int:
+        return len(self._lines)
+
+    def _open(self) -> AppendLog:
+        if self._log is None:
+            log, loaded = AppendLog.open(self.dir / "events.jsonl")
+            assert log is not None
+            self._log = log
+            self._lines = loaded.lines
+        return self._log
+
+    def append(self, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Write the next event (not yet fsynced) and return it."""
+        log = self._open()
+        event = {
+            "runId": self.run_id,
+            "sessionId": self.record["sessionId"],
+            "seq": self.head + 1,
+            "time": now_iso(),
+            "type": event_type,
+            "payload": payload,
+        }
+        line = dumps_bytes(event)
+        log.write(line + b"\n")  # before anyone is told; fsynced at the next sync()
+        self._lines.append(line)
+        self.record["headSeq"] = self.head
+        return event
+
+    def sync(self) -> None:
+        """fsync the journal and rewrite the record (status changes, the end)."""
+        self._open().sync()
+        self.record["updatedAt"] = now_iso()
+        write_file_atomic(self.dir / "run.json", dumps_bytes(self.record))
+
+    def events_after(self, seq: int) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self._lines[seq:]]
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+class RunStore:
+    """All runs under ``<store>/runs``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self._open: dict[str, RunJournal] = {}
+
+    def create(self, record: dict[str, Any]) -> RunJournal:
+        directory = self.root / record["runId"]
+        directory.mkdir()
+        journal = RunJournal(directory, record, [])
+        journal.sync()
+        self._open[journal.run_id] = journal
+        return journal
+
+    def get(self, run_id: str) -> RunJournal:
+        journal = self._open.get(run_id)
+        if journal is not None:
+            return journal
+        directory = self.root / run_id
+        if not run_id.startswith("run_") or not run_id[4:].isalnum():
+            raise self._missing(run_id)
+        try:
+            record = json.loads((directory / "run.json").read_bytes())
+        except FileNotFoundError:
+            raise self._missing(run_id) from None
+        _log, loaded = AppendLog.open(directory / "events.jsonl", writable=False)
+        journal = RunJournal(directory, record, loaded.lines)
+        record["headSeq"] = journal.head
+        self._open[run_id] = journal
+        return journal
+
+    @staticmethod
+    def _missing(run_id: str) -> NotFoundError:
+        return NotFoundError(
+            ErrorCode.RUN_NOT_FOUND, f"no run {run_id!r}", details={"runId": run_id}
+        )
+
+    def list_runs(self, session_id: str | None, limit: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for name in sorted(os.listdir(self.root), reverse=True):
+            if len(out) >= limit:
+                break
+            try:
+                record = self.get(name).record
+            except NotFoundError:
+                continue
+            if session_id is None or record["sessionId"] == session_id:
+                out.append(record)
+        return out
+
+    def recover_interrupted(self) -> list[str]:
+        """Mark runs left unfinished by a dead process as failed (``agent.interrupted``)."""
+        recovered = []
+        for name in sorted(os.listdir(self.root)):
+            try:
+                journal = self.get(name)
+            except NotFoundError:
+                continue
+            if journal.record["status"] in TERMINAL:
+                continue
+            failure = {
+                "code": ErrorCode.RUN_INTERRUPTED,
+                "message": "the sidecar stopped while this run was active; run/resume continues it",
+                "retryable": True,
+                "userRetryable": True,
+            }
+            journal.record.update(status="failed", failure=failure)
+            journal.append("run.completed", {"status": "failed", "failure": failure})
+            journal.sync()
+            journal.close()
+            recovered.append(name)
+        return recovered

@@ -1,0 +1,336 @@
+"""One run: assemble, call the model, stream, execute tools through the host, repeat.
+
+Each round assembles the frozen input plus the turn so far (user message and the rounds
+already settled: never evicted), stores the prompt as a snapshot (``context.assembled``),
+lowers it for the provider, streams the answer (``model.delta``), stores the assistant
+message in the session (``history.appended``), then runs each tool call through the host
+(``tool.callRequested`` -> ``tool/execute`` -> ``tool.resultStored``).  A tool that fails or
+times out becomes an error result the model sees.  The loop ends when the model stops asking
+for tools, at the round limit (``agent.max_tool_rounds_exceeded``), when the same call is
+repeated three times (``agent.tool_loop_detected``), on a provider error, or on cancellation —
+always with exactly one ``run.completed``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+
+from protocol._base import dump_wire, parse_wire
+from protocol.context import AssembledPrompt
+from protocol.entries import MessageInput
+from protocol.errors import ErrorCode
+from protocol.inputs import FrozenInput
+from protocol.runs import ToolExecuteResult
+from sidecar.context.assemble import assemble
+from sidecar.errors import SidecarError
+from sidecar.inputs.profiles import Effective
+from sidecar.inputs.snapshots import store_snapshot
+from sidecar.runs.providers.base import (
+    Completed,
+    Provider,
+    ProviderError,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from sidecar.context.service import ContextService
+    from sidecar.runs.journal import RunJournal
+    from sidecar.store import Store
+
+__all__ = ["ClientBridge", "RunLoop", "RunSettings", "RunStopped"]
+
+logger = logging.getLogger(__name__)
+
+_LOWERING = {"anthropic": "anthropic-messages", "openai": "openai-chat", "gemini": "gemini"}
+LOOP_REPEATS = 3
+
+
+class ClientBridge(Protocol):
+    """What a run needs from the connection to the host."""
+
+    def notify(self, method: str, params: Any) -> None: ...
+
+    async def request(self, method: str, params: Any, timeout_s: float) -> Any:
+        """Send a server->client request; on cancellation the host is told
+        (``$/cancelRequest``); raises ``TimeoutError`` after ``timeout_s`` seconds."""
+        ...
+
+
+class RunStopped(Exception):
+    """Ends a run with a failure the host should see."""
+
+    def __init__(self, failure: dict[str, Any]) -> None:
+        super().__init__(failure["message"])
+        self.failure = failure
+
+
+@dataclass(slots=True)
+class RunSettings:
+    max_rounds: int
+    tool_timeout_s: float
+    approval_required: frozenset[str]
+    input_id: str
+    frozen: FrozenInput
+    effective: Effective
+    turn: list[dict[str, Any]] = field(default_factory=list)
+    """The turn so far as prompt messages (user message, settled rounds)."""
+    turn_seqs: list[int] = field(default_factory=list)
+
+
+class RunLoop:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        context: ContextService,
+        bridge: ClientBridge,
+        journal: RunJournal,
+        emit: Any,
+        provider: Provider,
+        settings: RunSettings,
+    ) -> None:
+        self.store = store
+        self.context = context
+        self.bridge = bridge
+        self.journal = journal
+        self.emit = emit
+        self.provider = provider
+        self.s = settings
+        self.session_id = str(journal.record["sessionId"])
+        self._calls: dict[str, int] = {}
+
+    def status(self, status: str) -> None:
+        self.journal.record["status"] = status
+        self.emit("run.statusChanged", {"status": status})
+        self.journal.sync()
+
+    async def run(self) -> None:
+        for _ in range(self.s.max_rounds):
+            calls = await self._round()
+            if not calls:
+                return
+            self.status("dispatchingTool")
+            for call in calls:
+                await self._tool(call)
+        raise RunStopped(
+            {
+                "code": ErrorCode.MAX_ROUNDS,
+                "message": f"the model still asked for tools after {self.s.max_rounds} rounds",
+                "retryable": False,
+                "userRetryable": True,
+            }
+        )
+
+    # --- one model round ---------------------------------------------------------------------
+
+    def _assemble(self) -> tuple[dict[str, Any], str]:
+        from sidecar.context.service import Material
+
+        eff = self.s.effective
+        built = self.context.build(
+            self.s.frozen,
+            Material(self.store, persist=False),
+            eff.profile,
+            seed=self.s.input_id,
+            agent_prompt=eff.agent_prompt,
+            components=eff.components,
+            parameters=eff.parameters,
+            turn=self.s.turn,
+        )
+        result = assemble(built.inputs)
+        snapshot = {
+            **result,
+            "inputId": self.s.input_id,
+            "sessionId": self.session_id,
+            "profileHash": "",
+            "parameters": built.parameters,
+            "unknownMacros": built.unknown_macros,
+            "items": [],
+        }
+        return result, store_snapshot(self.store.blobs, snapshot)
+
+    async def _round(self) -> list[ToolCall]:
+        self.status("assembling")
+        result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
+        self.emit(
+            "context.assembled",
+            {
+                "snapshotId": snapshot_id,
+                "dashboard": result["dashboard"],
+                "compaction": result["compaction"],
+            },
+        )
+        rounds = int(self.journal.record.get("rounds", 0)) + 1
+        self.journal.record["rounds"] = rounds
+        self.status("callingModel")
+        profile = self.s.effective.profile
+        body: dict[str, Any] = {}
+        target = _LOWERING.get(profile.provider)
+        if self.provider.name != "scripted" and target is not None:
+            from sidecar.context.lower import lower
+
+            prompt = AssembledPrompt.model_validate(result, by_alias=True, by_name=False)
+            body = lower(prompt, target, read_blob=self.store.blobs.get)  # type: ignore[arg-type]
+            for key, value in self.s.effective.parameters.items():
+                body.setdefault(key, value)
+        self.emit(
+            "model.requestCreated",
+            {"round": rounds, "provider": self.provider.name, "model": profile.model},
+        )
+        text: list[str] = []
+        reasoning: list[dict[str, Any]] = []
+        calls: list[ToolCall] = []
+        usage: dict[str, int] = {}
+        stop = "end_turn"
+        try:
+            async with aclosing(self.provider.stream(body)) as stream:
+                async for event in stream:
+                    if isinstance(event, TextDelta):
+                        text.append(event.text)
+                        self.emit("model.delta", {"round": rounds, "text": event.text})
+                    elif isinstance(event, ReasoningDelta):
+                        reasoning.append(
+                            {
+                                "type": "reasoning",
+                                "text": event.text,
+                                **({"signature": event.signature} if event.signature else {}),
+                            }
+                        )
+                        self.emit("model.delta", {"round": rounds, "reasoning": event.text})
+                    elif isinstance(event, ToolCall):
+                        calls.append(event)
+                    elif isinstance(event, Usage):
+                        usage = {
+                            "inputTokens": event.input_tokens,
+                            "outputTokens": event.output_tokens,
+                            "cacheReadTokens": event.cache_read_tokens,
+                            "cacheWriteTokens": event.cache_write_tokens,
+                        }
+                    elif isinstance(event, Completed):
+                        stop = event.stop_reason
+        except ProviderError as exc:
+            raise RunStopped(
+                {
+                    "code": exc.code,
+                    "message": str(exc),
+                    "retryable": exc.retryable,
+                    "userRetryable": True,
+                }
+            ) from exc
+        totals = self.journal.record.setdefault("usage", {})
+        for key, value in usage.items():
+            totals[key] = int(totals.get(key, 0)) + value
+        self.emit("model.completed", {"round": rounds, "stopReason": stop, "usage": usage})
+        content: list[dict[str, Any]] = [*reasoning]
+        if text:
+            content.append({"type": "text", "text": "".join(text)})
+        content += [
+            {"type": "toolCall", "callId": c.call_id, "name": c.name, "arguments": c.arguments}
+            for c in calls
+        ]
+        if content:
+            await self._store_message("assistant", content)
+        return calls
+
+    # --- tools -------------------------------------------------------------------------------
+
+    async def _tool(self, call: ToolCall) -> None:
+        key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True)}"
+        self._calls[key] = self._calls.get(key, 0) + 1
+        self.emit(
+            "tool.callRequested",
+            {"callId": call.call_id, "name": call.name, "arguments": call.arguments},
+        )
+        if self._calls[key] >= LOOP_REPEATS:
+            await self._store_result(
+                call, [{"type": "text", "text": "stopped: repeated call"}], True
+            )
+            raise RunStopped(
+                {
+                    "code": ErrorCode.TOOL_LOOP,
+                    "message": f"{call.name} was called {LOOP_REPEATS} times with the same "
+                    "arguments; stopped as a loop",
+                    "retryable": False,
+                    "userRetryable": True,
+                }
+            )
+        params = {
+            "runId": self.journal.run_id,
+            "callId": call.call_id,
+            "name": call.name,
+            "arguments": call.arguments,
+        }
+        if call.name in self.s.approval_required:
+            answer = await self._ask("approval/request", params, self.s.tool_timeout_s)
+            if not (isinstance(answer, dict) and answer.get("approved") is True):
+                reason = answer.get("reason") if isinstance(answer, dict) else None
+                await self._store_result(
+                    call, [{"type": "text", "text": f"not approved: {reason or 'denied'}"}], True
+                )
+                return
+        raw = await self._ask("tool/execute", params, self.s.tool_timeout_s)
+        if isinstance(raw, dict) and "error" in raw and "content" not in raw:
+            content, is_error = [{"type": "text", "text": str(raw["error"])}], True
+        else:
+            try:
+                result = parse_wire(ToolExecuteResult, raw)
+                content = [dump_wire(p) for p in result.content]
+                is_error = result.is_error
+            except Exception as exc:  # the host answered something that is not a result
+                content = [{"type": "text", "text": f"invalid tool result from the host: {exc}"}]
+                is_error = True
+        await self._store_result(call, content, is_error)
+
+    async def _ask(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
+        try:
+            return await self.bridge.request(method, params, timeout_s)
+        except TimeoutError:
+            return {"error": f"{method} timed out after {timeout_s:g} s"}
+        except SidecarError as exc:
+            return {"error": exc.message}
+        except Exception as exc:
+            return {"error": f"{method} failed: {exc}"}
+
+    async def _store_result(
+        self, call: ToolCall, content: list[dict[str, Any]], is_error: bool
+    ) -> None:
+        part = {
+            "type": "toolResult",
+            "callId": call.call_id,
+            "content": content,
+            "isError": is_error,
+        }
+        seq = await self._store_message("user", [part])
+        self.emit("tool.resultStored", {"callId": call.call_id, "isError": is_error, "seq": seq})
+
+    async def _store_message(self, role: str, content: list[dict[str, Any]]) -> int:
+        entry = parse_wire(MessageInput, {"kind": "message", "role": role, "content": content})
+        refs, _ = await self.store.sessions.append(self.session_id, [entry])
+        ref = refs[0]
+        self.s.turn.append(
+            {
+                "role": role,
+                "content": content,
+                "tokens": 0,
+                "provenance": [
+                    {
+                        "kind": "transcript",
+                        "id": ref["id"],
+                        "fromSeq": ref["seq"],
+                        "throughSeq": ref["seq"],
+                    }
+                ],
+            }
+        )
+        self.s.turn_seqs.append(ref["seq"])
+        self.emit("history.appended", {"seqs": [ref["seq"]], "role": role})
+        return int(ref["seq"])

@@ -1,0 +1,423 @@
+"""Active runs, subscriptions and the run methods' logic (no pygls here).
+
+- One active run per session (``session.busy`` otherwise).
+- ``emit`` appends an event to the run's journal and only then sends it, to this connection,
+  if it is subscribed to the run.
+- ``subscribe {afterSeq}`` sends the journal's events after ``afterSeq`` and registers the
+  subscription in one step with no ``await`` in between, so every later event is sent live:
+  no gap and no duplicate.
+- ``cancel`` cancels the run's scope: a pending ``tool/execute`` is cancelled at the host
+  (``$/cancelRequest``), the run ends with ``run.completed {status: cancelled}`` and nothing
+  after it, and the session is free for the next run.
+- ``resume`` starts a new run (``resumeOf``) on the same frozen input, continuing from the
+  turn as history holds it: tool calls whose results are stored are never executed again; a
+  call left without a result is asked of the host again.  (A resumed run gets its own id and
+  journal so that every journal keeps exactly one terminal event.)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from protocol._base import dump_wire
+from protocol.errors import ErrorCode
+from protocol.inputs import FrozenInput, InputFreezeParams
+from protocol.snapshots import Preset, Profile, ProfileInput
+from sidecar.errors import BusyError, InvalidRequestError, NotFoundError, SidecarError
+from sidecar.ids import new_id, now_iso
+from sidecar.inputs.profiles import resolve
+from sidecar.inputs.snapshots import canonical
+from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
+from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped
+from sidecar.runs.providers.base import Provider, ProviderError, resolve_secret
+from sidecar.runs.scripted import ScriptedProvider
+
+if TYPE_CHECKING:
+    from protocol.runs import RunResumeParams, RunStartParams
+    from sidecar.context.service import ContextService
+    from sidecar.store import Store
+
+__all__ = ["RunManager"]
+
+logger = logging.getLogger(__name__)
+
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
+
+
+@dataclass(slots=True)
+class _Active:
+    journal: RunJournal
+    scope: anyio.CancelScope
+    done: anyio.Event
+
+
+class RunManager:
+    def __init__(
+        self, store: Store, context: ContextService, bridge: ClientBridge, spawn: Spawn
+    ) -> None:
+        self.store = store
+        self.context = context
+        self.bridge = bridge
+        self.spawn = spawn
+        self.runs = RunStore(store.root / "runs")
+        self._active: dict[str, _Active] = {}
+        self._busy: dict[str, str] = {}
+        self._subscribed: set[str] = set()
+        if store.writable:
+            for run_id in self.runs.recover_interrupted():
+                logger.warning("run %s was interrupted by a previous stop", run_id)
+
+    # --- events ------------------------------------------------------------------------------
+
+    def emit(self, journal: RunJournal, event_type: str, payload: dict[str, Any]) -> None:
+        event = journal.append(event_type, payload)
+        if journal.run_id in self._subscribed:
+            self.bridge.notify("run/event", event)
+
+    def subscribe(self, run_id: str, after_seq: int) -> dict[str, Any]:
+        journal = self.runs.get(run_id)
+        events = journal.events_after(after_seq)
+        for event in events:  # replay, then live: no await in between
+            self.bridge.notify("run/event", event)
+        live = journal.record["status"] not in TERMINAL
+        if live:
+            self._subscribed.add(run_id)
+        return {
+            "runId": run_id,
+            "replayed": len(events),
+            "headSeq": journal.head,
+            "status": journal.record["status"],
+            "live": live,
+        }
+
+    def unsubscribe(self, run_id: str) -> None:
+        self.runs.get(run_id)
+        self._subscribed.discard(run_id)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def get(self, run_id: str) -> dict[str, Any]:
+        return dict(self.runs.get(run_id).record)
+
+    def list_runs(self, session_id: str | None, limit: int) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.runs.list_runs(session_id, limit)]
+
+    # --- starting ----------------------------------------------------------------------------
+
+    def _claim(self, session_id: str) -> None:
+        self.store.sessions.get(session_id)
+        current = self._busy.get(session_id)
+        if current is not None:
+            raise BusyError(
+                ErrorCode.SESSION_BUSY,
+                f"session {session_id} already has an active run ({current})",
+                details={"sessionId": session_id, "runId": current},
+                retry_after_ms=500,
+            )
+
+    def _load_input(self, input_id: str) -> FrozenInput:
+        try:
+            return FrozenInput.model_validate(
+                json.loads(self.store.blobs.get(input_id)), by_alias=True, by_name=False
+            )
+        except (NotFoundError, ValueError):
+            raise NotFoundError(
+                ErrorCode.INPUT_NOT_FOUND,
+                f"no frozen input {input_id}",
+                details={"inputId": input_id},
+            ) from None
+
+    def _profile(
+        self,
+        profile_id: str | None,
+        inline: ProfileInput | None,
+    ) -> tuple[ProfileInput | None, Preset | None]:
+        profile: ProfileInput | None = inline
+        if profile is None and profile_id is not None:
+            profile = Profile.model_validate(self.store.profiles.get(profile_id), by_alias=True)
+        preset = None
+        if profile is not None and profile.preset.mode == "ref" and profile.preset.preset_id:
+            preset = Preset.model_validate(
+                self.store.presets.get(profile.preset.preset_id), by_alias=True
+            )
+        return profile, preset
+
+    def _provider(
+        self,
+        frozen: FrozenInput,
+        profile: ProfileInput | None,
+        script: dict[str, Any] | None,
+        start_round: int,
+    ) -> Provider:
+        binding = profile.model_binding if profile else frozen.model_connection
+        if script is not None or binding is None or binding.provider == "scripted":
+            return ScriptedProvider(script, start_round)
+        try:
+            api_key = resolve_secret(binding.connection_ref)
+        except ProviderError as exc:  # names the reference, never the value
+            raise InvalidRequestError(
+                exc.code, str(exc), details={"connectionRef": binding.connection_ref}
+            ) from None
+        base_url = binding.base_url
+        if binding.provider == "openai":
+            from sidecar.runs.providers.openai import OpenAIProvider
+
+            return OpenAIProvider(base_url=base_url or "https://api.openai.com/v1", api_key=api_key)
+        if binding.provider == "anthropic":
+            from sidecar.runs.providers.anthropic import AnthropicProvider
+
+            return AnthropicProvider(
+                base_url=base_url or "https://api.anthropic.com", api_key=api_key
+            )
+        raise InvalidRequestError(
+            ErrorCode.PARAMS_INVALID,
+            f"provider {binding.provider!r} cannot run yet",
+            details={"provider": binding.provider},
+        )
+
+    async def start(self, p: RunStartParams) -> dict[str, Any]:
+        self._claim(p.session_id)
+        self._busy[p.session_id] = "starting"
+        try:
+            if p.input_id is not None:
+                frozen = self._load_input(p.input_id)
+                input_id = p.input_id
+            else:
+                assert p.user_turn is not None
+                captured = await anyio.to_thread.run_sync(
+                    lambda: self.context.capture(
+                        InputFreezeParams(
+                            session_id=p.session_id,
+                            user_turn=p.user_turn or [],
+                            tools=p.tools,
+                        ),
+                        persist=True,
+                    )
+                )
+                frozen = captured.frozen
+                input_id = self.store.blobs.put(canonical(dump_wire(frozen)))
+            profile, preset = self._profile(p.profile_id, p.profile)
+            effective = resolve(profile, preset, frozen)
+            provider = self._provider(frozen, profile, p.script, 0)
+            from protocol.entries import MessageInput
+
+            refs, _ = await self.store.sessions.append(
+                p.session_id, [MessageInput(kind="message", role="user", content=frozen.user_turn)]
+            )
+        except BaseException:
+            self._busy.pop(p.session_id, None)
+            raise
+        settings = RunSettings(
+            max_rounds=p.max_rounds,
+            tool_timeout_s=p.tool_timeout_ms / 1000,
+            approval_required=frozenset(p.approval_required),
+            input_id=input_id,
+            frozen=frozen,
+            effective=effective,
+            turn=[],
+            turn_seqs=[refs[0]["seq"]],
+        )
+        return self._launch(p.session_id, input_id, settings, provider, p.subscribe, None)
+
+    async def resume(self, p: RunResumeParams) -> dict[str, Any]:
+        old = self.runs.get(p.run_id).record
+        if old["status"] not in TERMINAL:
+            raise InvalidRequestError(
+                ErrorCode.RUN_NOT_RESUMABLE,
+                f"run {p.run_id} is still {old['status']}",
+                details={"runId": p.run_id},
+            )
+        session_id = old["sessionId"]
+        self._claim(session_id)
+        frozen = self._load_input(old["inputId"])
+        profile, preset = self._profile(old.get("profileId"), None)
+        effective = resolve(profile, preset, frozen)
+        # the turn as history holds it: the user message and every settled round after it
+        page = self.store.sessions.read(
+            session_id, after_seq=frozen.through_seq, before_seq=None, limit=1000
+        )
+        turn = [
+            {
+                "role": e["role"],
+                "content": e["content"],
+                "tokens": 0,
+                "provenance": [
+                    {
+                        "kind": "transcript",
+                        "id": e["id"],
+                        "fromSeq": e["seq"],
+                        "throughSeq": e["seq"],
+                    }
+                ],
+            }
+            for e in page.entries
+            if e["kind"] == "message"
+        ]
+        if p.revision_guidance:
+            turn.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": p.revision_guidance}],
+                    "tokens": 0,
+                    "provenance": [{"kind": "userTurn", "id": "revision"}],
+                }
+            )
+        user_message, rest = (turn[0], turn[1:]) if turn else (None, [])
+        if user_message is None:
+            raise InvalidRequestError(
+                ErrorCode.RUN_NOT_RESUMABLE,
+                f"run {p.run_id} has no turn in history to continue",
+                details={"runId": p.run_id},
+            )
+        pending = _unanswered(rest)
+        settings = RunSettings(
+            max_rounds=p.additional_rounds,
+            tool_timeout_s=60.0,
+            approval_required=frozenset(),
+            input_id=old["inputId"],
+            frozen=frozen,
+            effective=effective,
+            turn=rest,
+            turn_seqs=[e["seq"] for e in page.entries],
+        )
+        rounds_done = int(old.get("rounds", 0))
+        provider = self._provider(frozen, profile, p.script, 0 if p.script else rounds_done)
+        return self._launch(
+            session_id, old["inputId"], settings, provider, True, p.run_id, pending=pending
+        )
+
+    def _launch(
+        self,
+        session_id: str,
+        input_id: str,
+        settings: RunSettings,
+        provider: Provider,
+        subscribe: bool,
+        resume_of: str | None,
+        pending: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        now = now_iso()
+        record = {
+            "runId": new_id("run"),
+            "sessionId": session_id,
+            "inputId": input_id,
+            "status": "created",
+            "rounds": 0,
+            "headSeq": 0,
+            "createdAt": now,
+            "updatedAt": now,
+            "usage": {},
+        }
+        if resume_of:
+            record["resumeOf"] = resume_of
+        journal = self.runs.create(record)
+        run_id = journal.run_id
+        self._busy[session_id] = run_id
+        if subscribe:
+            self._subscribed.add(run_id)
+        active = _Active(journal, anyio.CancelScope(), anyio.Event())
+        self._active[run_id] = active
+        loop = RunLoop(
+            store=self.store,
+            context=self.context,
+            bridge=self.bridge,
+            journal=journal,
+            emit=lambda t, p: self.emit(journal, t, p),
+            provider=provider,
+            settings=settings,
+        )
+        self.emit(
+            journal,
+            "run.created",
+            {
+                "inputId": input_id,
+                "sessionId": session_id,
+                **({"resumeOf": resume_of} if resume_of else {}),
+            },
+        )
+        self.spawn(lambda: self._drive(active, loop, pending or []))
+        return {"runId": run_id, "sessionId": session_id, "inputId": input_id}
+
+    async def _drive(self, active: _Active, loop: RunLoop, pending: list[dict[str, Any]]) -> None:
+        journal = active.journal
+        status, failure = "completed", None
+        with active.scope:
+            try:
+                if pending:
+                    from sidecar.runs.providers.base import ToolCall
+
+                    loop.status("dispatchingTool")
+                    for call in pending:
+                        await loop._tool(ToolCall(call["callId"], call["name"], call["arguments"]))
+                await loop.run()
+            except RunStopped as exc:
+                status, failure = "failed", exc.failure
+            except SidecarError as exc:
+                status, failure = (
+                    "failed",
+                    {
+                        "code": exc.code,
+                        "message": exc.message,
+                        "retryable": exc.retryable,
+                        "userRetryable": True,
+                        "details": exc.details,
+                    },
+                )
+            except Exception as exc:
+                logger.exception("run %s crashed", journal.run_id)
+                status, failure = (
+                    "failed",
+                    {
+                        "code": "agent.internal_error",
+                        "message": f"internal error: {type(exc).__name__}",
+                        "retryable": False,
+                        "userRetryable": True,
+                    },
+                )
+        if active.scope.cancel_called:
+            status, failure = "cancelled", None
+        # synchronous from here on: nothing can interrupt the terminal event
+        journal.record["status"] = status
+        if failure is not None:
+            journal.record["failure"] = {k: v for k, v in failure.items() if v is not None}
+        payload: dict[str, Any] = {"status": status}
+        if failure is not None:
+            payload["failure"] = journal.record["failure"]
+        self.emit(journal, "run.completed", payload)
+        journal.sync()
+        self._subscribed.discard(journal.run_id)
+        self._busy.pop(journal.record["sessionId"], None)
+        self._active.pop(journal.run_id, None)
+        active.done.set()
+
+    def cancel(self, run_id: str) -> None:
+        active = self._active.get(run_id)
+        if active is None:
+            self.runs.get(run_id)  # not_found if unknown; a finished run stays as it is
+            return
+        active.scope.cancel()
+
+    async def wait(self, run_id: str) -> None:
+        active = self._active.get(run_id)
+        if active is not None:
+            await active.done.wait()
+
+
+def _unanswered(turn: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool calls of the last assistant message that have no stored result."""
+    last_calls: list[dict[str, Any]] = []
+    answered: set[str] = set()
+    for message in turn:
+        parts = message["content"]
+        if message["role"] == "assistant":
+            last_calls = [p for p in parts if p["type"] == "toolCall"]
+            answered = set()
+        else:
+            answered |= {p["callId"] for p in parts if p["type"] == "toolResult"}
+    return [c for c in last_calls if c["callId"] not in answered]

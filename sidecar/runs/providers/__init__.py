@@ -1,0 +1,38 @@
+"""Model providers: one interface (:mod:`.base`) and its HTTP implementations.
+
+``OpenAIProvider`` speaks Chat Completions (OpenAI and compatible servers), and
+``AnthropicProvider`` the Messages API; both stream over SSE (:mod:`.sse`) with the retry and
+cleanup rules of :mod:`.transport`.  ``resolve_secret`` finds their API keys.
+"""
+
+from __future__ import annotations
+
+from sidecar.runs.providers.anthropic import AnthropicProvider
+from sidecar.runs.providers.base import (
+    Completed,
+    Provider,
+    ProviderError,
+    ProviderEvent,
+    ReasoningDelta,
+    SecretError,
+    TextDelta,
+    ToolCall,
+    Usage,
+    resolve_secret,
+)
+from sidecar.runs.providers.openai import OpenAIProvider
+
+__all__ = [
+    "TextDelta",
+    "ReasoningDelta",
+    "ToolCall",
+    "Usage",
+    "Completed",
+    "ProviderEvent",
+    "ProviderError",
+    "SecretError",
+    "Provider",
+    "resolve_secret",
+    "OpenAIProvider",
+    "AnthropicProvider",
+]

@@ -1,0 +1,259 @@
+"""Runs over real stdio: the scripted model/tool loop, the journal, subscribe, cancel, crash."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from sidecar.client import RpcError, SidecarClient
+from tests.conftest import SidecarFactory
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = [
+    {
+        "name": "read_file",
+        "description": "Read a file.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+    }
+]
+
+
+class Host:
+    """The test's side of a run: collects events, answers tool/execute."""
+
+    def __init__(self, client: SidecarClient) -> None:
+        self.client = client
+        self.events: list[dict[str, Any]] = []
+        self.tool_calls: list[dict[str, Any]] = []
+        self.cancels: list[Any] = []
+        self.block = asyncio.Event()
+        self.block_from_call = 10**9
+        client.on_notification(self._notified)
+        client.on_request("tool/execute", self._execute)
+
+    def _notified(self, method: str, params: Any) -> None:
+        if method == "run/event":
+            self.events.append(params)
+        elif method == "$/cancelRequest":
+            self.cancels.append(params["id"])
+
+    async def _execute(self, params: Any) -> Any:
+        self.tool_calls.append(params)
+        if len(self.tool_calls) >= self.block_from_call:
+            await self.block.wait()  # never set: the call stays pending
+        return {"content": [{"type": "text", "text": f"contents of {params['arguments']['path']}"}]}
+
+    def of(self, run_id: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["runId"] == run_id]
+
+    async def until_done(self, run_id: str, timeout: float = 15) -> list[dict[str, Any]]:
+        async def wait() -> None:
+            while not any(e["type"] == "run.completed" for e in self.of(run_id)):
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(wait(), timeout)
+        return self.of(run_id)
+
+    async def until(self, predicate: Any, timeout: float = 10) -> None:
+        async def wait() -> None:
+            while not predicate():
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(wait(), timeout)
+
+
+async def _session(client: SidecarClient) -> str:
+    created = await client.request("session/create", {"title": "runs"})
+    return str(created["sessionId"])
+
+
+TWO_ROUNDS = {
+    "rounds": [
+        {
+            "deltas": ["Reading ", "a.py"],
+            "toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a.py"}}],
+            "usage": {"inputTokens": 100, "outputTokens": 10, "cacheReadTokens": 80},
+        },
+        {"toolCalls": [{"id": "c2", "name": "read_file", "arguments": {"path": "b.py"}}]},
+        {"text": "Both files read."},
+    ]
+}
+
+
+async def test_scripted_run_with_two_tool_rounds(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "Read a.py and b.py"}],
+            "tools": TOOLS,
+            "script": TWO_ROUNDS,
+        },
+    )
+    events = await host.until_done(started["runId"])
+    seqs = [e["seq"] for e in events]
+    assert seqs == list(range(1, len(events) + 1))  # strictly increasing, no gap
+    types = [e["type"] for e in events]
+    assert types[0] == "run.created" and types.count("run.completed") == 1
+    assert types[-1] == "run.completed" and events[-1]["payload"] == {"status": "completed"}
+    assert types.count("context.assembled") == 3 and types.count("tool.resultStored") == 2
+    deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
+    assert deltas == ["Reading ", "a.py", "Both files read."]
+    usage = next(e for e in events if e["type"] == "model.completed")["payload"]["usage"]
+    assert usage["cacheReadTokens"] == 80
+    assert [c["callId"] for c in host.tool_calls] == ["c1", "c2"]
+
+    history = await client.request("session/read", {"sessionId": sid})
+    shape = [(e["role"], e["content"][-1]["type"]) for e in history["entries"]]
+    assert shape == [
+        ("user", "text"),
+        ("assistant", "toolCall"),
+        ("user", "toolResult"),
+        ("assistant", "toolCall"),
+        ("user", "toolResult"),
+        ("assistant", "text"),
+    ]
+    run = await client.request("run/get", {"runId": started["runId"]})
+    assert run["status"] == "completed" and run["rounds"] == 3 and run["headSeq"] == len(events)
+    assert run["usage"]["inputTokens"] == 100
+    # the second round's prompt holds the first round: assembled, then stored as a snapshot
+    snap_id = [e for e in events if e["type"] == "context.assembled"][1]["payload"]["snapshotId"]
+    snapshot = await client.request("snapshot/get", {"snapshotId": snap_id})
+    assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant", "user"]
+
+
+async def test_resubscribe_sees_every_event_exactly_once(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    slow = {"rounds": [{"deltas": [f"w{i} " for i in range(40)], "delayMs": 15}]}
+    started = await client.request(
+        "run/start",
+        {"sessionId": sid, "userTurn": [{"type": "text", "text": "talk"}], "script": slow},
+    )
+    run_id = started["runId"]
+    await host.until(lambda: len(host.of(run_id)) >= 10)
+    await client.request("run/unsubscribe", {"runId": run_id})
+    seen = [e["seq"] for e in host.of(run_id)]
+    await asyncio.sleep(0.2)  # events keep being journaled meanwhile
+    assert len(host.of(run_id)) == len(seen)  # nothing arrives while unsubscribed
+    result = await client.request("run/subscribe", {"runId": run_id, "afterSeq": seen[-1]})
+    assert result["replayed"] > 0
+    events = await host.until_done(run_id)
+    seqs = [e["seq"] for e in events]
+    assert seqs == list(range(1, len(seqs) + 1))  # every event exactly once, in order
+    # after the end, a subscription replays the whole journal and says it is over
+    again = await client.request("run/subscribe", {"runId": run_id, "afterSeq": 0})
+    assert again["replayed"] == len(seqs) and again["live"] is False
+
+
+async def test_cancel_while_streaming_and_while_a_tool_is_pending(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    slow = {"rounds": [{"deltas": [f"w{i} " for i in range(200)], "delayMs": 10}]}
+    first = await client.request(
+        "run/start",
+        {"sessionId": sid, "userTurn": [{"type": "text", "text": "talk"}], "script": slow},
+    )
+    await host.until(lambda: any(e["type"] == "model.delta" for e in host.of(first["runId"])))
+    with pytest.raises(RpcError) as busy:
+        await client.request(
+            "run/start", {"sessionId": sid, "userTurn": [{"type": "text", "text": "x"}]}
+        )
+    assert busy.value.data_code == "session.busy" and busy.value.data["retryable"]
+    cancelled = await client.request("run/cancel", {"runId": first["runId"]})
+    assert cancelled["status"] == "cancelled"
+    count = len(host.of(first["runId"]))
+    await asyncio.sleep(0.3)
+    events = host.of(first["runId"])
+    assert len(events) == count and events[-1]["type"] == "run.completed"
+    assert events[-1]["payload"] == {"status": "cancelled"}
+
+    host.block_from_call = 1
+    second = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "read"}],
+            "tools": TOOLS,
+            "script": {
+                "rounds": [{"toolCalls": [{"name": "read_file", "arguments": {"path": "x"}}]}]
+            },
+        },
+    )
+    await host.until(lambda: len(host.tool_calls) == 1)
+    done = await client.request("run/cancel", {"runId": second["runId"]})
+    assert done["status"] == "cancelled"
+    await host.until(lambda: len(host.cancels) == 1)  # the pending tool/execute was withdrawn
+    third = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "again"}],
+            "script": {"rounds": [{"text": "fine"}]},
+        },
+    )
+    assert (await host.until_done(third["runId"]))[-1]["payload"]["status"] == "completed"
+
+
+async def test_kill_9_mid_run_then_resume_without_redoing_confirmed_tools(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    host.block_from_call = 2  # the first call is confirmed, the second never answers
+    script = {
+        "rounds": [
+            {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a"}}]},
+            {"toolCalls": [{"id": "c2", "name": "read_file", "arguments": {"path": "b"}}]},
+            {"text": "all done"},
+        ]
+    }
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "go"}],
+            "tools": TOOLS,
+            "script": script,
+        },
+    )
+    run_id = started["runId"]
+    await host.until(lambda: len(host.tool_calls) == 2)
+    journaled = len(host.of(run_id))
+    client.kill()
+    await client.wait()
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    run = await restarted.request("run/get", {"runId": run_id})
+    assert run["status"] == "failed" and run["failure"]["code"] == "agent.interrupted"
+    assert run["failure"]["userRetryable"] is True
+    replay = await restarted.request("run/subscribe", {"runId": run_id, "afterSeq": 0})
+    events = host2.of(run_id)
+    assert replay["replayed"] == len(events) == journaled + 1  # intact, plus its terminal event
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events[-1]["type"] == "run.completed"
+
+    resumed = await restarted.request(
+        "run/resume", {"runId": run_id, "script": {"rounds": [{"text": "all done"}]}}
+    )
+    done = await host2.until_done(resumed["runId"])
+    assert done[0]["payload"]["resumeOf"] == run_id
+    assert done[-1]["payload"]["status"] == "completed"
+    assert [c["callId"] for c in host2.tool_calls] == ["c2"]  # c1 was confirmed: not redone
+    history = await restarted.request("session/read", {"sessionId": sid})
+    results = [
+        p["callId"] for e in history["entries"] for p in e["content"] if p["type"] == "toolResult"
+    ]
+    assert results == ["c1", "c2"]
