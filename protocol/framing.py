@@ -62,6 +62,7 @@ class FrameDecoder:
         self.max_body = max_body
         self.max_header = max_header
         self._buf = bytearray()
+        self._pos = 0  # bytes of _buf already consumed (compacted once per feed)
         self._header_len = 0  # bytes of the current header block consumed so far
         self._length: int | None = None  # Content-Length seen in the current block
         self._in_header = False  # inside a header block (after its first line)
@@ -74,13 +75,13 @@ class FrameDecoder:
     @property
     def pending(self) -> int:
         """Bytes held in memory towards an incomplete frame (bounded by the limits)."""
-        return len(self._buf) + len(self._prefix)
+        return len(self._buf) - self._pos + len(self._prefix)
 
     @property
     def at_boundary(self) -> bool:
         """True between frames: nothing partial buffered, no body or skip in progress."""
         return (
-            not self._buf
+            len(self._buf) == self._pos
             and self._need is None
             and not self._skip
             and not self._in_header
@@ -92,7 +93,16 @@ class FrameDecoder:
         out: list[bytes | TooLarge | BadHeader] = []
         while self._step(out):
             pass
+        # One compaction per feed keeps decoding linear however many frames a chunk holds.
+        del self._buf[: self._pos]
+        self._pos = 0
         return out
+
+    def _avail(self) -> int:
+        return len(self._buf) - self._pos
+
+    def _consume(self, n: int) -> None:
+        self._pos += n
 
     def _step(self, out: list[bytes | TooLarge | BadHeader]) -> bool:
         """Make one unit of progress; False when more input is needed."""
@@ -101,10 +111,10 @@ class FrameDecoder:
         if self._skip:
             return self._skip_oversized(out)
         if self._need is not None:
-            if len(self._buf) < self._need:
+            if self._avail() < self._need:
                 return False
-            out.append(bytes(self._buf[: self._need]))
-            del self._buf[: self._need]
+            out.append(bytes(self._buf[self._pos : self._pos + self._need]))
+            self._consume(self._need)
             self._need = None
             return True
         return self._header_line(out)
@@ -112,16 +122,17 @@ class FrameDecoder:
     def _header_line(self, out: list[bytes | TooLarge | BadHeader]) -> bool:
         # A line is consumed only once it is known to be good: on a bad line the decoder
         # resyncs from that line's second byte, so a frame glued behind garbage survives.
-        nl = self._buf.find(b"\n")
+        found = self._buf.find(b"\n", self._pos)
+        nl = found - self._pos if found >= 0 else -1
         if nl < 0:
-            if self._header_len + len(self._buf) > self.max_header:
+            if self._header_len + self._avail() > self.max_header:
                 return self._bad(out, f"header block longer than {self.max_header} bytes", 1)
             return False
         if self._header_len + nl + 1 > self.max_header:
             return self._bad(out, f"header block longer than {self.max_header} bytes", 1)
-        line = bytes(self._buf[:nl]).rstrip(b"\r")
+        line = bytes(self._buf[self._pos : self._pos + nl]).rstrip(b"\r")
         if not line:
-            del self._buf[: nl + 1]
+            self._consume(nl + 1)
             if not self._in_header:
                 return True  # a blank line between frames is harmless
             return self._end_of_header(out)
@@ -135,7 +146,7 @@ class FrameDecoder:
             if not text.isdigit():
                 return self._bad(out, f"Content-Length is not a number: {text[:40]!r}", 1)
             self._length = int(text)
-        del self._buf[: nl + 1]
+        self._consume(nl + 1)
         self._header_len += nl + 1
         self._in_header = True
         return True
@@ -154,29 +165,30 @@ class FrameDecoder:
 
     def _bad(self, out: list[bytes | TooLarge | BadHeader], reason: str, skip: int = 0) -> bool:
         out.append(BadHeader(reason))
-        del self._buf[:skip]
+        self._consume(skip)
         self._length, self._in_header, self._header_len = None, False, 0
         self._resyncing = True
         return True
 
     def _resync(self) -> bool:
         """Drop input up to the next ``Content-Length``."""
-        match = _CONTENT_LENGTH.search(self._buf)
+        match = _CONTENT_LENGTH.search(self._buf, self._pos)
         if match is None:
             keep = len("content-length") - 1  # a split "Content-Le|ngth" must survive
-            del self._buf[: max(0, len(self._buf) - keep)]
+            self._consume(max(0, self._avail() - keep))
             return False
-        del self._buf[: match.start()]
+        self._pos = match.start()
         self._resyncing = False
         return True
 
     def _skip_oversized(self, out: list[bytes | TooLarge | BadHeader]) -> bool:
-        take = min(self._skip, len(self._buf))
+        take = min(self._skip, self._avail())
         if take == 0:
             return False
         if len(self._prefix) < _PREFIX_KEEP:
-            self._prefix += self._buf[: min(take, _PREFIX_KEEP - len(self._prefix))]
-        del self._buf[:take]
+            room = min(take, _PREFIX_KEEP - len(self._prefix))
+            self._prefix += self._buf[self._pos : self._pos + room]
+        self._consume(take)
         self._skip -= take
         if self._skip:
             return False

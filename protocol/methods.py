@@ -33,6 +33,7 @@ from protocol.runs import (
     Run,
     RunEvent,
     RunGetParams,
+    RunLagged,
     RunListParams,
     RunListResult,
     RunResumeParams,
@@ -262,6 +263,14 @@ RUN_EVENT: MethodSpec[RunEvent, WireModel] = MethodSpec(
     kind="notification",
     direction="serverToClient",
 )
+RUN_LAGGED: MethodSpec[RunLagged, WireModel] = MethodSpec(
+    "run/lagged",
+    RunLagged,
+    None,
+    "The client read too slowly: live events paused; catch up with run/subscribe.",
+    kind="notification",
+    direction="serverToClient",
+)
 TOOL_EXECUTE = MethodSpec(
     "tool/execute",
     ToolExecuteParams,
@@ -336,6 +345,7 @@ ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
     RUN_CANCEL,
     RUN_RESUME,
     RUN_EVENT,
+    RUN_LAGGED,
     TOOL_EXECUTE,
     APPROVAL_REQUEST,
     TOKENS_COUNT,

@@ -24,6 +24,7 @@ __all__ = [
     "RunEvent",
     "RunFailure",
     "RunGetParams",
+    "RunLagged",
     "RunListParams",
     "RunListResult",
     "RunResumeParams",
@@ -122,6 +123,19 @@ class RunStartResult(WireModel):
     run_id: str
     session_id: str
     input_id: str
+
+
+class RunLagged(WireModel):
+    """Server -> client notification: the client read too slowly, so this run's live events
+    stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
+    catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event."""
+
+    run_id: str
+    session_id: str
+    last_sent_seq: SeqNumber
+    code: str
+    """``server.overloaded``."""
+    retry_after_ms: int
 
 
 class RunGetParams(WireModel):

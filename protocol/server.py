@@ -53,6 +53,8 @@ class ServerInfo(ServerCapabilities):
     started_at: Timestamp
     store_writable: bool
     """False while another sidecar holds the store's write lock."""
+    outbound_backlog_bytes: int = 0
+    """Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``)."""
 
 
 class ServerPingResult(WireModel):

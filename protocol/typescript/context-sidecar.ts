@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "b3a6ed60655c8227dc7a61012f83f9da" as const;
+export const SCHEMA_HASH = "ab59584290f7af70b52b4f60b4be7516" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -873,6 +873,20 @@ export interface RunGetParams {
   runId: string;
 }
 
+/**
+ * Server -> client notification: the client read too slowly, so this run's live events
+ * stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
+ * catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event.
+ */
+export interface RunLagged {
+  runId: string;
+  sessionId: string;
+  lastSentSeq: number;
+  /** ``server.overloaded``. */
+  code: string;
+  retryAfterMs: number;
+}
+
 export interface RunListParams {
   sessionId?: string | null;
   /** @default 50 */
@@ -985,6 +999,11 @@ export interface ServerInfo {
   startedAt: string;
   /** False while another sidecar holds the store's write lock. */
   storeWritable: boolean;
+  /**
+   * Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``).
+   * @default 0
+   */
+  outboundBacklogBytes?: number;
 }
 
 export interface ServerPingResult {
@@ -1546,6 +1565,8 @@ export interface ServerRequests {
 export interface ServerNotifications {
   /** A run event, journaled before it is sent. */
   "run/event": { params: RunEvent };
+  /** The client read too slowly: live events paused; catch up with run/subscribe. */
+  "run/lagged": { params: RunLagged };
 }
 
 export type ClientRequestMethod = keyof ClientRequests;
@@ -1600,6 +1621,7 @@ export const METHODS = [
   { name: "run/cancel", kind: "request", direction: "clientToServer" },
   { name: "run/resume", kind: "request", direction: "clientToServer" },
   { name: "run/event", kind: "notification", direction: "serverToClient" },
+  { name: "run/lagged", kind: "notification", direction: "serverToClient" },
   { name: "tool/execute", kind: "request", direction: "serverToClient" },
   { name: "approval/request", kind: "request", direction: "serverToClient" },
   { name: "tokens/count", kind: "request", direction: "clientToServer" },

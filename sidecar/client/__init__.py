@@ -75,6 +75,8 @@ class SidecarClient:
         self.stdout_bytes = bytearray()
         """Every byte the server wrote to stdout (when started with ``record=True``)."""
         self.initialize_result: dict[str, Any] | None = None
+        self._reading = asyncio.Event()
+        self._reading.set()
         self._reader = asyncio.get_running_loop().create_task(self._read_loop())
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -135,6 +137,7 @@ class SidecarClient:
 
     async def close(self, timeout: float = 5.0) -> int:  # noqa: ASYNC109 (a client convenience)
         """``shutdown`` + ``exit``, then wait; kill if it does not exit in time."""
+        self.resume_reading()
         if self.process.returncode is None:
             with contextlib.suppress(RpcError, ConnectionError, asyncio.TimeoutError):
                 await asyncio.wait_for(self.request("shutdown", None), timeout)
@@ -150,6 +153,13 @@ class SidecarClient:
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(self._reader, 1.0)
         return code
+
+    def pause_reading(self) -> None:
+        """Stop reading the sidecar's stdout (to test how it copes with a slow client)."""
+        self._reading.clear()
+
+    def resume_reading(self) -> None:
+        self._reading.set()
 
     def kill(self) -> None:
         if self.process.returncode is None:
@@ -223,6 +233,7 @@ class SidecarClient:
         assert stdout is not None
         try:
             while True:
+                await self._reading.wait()
                 chunk = await stdout.read(256 * 1024)
                 if not chunk:
                     break

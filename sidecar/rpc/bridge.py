@@ -10,15 +10,19 @@ import anyio
 from lsprotocol import types
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sidecar.rpc.protocol import SidecarProtocol
 
 __all__ = ["PyglsBridge"]
 
 
 class PyglsBridge:
-    def __init__(self, protocol: SidecarProtocol) -> None:
+    def __init__(self, protocol: SidecarProtocol, backlog: Callable[[], int]) -> None:
         self._protocol = protocol
         self._ids = itertools.count(1)
+        self.backlog = backlog
+        """Bytes sent but not yet read by the client."""
 
     def notify(self, method: str, params: Any) -> None:
         self._protocol.notify(method, params)

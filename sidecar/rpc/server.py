@@ -108,7 +108,9 @@ async def _serve(options: ServeOptions, in_fd: int, out_fd: int) -> int:
         max_message_bytes=options.max_message_bytes,
         tracer=tracer,
     )
-    state.runs = RunManager(store, state.context, PyglsBridge(protocol), transport.spawn)
+    bridge = PyglsBridge(protocol, transport.backlog)
+    state.backlog = transport.backlog
+    state.runs = RunManager(store, state.context, bridge, transport.spawn)
     watch_client = protocol.on_initialized
 
     def initialized(pid: int | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
@@ -35,6 +36,8 @@ class SidecarState:
     context: ContextService = field(init=False)
     runs: RunManager = field(init=False)
     """Set by the server once the connection exists (runs talk to the host)."""
+    backlog: Callable[[], int] = lambda: 0
+    """Bytes sent but not yet read by the client (set by the server)."""
     started_at: str = field(default_factory=now_iso)
     initialized: bool = False
     client_pid: int | None = None
@@ -65,4 +68,5 @@ class SidecarState:
             pid=os.getpid(),
             started_at=self.started_at,
             store_writable=self.store.writable,
+            outbound_backlog_bytes=self.backlog(),
         )

@@ -84,6 +84,18 @@ def _redact(node: Any) -> Any:
     return node
 
 
+class _WriterProtocol(asyncio.Protocol):
+    """Flow control is read from the transport's buffer size; this only notices the client
+    closing its end of the pipe, which stops the server."""
+
+    def __init__(self, on_lost: Callable[[], None]) -> None:
+        self._on_lost = on_lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        logger.warning("the client closed its end of the pipe; stopping (%s)", exc)
+        self._on_lost()
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -114,6 +126,7 @@ class StdioTransport:
         self._exit_code = 0
         self._tg: anyio.abc.TaskGroup | None = None
         self._closed_out = False
+        self._writer: asyncio.WriteTransport | None = None
         protocol.send_body = self.send_body
         protocol.on_exit = self.stop
         protocol.on_initialized = self._watch_client
@@ -125,8 +138,12 @@ class StdioTransport:
             return
         if self._tracer is not None:
             self._tracer.record("send", body)
+        frame = encode_frame(body)
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.write(frame)  # non-blocking; buffered while the client is slow
+            return
         try:
-            _write_all(self._out_fd, encode_frame(body))
+            _write_all(self._out_fd, frame)
         except OSError as exc:
             if exc.errno in (errno.EPIPE, errno.EBADF):
                 logger.warning("the client closed its end of the pipe; stopping")
@@ -134,6 +151,35 @@ class StdioTransport:
                 self.stop(0)
             else:
                 raise
+
+    def backlog(self) -> int:
+        """Bytes written but not yet taken by the client (0 with a blocking writer)."""
+        if self._writer is None:
+            return 0
+        return self._writer.get_write_buffer_size()
+
+    async def _open_writer(self) -> None:
+        """Write through an asyncio pipe transport when the fd allows it, so a client that
+        stops reading never blocks the event loop; the backlog is bounded by the callers
+        (live run events are dropped past a limit and replayed from the journal)."""
+        loop = asyncio.get_running_loop()
+        pipe = os.fdopen(os.dup(self._out_fd), "wb", buffering=0)
+        try:
+            transport, _ = await loop.connect_write_pipe(
+                lambda: _WriterProtocol(lambda: self.stop(0)), pipe
+            )
+        except (ValueError, OSError):
+            pipe.close()
+            return
+        self._writer = transport
+
+    async def _flush(self, timeout_s: float = 2.0) -> None:
+        """Give the client a moment to take what is buffered (the answer to shutdown...)."""
+        with anyio.move_on_after(timeout_s):
+            writer = self._writer
+            # the pipe transport offers no "drained" event to wait on: poll, briefly, at exit
+            while self.backlog() and writer is not None and not writer.is_closing():  # noqa: ASYNC110
+                await anyio.sleep(0.01)
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -143,11 +189,15 @@ class StdioTransport:
 
     async def run(self) -> int:
         """Serve until EOF, ``exit`` or the client's death; return the process exit code."""
+        await self._open_writer()
         async with anyio.create_task_group() as tg:
             self._tg = tg
             tg.start_soon(self._read_loop)
             await self._stopped.wait()
             tg.cancel_scope.cancel()
+        await self._flush()
+        if self._writer is not None:
+            self._writer.close()
         return self._exit_code
 
     def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:

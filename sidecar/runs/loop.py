@@ -59,6 +59,10 @@ class ClientBridge(Protocol):
 
     def notify(self, method: str, params: Any) -> None: ...
 
+    def backlog(self) -> int:
+        """Bytes sent to the host but not yet read by it."""
+        ...
+
     async def request(self, method: str, params: Any, timeout_s: float) -> Any:
         """Send a server->client request; on cancellation the host is told
         (``$/cancelRequest``); raises ``TimeoutError`` after ``timeout_s`` seconds."""

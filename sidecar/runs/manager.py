@@ -6,6 +6,11 @@
 - ``subscribe {afterSeq}`` sends the journal's events after ``afterSeq`` and registers the
   subscription in one step with no ``await`` in between, so every later event is sent live:
   no gap and no duplicate.
+- Backpressure: when the client leaves more than ``MAX_BACKLOG_BYTES`` unread, a run's live
+  events stop being queued (so memory stays bounded) and one ``run/lagged`` notification
+  (``server.overloaded``, ``retryAfterMs``, ``lastSentSeq``) says where to catch up with
+  ``run/subscribe``; the journal keeps every event.  Deltas are not coalesced: replay is
+  exact instead.
 - ``cancel`` cancels the run's scope: a pending ``tool/execute`` is cancelled at the host
   (``$/cancelRequest``), the run ends with ``run.completed {status: cancelled}`` and nothing
   after it, and the session is free for the next run.
@@ -47,6 +52,10 @@ __all__ = ["RunManager"]
 
 logger = logging.getLogger(__name__)
 
+#: Bytes the client may leave unread before a run's live events stop being queued for it.
+MAX_BACKLOG_BYTES = 4 * 1024 * 1024
+LAGGED_RETRY_MS = 250
+
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
@@ -77,8 +86,29 @@ class RunManager:
 
     def emit(self, journal: RunJournal, event_type: str, payload: dict[str, Any]) -> None:
         event = journal.append(event_type, payload)
-        if journal.run_id in self._subscribed:
-            self.bridge.notify("run/event", event)
+        if journal.run_id not in self._subscribed:
+            return
+        if self.bridge.backlog() > MAX_BACKLOG_BYTES:
+            # The client is not reading: stop queueing this run's live events (the journal
+            # has them all) and tell it, once, where to catch up from.
+            self._subscribed.discard(journal.run_id)
+            self.bridge.notify(
+                "run/lagged",
+                {
+                    "runId": journal.run_id,
+                    "sessionId": journal.record["sessionId"],
+                    "lastSentSeq": event["seq"] - 1,
+                    "code": ErrorCode.OVERLOADED,
+                    "retryAfterMs": LAGGED_RETRY_MS,
+                },
+            )
+            logger.warning(
+                "client too slow for run %s: live events paused at seq %d",
+                journal.run_id,
+                event["seq"] - 1,
+            )
+            return
+        self.bridge.notify("run/event", event)
 
     def subscribe(self, run_id: str, after_seq: int) -> dict[str, Any]:
         journal = self.runs.get(run_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -257,3 +258,59 @@ async def test_kill_9_mid_run_then_resume_without_redoing_confirmed_tools(
         p["callId"] for e in history["entries"] for p in e["content"] if p["type"] == "toolResult"
     ]
     assert results == ["c1", "c2"]
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+async def test_a_slow_client_bounds_memory_and_loses_nothing(
+    sidecars: SidecarFactory, store_dir: Any
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    lagged: list[dict[str, Any]] = []
+    client.on_notification(
+        lambda method, params: lagged.append(params) if method == "run/lagged" else None
+    )
+    sid = await _session(client)
+    baseline = _rss_kib(client.process.pid)
+    flood = {"rounds": [{"deltas": ["x" * 2048] * 12000}]}  # ~27 MB of events
+    started = await client.request(
+        "run/start",
+        {"sessionId": sid, "userTurn": [{"type": "text", "text": "flood"}], "script": flood},
+    )
+    run_id = started["runId"]
+    client.pause_reading()
+    journal = store_dir / "runs" / run_id / "events.jsonl"
+    probes = []  # server/info answers queue up unread; they report the backlog at the time
+    peak = baseline
+    for _ in range(1200):
+        probes.append(client.start_request("server/info", {})[1])
+        peak = max(peak, _rss_kib(client.process.pid))
+        if journal.exists() and b'"run.completed"' in journal.read_bytes()[-400:]:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the run did not finish while the client was not reading")
+    produced = journal.stat().st_size
+    assert produced > 24 * 1024 * 1024
+    assert (peak - baseline) < 400 * 1024, f"grew {(peak - baseline) // 1024} MiB"
+    client.resume_reading()
+    backlogs = [(await p)["outboundBacklogBytes"] for p in probes]
+    # the unread backlog stays under the cap (4 MiB + one frame), however much is produced
+    assert max(backlogs) <= 4 * 1024 * 1024 + 64 * 1024 < produced
+    assert max(backlogs) > 1024 * 1024  # and the client really was not reading
+    await host.until(lambda: bool(lagged))
+    assert lagged[0]["runId"] == run_id and lagged[0]["code"] == "server.overloaded"
+    assert lagged[0]["retryAfterMs"] > 0
+    live = host.of(run_id)
+    assert [e["seq"] for e in live] == list(range(1, lagged[0]["lastSentSeq"] + 1))
+    await client.request("run/subscribe", {"runId": run_id, "afterSeq": lagged[0]["lastSentSeq"]})
+    events = host.of(run_id)
+    total = len(journal.read_bytes().splitlines())
+    assert [e["seq"] for e in events] == list(range(1, total + 1))  # nothing lost, no dupes
+    assert events[-1]["type"] == "run.completed"

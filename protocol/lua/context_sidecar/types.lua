@@ -574,6 +574,16 @@
 ---@class context_sidecar.RunGetParams
 ---@field runId string
 
+--- Server -> client notification: the client read too slowly, so this run's live events
+--- stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
+--- catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event.
+---@class context_sidecar.RunLagged
+---@field runId string
+---@field sessionId string
+---@field lastSentSeq integer
+---@field code string # ``server.overloaded``.
+---@field retryAfterMs integer
+
 ---@class context_sidecar.RunListParams
 ---@field sessionId? string
 ---@field limit? integer
@@ -652,6 +662,7 @@
 ---@field pid integer
 ---@field startedAt string
 ---@field storeWritable boolean # False while another sidecar holds the store's write lock.
+---@field outboundBacklogBytes? integer # Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``).
 
 ---@class context_sidecar.ServerPingResult
 ---@field time string
@@ -1020,14 +1031,15 @@
 --- Notifications the server sends, by method name.
 ---@class context_sidecar.ServerNotifications
 ---@field ["run/event"] { params: context_sidecar.RunEvent } # A run event, journaled before it is sent.
+---@field ["run/lagged"] { params: context_sidecar.RunLagged } # The client read too slowly: live events paused; catch up with run/subscribe.
 
----@alias context_sidecar.ServerNotificationMethod "run/event"
+---@alias context_sidecar.ServerNotificationMethod "run/event"|"run/lagged"
 
----@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"tool/execute"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"run/lagged"|"tool/execute"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "b3a6ed60655c8227dc7a61012f83f9da",
+  SCHEMA_HASH = "ab59584290f7af70b52b4f60b4be7516",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
@@ -1074,6 +1086,7 @@ return {
     { name = "run/cancel", kind = "request", direction = "clientToServer" },
     { name = "run/resume", kind = "request", direction = "clientToServer" },
     { name = "run/event", kind = "notification", direction = "serverToClient" },
+    { name = "run/lagged", kind = "notification", direction = "serverToClient" },
     { name = "tool/execute", kind = "request", direction = "serverToClient" },
     { name = "approval/request", kind = "request", direction = "serverToClient" },
     { name = "tokens/count", kind = "request", direction = "clientToServer" },
