@@ -9,12 +9,15 @@ store is a temporary directory unless ``--store`` is given.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+import anyio
 
 from protocol import methods as m
 from protocol._base import dump_wire
@@ -175,6 +178,81 @@ async def _two_turns(
     )
 
 
+def _event_detail(kind: str, payload: dict[str, Any]) -> str:
+    if kind in ("run.statusChanged", "run.completed"):
+        return str(payload["status"])
+    if kind == "context.assembled":
+        return f"snapshot {payload['snapshotId'][:12]}…, {payload['dashboard']['used']} tokens"
+    if kind == "model.delta":
+        return repr(payload.get("text", ""))
+    if kind == "model.completed":
+        return f"stop={payload['stopReason']}"
+    if kind == "tool.callRequested":
+        return f"{payload['name']}({payload['arguments']})"
+    if kind == "tool.resultStored":
+        return f"seq {payload['seq']}, error={payload['isError']}"
+    if kind == "history.appended":
+        return f"{payload['role']} → seq {payload['seqs'][0]}"
+    return ""
+
+
+async def _agent_turn(client: SidecarClient, session_id: str, say: Callable[..., None]) -> None:
+    """A scripted agent turn: the model asks for a tool, this client runs it, the model
+    answers; every event is printed as it streams."""
+    done = asyncio.Event()
+
+    async def execute(params: Any) -> Any:
+        path = anyio.Path(params["arguments"]["path"])
+        if path.is_absolute() or ".." in path.parts or not await path.is_file():
+            return {"content": [{"type": "text", "text": f"no such file: {path}"}], "isError": True}
+        text = await path.read_text(encoding="utf-8", errors="replace")
+        return {"content": [{"type": "text", "text": "\n".join(text.splitlines()[:8])}]}
+
+    def show(method: str, params: Any) -> None:
+        if method != "run/event":
+            return
+        kind = params["type"]
+        say(f"  #{params['seq']:<3} {kind:<20} {_event_detail(kind, params['payload'])}")
+        if kind == "run.completed":
+            done.set()
+
+    client.on_request("tool/execute", execute)
+    client.on_notification(show)
+    script = {
+        "rounds": [
+            {
+                "deltas": ["Let me look at ", "the Makefile."],
+                "toolCalls": [{"name": "read_file", "arguments": {"path": "Makefile"}}],
+                "usage": {"inputTokens": 1200, "outputTokens": 20, "cacheReadTokens": 1024},
+            },
+            {
+                "deltas": ["It has `make demo` ", "and `make test`."],
+                "usage": {"inputTokens": 1400, "outputTokens": 12, "cacheReadTokens": 1200},
+            },
+        ]
+    }
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": session_id,
+            "userTurn": [{"type": "text", "text": "What targets does the Makefile have?"}],
+            "tools": [
+                {
+                    "name": "read_file",
+                    "description": "Read a workspace file.",
+                    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                }
+            ],
+            "script": script,
+        },
+    )
+    say(f"▶ run/start → {started['runId']} (scripted model; this demo runs the tool)")
+    await asyncio.wait_for(done.wait(), 30)
+    run = await client.request("run/get", {"runId": started["runId"]})
+    say(f"  run {run['status']} after {run['rounds']} model calls; usage {run['usage']}")
+    say()
+
+
 async def run_demo(store: Path | None, out: TextIO) -> int:
     def say(line: str = "") -> None:
         out.write(line + "\n")
@@ -236,5 +314,7 @@ async def run_demo(store: Path | None, out: TextIO) -> int:
             )
             say()
             await _two_turns(client, session.session_id, root, say)
+            say()
+            await _agent_turn(client, session.session_id, say)
             say("✔ demo complete: a real sidecar process, a real store on disk, real tokenizer.")
     return 0

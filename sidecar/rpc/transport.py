@@ -92,7 +92,8 @@ class _WriterProtocol(asyncio.Protocol):
         self._on_lost = on_lost
 
     def connection_lost(self, exc: Exception | None) -> None:
-        logger.warning("the client closed its end of the pipe; stopping (%s)", exc)
+        if exc is not None:  # None: we closed it ourselves, at exit
+            logger.warning("the client closed its end of the pipe; stopping (%s)", exc)
         self._on_lost()
 
 

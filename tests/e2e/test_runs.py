@@ -314,3 +314,109 @@ async def test_a_slow_client_bounds_memory_and_loses_nothing(
     total = len(journal.read_bytes().splitlines())
     assert [e["seq"] for e in events] == list(range(1, total + 1))  # nothing lost, no dupes
     assert events[-1]["type"] == "run.completed"
+
+
+async def test_approval_timeout_loop_and_round_limit(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    decisions = iter([{"approved": True}, {"approved": False, "reason": "not on Fridays"}])
+
+    async def approve(params: Any) -> Any:
+        return next(decisions)
+
+    client.on_request("approval/request", approve)
+    sid = await _session(client)
+    call = {"name": "read_file", "arguments": {"path": "a"}}
+    # approval: the first call is approved and runs, the second is denied and never runs
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "x"}],
+            "tools": TOOLS,
+            "approvalRequired": ["read_file"],
+            "script": {
+                "rounds": [
+                    {"toolCalls": [call]},
+                    {"toolCalls": [{**call, "arguments": {"path": "b"}}]},
+                    {"text": "ok"},
+                ]
+            },
+        },
+    )
+    events = await host.until_done(run["runId"])
+    stored = [e["payload"] for e in events if e["type"] == "tool.resultStored"]
+    assert [s["isError"] for s in stored] == [False, True]
+    assert [c["arguments"]["path"] for c in host.tool_calls] == ["a"]
+
+    # a tool that never answers times out into an error result the model sees
+    host.block_from_call = len(host.tool_calls) + 1
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "y"}],
+            "tools": TOOLS,
+            "toolTimeoutMs": 300,
+            "script": {"rounds": [{"toolCalls": [call]}, {"text": "gave up"}]},
+        },
+    )
+    events = await host.until_done(run["runId"])
+    assert events[-1]["payload"]["status"] == "completed"
+    history = await client.request(
+        "session/read", {"sessionId": sid, "beforeSeq": 10**6, "limit": 2}
+    )
+    result = history["entries"][0]["content"][0]
+    assert result["isError"] and "timed out" in result["content"][0]["text"]
+    host.block_from_call = 10**9
+
+    # the same call three times is stopped as a loop
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "z"}],
+            "tools": TOOLS,
+            "script": {"rounds": [{"toolCalls": [call]}] * 5},
+        },
+    )
+    events = await host.until_done(run["runId"])
+    assert events[-1]["payload"]["failure"]["code"] == "agent.tool_loop_detected"
+
+    # the round limit
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "w"}],
+            "tools": TOOLS,
+            "maxRounds": 2,
+            "script": {
+                "rounds": [
+                    {"toolCalls": [{**call, "arguments": {"path": str(i)}}]} for i in range(5)
+                ]
+            },
+        },
+    )
+    events = await host.until_done(run["runId"])
+    failure = events[-1]["payload"]["failure"]
+    assert failure["code"] == "agent.max_tool_rounds_exceeded" and failure["userRetryable"]
+
+    # a provider error ends the run as failed, with the provider's code and retry hint
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "v"}],
+            "script": {
+                "rounds": [
+                    {"error": {"code": "model.overloaded", "message": "busy", "retryable": True}}
+                ]
+            },
+        },
+    )
+    events = await host.until_done(run["runId"])
+    failure = events[-1]["payload"]["failure"]
+    assert failure["code"] == "model.overloaded" and failure["retryable"] is True
+    listed = await client.request("run/list", {"sessionId": sid})
+    assert len(listed["runs"]) == 5 and listed["runs"][0]["runId"] == run["runId"]
