@@ -85,6 +85,7 @@ class ErrorCode:
     TOOL_LOOP: Final = "agent.tool_loop_detected"
     TOOL_FAILED: Final = "tool.execution_failed"
     MODEL_FAILED: Final = "model.request_failed"
+    COMPACTION_FAILED: Final = "agent.compaction_failed"
 
 
 class ParamError(WireModel):

@@ -71,7 +71,8 @@ class RunEvent(WireModel):
     type: str
     """``run.created``, ``run.statusChanged``, ``context.assembled``,
     ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``,
-    ``tool.resultStored``, ``history.appended``, ``run.completed``."""
+    ``tool.resultStored``, ``history.appended``, ``compaction.started``,
+    ``compaction.completed``, ``compaction.failed``, ``run.completed``."""
     payload: JsonObject
 
 
@@ -109,6 +110,9 @@ class RunStartParams(WireModel):
     tool_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
     script: JsonObject | None = None
     """For the ``scripted`` provider: the responses to play (see README)."""
+    compaction: Literal["auto", "off"] = "auto"
+    """``auto``: when an assembly advises it, the model first writes a checkpoint summary
+    (stored as a compaction entry), then the same turn continues."""
     subscribe: bool = True
     """Stream this run's events to this client from seq 1."""
 

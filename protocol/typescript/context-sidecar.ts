@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "ab59584290f7af70b52b4f60b4be7516" as const;
+export const SCHEMA_HASH = "3d90079289ce027b1e0c9cd3973df640" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -843,7 +843,8 @@ export interface RunEvent {
   /**
    * ``run.created``, ``run.statusChanged``, ``context.assembled``,
    * ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``,
-   * ``tool.resultStored``, ``history.appended``, ``run.completed``.
+   * ``tool.resultStored``, ``history.appended``, ``compaction.started``,
+   * ``compaction.completed``, ``compaction.failed``, ``run.completed``.
    */
   type: string;
   payload: { [key: string]: unknown };
@@ -925,6 +926,12 @@ export interface RunStartParams {
   toolTimeoutMs?: number;
   /** For the ``scripted`` provider: the responses to play (see README). */
   script?: { [key: string]: unknown } | null;
+  /**
+   * ``auto``: when an assembly advises it, the model first writes a checkpoint summary
+   * (stored as a compaction entry), then the same turn continues.
+   * @default "auto"
+   */
+  compaction?: "auto" | "off";
   /**
    * Stream this run's events to this client from seq 1.
    * @default true

@@ -49,7 +49,8 @@ __all__ = [
 
 #: Share of the available input at which compaction is advised (thndrs: 92).
 AUTO_COMPACT_SHARE = 0.92
-#: Recent transcript tokens a compaction should keep verbatim (thndrs/Codex: 20,000).
+#: Recent transcript tokens a compaction should keep verbatim (thndrs/Codex: 20,000), or a
+#: quarter of the available input for small windows.
 KEEP_RECENT_TOKENS = 20_000
 
 
@@ -454,7 +455,7 @@ class _Assembler:
                     last=group.last_seq,
                 )
                 continue
-            if recent < KEEP_RECENT_TOKENS:
+            if recent < min(KEEP_RECENT_TOKENS, self.budget.available // 4):
                 recent += group.tokens
                 if group.starts_on_user_turn:
                     keep_from = group.first_seq

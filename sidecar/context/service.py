@@ -333,6 +333,7 @@ class ContextService:
         diagnostics: list[dict[str, Any]] | None = None,
         instructions_diff: dict[str, Any] | None = None,
         turn: list[dict[str, Any]] | None = None,
+        compaction: dict[str, Any] | None = None,
     ) -> Built:
         """Assembly inputs from a frozen input (blocking: reads blobs, may count tokens)."""
         missing: list[str] = []
@@ -352,6 +353,8 @@ class ContextService:
             head=frozen.through_seq,
         )
         controls = fold_controls(view)
+        if compaction is not None:  # recorded by a run after the input's head
+            controls.compaction = compaction
         facts = frozen.macro_context.facts
         engine = MacroEngine(
             MacroContext(

@@ -52,6 +52,14 @@ logger = logging.getLogger(__name__)
 
 _LOWERING = {"anthropic": "anthropic-messages", "openai": "openai-chat", "gemini": "gemini"}
 LOOP_REPEATS = 3
+#: Compaction attempts before the run gives up (behest's circuit breaker).
+COMPACTION_ATTEMPTS = 3
+SUMMARY_PROMPT = (
+    "Write a checkpoint summary of the conversation so far, to stand in for its older part. "
+    "Use these headings: Goal; Constraints & Preferences; Progress; Key Decisions; "
+    "Next Steps; Critical Context; Relevant Files. Be specific and brief; keep facts, "
+    "names, paths and numbers exactly."
+)
 
 
 class ClientBridge(Protocol):
@@ -88,6 +96,10 @@ class RunSettings:
     turn: list[dict[str, Any]] = field(default_factory=list)
     """The turn so far as prompt messages (user message, settled rounds)."""
     turn_seqs: list[int] = field(default_factory=list)
+    compaction: str = "auto"
+    """``auto``: compact first when an assembly advises it; ``off``: never."""
+    compacted: dict[str, Any] | None = None
+    """The compaction entry this run recorded (history after the input's head)."""
 
 
 class RunLoop:
@@ -149,6 +161,7 @@ class RunLoop:
             components=eff.components,
             parameters=eff.parameters,
             turn=self.s.turn,
+            compaction=self.s.compacted,
         )
         result = assemble(built.inputs)
         snapshot = {
@@ -165,6 +178,31 @@ class RunLoop:
     async def _round(self) -> list[ToolCall]:
         self.status("assembling")
         result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
+        failures = 0
+        while result["compaction"]["advised"] and self.s.compaction == "auto":
+            try:
+                await self._compact(result)
+            except RunStopped as exc:
+                failures += 1
+                self.emit(
+                    "compaction.failed", {"attempt": failures, "message": exc.failure["message"]}
+                )
+                if failures >= COMPACTION_ATTEMPTS:
+                    raise RunStopped(
+                        {
+                            "code": ErrorCode.COMPACTION_FAILED,
+                            "message": f"compaction failed {failures} times: "
+                            f"{exc.failure['message']}",
+                            "retryable": exc.failure.get("retryable", False),
+                            "userRetryable": True,
+                        }
+                    ) from exc
+                continue
+            result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
+            if result["compaction"]["advised"]:
+                failures += 1  # the summary did not make room: count it, then give up
+                if failures >= COMPACTION_ATTEMPTS:
+                    break
         self.emit(
             "context.assembled",
             {
@@ -244,6 +282,79 @@ class RunLoop:
         if content:
             await self._store_message("assistant", content)
         return calls
+
+    # --- compaction ----------------------------------------------------------------------
+
+    async def _compact(self, result: dict[str, Any]) -> None:
+        """Ask the model for a checkpoint summary of the conversation it sees, store it as a
+        compaction entry standing for history up to the input's head (keeping the newest
+        part verbatim), so the next assembly of this same turn has room."""
+        advice = result["compaction"]
+        through = self.s.frozen.through_seq
+        keep = advice.get("keepFromSeq")
+        keep = keep if keep is not None and keep <= through else None
+        self.status("compacting")
+        self.emit(
+            "compaction.started",
+            {
+                "transcriptTokens": advice["transcriptTokens"],
+                "thresholdTokens": advice["thresholdTokens"],
+                "throughSeq": through,
+                "keepFromSeq": keep,
+            },
+        )
+        body: dict[str, Any] = {}
+        profile = self.s.effective.profile
+        target = _LOWERING.get(profile.provider)
+        if self.provider.name != "scripted" and target is not None:
+            from sidecar.context.lower import lower
+
+            request = dict(result)
+            request["messages"] = [
+                *result["messages"],
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": SUMMARY_PROMPT}],
+                    "tokens": 0,
+                    "provenance": [{"kind": "userTurn", "id": "compaction"}],
+                },
+            ]
+            prompt = AssembledPrompt.model_validate(request, by_alias=True, by_name=False)
+            body = lower(prompt, target, read_blob=self.store.blobs.get)  # type: ignore[arg-type]
+        text: list[str] = []
+        try:
+            async with aclosing(self.provider.stream(body)) as stream:
+                async for event in stream:
+                    if isinstance(event, TextDelta):
+                        text.append(event.text)
+        except ProviderError as exc:
+            raise RunStopped(
+                {
+                    "code": exc.code,
+                    "message": str(exc),
+                    "retryable": exc.retryable,
+                    "userRetryable": True,
+                }
+            ) from exc
+        summary = "".join(text).strip()
+        if not summary:
+            raise RunStopped(
+                {
+                    "code": ErrorCode.COMPACTION_FAILED,
+                    "message": "the model returned an empty summary",
+                }
+            )
+        from protocol.entries import CompactionInput
+
+        entry = CompactionInput(
+            kind="compaction", summary=summary, through_seq=through, keep_from_seq=keep
+        )
+        refs, _ = await self.store.sessions.append(self.session_id, [entry])
+        self.s.compacted = {**dump_wire(entry), **refs[0]}
+        self.emit(
+            "compaction.completed",
+            {"seq": refs[0]["seq"], "throughSeq": through, "keepFromSeq": keep},
+        )
 
     # --- tools -------------------------------------------------------------------------------
 

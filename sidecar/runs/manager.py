@@ -252,6 +252,7 @@ class RunManager:
             effective=effective,
             turn=[],
             turn_seqs=[refs[0]["seq"]],
+            compaction=p.compaction,
         )
         return self._launch(p.session_id, input_id, settings, provider, p.subscribe, None)
 

@@ -420,3 +420,59 @@ async def test_approval_timeout_loop_and_round_limit(sidecars: SidecarFactory) -
     assert failure["code"] == "model.overloaded" and failure["retryable"] is True
     listed = await client.request("run/list", {"sessionId": sid})
     assert len(listed["runs"]) == 5 and listed["runs"][0]["runId"] == run["runId"]
+
+
+async def test_a_run_compacts_first_when_the_transcript_is_too_long(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    words = "alpha beta gamma delta epsilon " * 40  # ~200 tokens a message
+    await client.request(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                {
+                    "kind": "message",
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": [{"type": "text", "text": f"{i}: {words}"}],
+                }
+                for i in range(40)
+            ],
+        },
+    )
+    profile = {"assembly": {"window": 6000, "maxOutput": 256}}
+    script = {
+        "rounds": [
+            {"text": "Goal: answer questions about 40 notes. Progress: read all of them."},
+            {"text": "Here is the answer."},
+        ]
+    }
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "and now?"}],
+            "profile": profile,
+            "script": script,
+        },
+    )
+    events = await host.until_done(run["runId"])
+    types = [e["type"] for e in events]
+    assert events[-1]["payload"] == {"status": "completed"}
+    assert types.index("compaction.started") < types.index("compaction.completed")
+    assembled = [e["payload"] for e in events if e["type"] == "context.assembled"]
+    assert assembled[0]["compaction"]["advised"] is False  # advised before, compacted since
+    done = next(e["payload"] for e in events if e["type"] == "compaction.completed")
+    assert done["throughSeq"] == 40 and 1 < done["keepFromSeq"] <= 40
+    snapshot = await client.request("snapshot/get", {"snapshotId": assembled[0]["snapshotId"]})
+    summary = snapshot["system"][-1]
+    assert summary["category"] == "summary" and "Goal: answer questions" in summary["text"]
+    assert [m["content"][0]["text"] for m in snapshot["messages"]][-1] == "and now?"
+    history = await client.request("session/read", {"sessionId": sid, "afterSeq": 40})
+    kinds = [e["kind"] for e in history["entries"]]
+    assert kinds == ["message", "compaction", "message"]  # user turn, checkpoint, answer
+    deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
+    assert deltas == ["Here is the answer."]  # the summary is not streamed as an answer

@@ -561,7 +561,7 @@
 ---@field sessionId string
 ---@field seq integer
 ---@field time string
----@field type string # ``run.created``, ``run.statusChanged``, ``context.assembled``, ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``, ``tool.resultStored``, ``history.appended``, ``run.completed``.
+---@field type string # ``run.created``, ``run.statusChanged``, ``context.assembled``, ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``, ``tool.resultStored``, ``history.appended``, ``compaction.started``, ``compaction.completed``, ``compaction.failed``, ``run.completed``.
 ---@field payload table<string, any>
 
 ---@class context_sidecar.RunFailure
@@ -608,6 +608,7 @@
 ---@field maxRounds? integer
 ---@field toolTimeoutMs? integer
 ---@field script? table<string, any> # For the ``scripted`` provider: the responses to play (see README).
+---@field compaction? "auto"|"off" # ``auto``: when an assembly advises it, the model first writes a checkpoint summary (stored as a compaction entry), then the same turn continues.
 ---@field subscribe? boolean # Stream this run's events to this client from seq 1.
 
 ---@class context_sidecar.RunStartResult
@@ -1039,7 +1040,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "ab59584290f7af70b52b4f60b4be7516",
+  SCHEMA_HASH = "3d90079289ce027b1e0c9cd3973df640",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
