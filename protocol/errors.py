@@ -86,6 +86,7 @@ class ErrorCode:
     TOOL_FAILED: Final = "tool.execution_failed"
     MODEL_FAILED: Final = "model.request_failed"
     COMPACTION_FAILED: Final = "agent.compaction_failed"
+    ASSEMBLY_FAILED: Final = "agent.host_assembly_failed"
 
 
 class ParamError(WireModel):

@@ -30,6 +30,8 @@ from protocol.inputs import FrozenInput, InputFreezeParams, InputFreezeResult, I
 from protocol.runs import (
     ApprovalRequestParams,
     ApprovalRequestResult,
+    AssemblyRequestParams,
+    AssemblyRequestResult,
     Run,
     RunEvent,
     RunGetParams,
@@ -278,6 +280,13 @@ TOOL_EXECUTE = MethodSpec(
     "The host runs a tool for a run and answers with its result.",
     direction="serverToClient",
 )
+ASSEMBLY_REQUEST = MethodSpec(
+    "assembly/request",
+    AssemblyRequestParams,
+    AssemblyRequestResult,
+    "The host assembles a sub-agent's prompt with its own assembler (hosts that declared it).",
+    direction="serverToClient",
+)
 APPROVAL_REQUEST = MethodSpec(
     "approval/request",
     ApprovalRequestParams,
@@ -347,6 +356,7 @@ ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
     RUN_EVENT,
     RUN_LAGGED,
     TOOL_EXECUTE,
+    ASSEMBLY_REQUEST,
     APPROVAL_REQUEST,
     TOKENS_COUNT,
     SERVER_INFO,

@@ -20,6 +20,8 @@ from protocol.snapshots import ProfileInput
 __all__ = [
     "ApprovalRequestParams",
     "ApprovalRequestResult",
+    "AssemblyRequestParams",
+    "AssemblyRequestResult",
     "Run",
     "RunEvent",
     "RunFailure",
@@ -110,6 +112,8 @@ class RunStartParams(WireModel):
     tool_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
     script: JsonObject | None = None
     """For the ``scripted`` provider: the responses to play (see README)."""
+    delegation: bool = False
+    """Offer the built-in ``agent_delegate`` / ``agent_handoff`` tools (sub-agents)."""
     compaction: Literal["auto", "off"] = "auto"
     """``auto``: when an assembly advises it, the model first writes a checkpoint summary
     (stored as a compaction entry), then the same turn continues."""
@@ -196,6 +200,27 @@ class ToolExecuteParams(WireModel):
 class ToolExecuteResult(WireModel):
     content: list[Annotated[TextPart | ImagePart, Field(discriminator="type")]]
     is_error: bool = False
+
+
+class AssemblyRequestParams(WireModel):
+    """Server -> client request, sent only to hosts that declared
+    ``capabilities.experimental.contextSidecar.assembly = true``: build a sub-agent's prompt
+    with the host's own assembler."""
+
+    run_id: str
+    call_id: str
+    scope: Literal["delegate", "handoff"]
+    input_id: str
+    fingerprint: str
+    """sha256 of the preset components, the input id and the task."""
+    turn: list[JsonObject]
+    """The sub-agent's turn so far (``{role, content}``), its task first."""
+
+
+class AssemblyRequestResult(WireModel):
+    messages: list[JsonObject] = Field(min_length=1)
+    """``{role: user | assistant, content: [parts]}``, the last one the sub-agent answers."""
+    system: str | None = None
 
 
 class ApprovalRequestParams(WireModel):

@@ -62,6 +62,7 @@ class SidecarFactory:
         env: dict[str, str] | None = None,
         initialize: bool = True,
         process_id: int | None = None,
+        capabilities: dict[str, Any] | None = None,
     ) -> SidecarClient:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"sidecar-{len(self.clients)}.log"
@@ -73,6 +74,7 @@ class SidecarFactory:
                 env=env,
                 initialize=initialize,
                 process_id=process_id,
+                capabilities=capabilities,
                 record=True,
                 stderr=fd,
             )

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "3d90079289ce027b1e0c9cd3973df640" as const;
+export const SCHEMA_HASH = "6e7cb1a989bed269dfb95db9c90c3fbc" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -15,6 +15,28 @@ export interface ApprovalRequestParams {
 export interface ApprovalRequestResult {
   approved: boolean;
   reason?: string | null;
+}
+
+/**
+ * Server -> client request, sent only to hosts that declared
+ * ``capabilities.experimental.contextSidecar.assembly = true``: build a sub-agent's prompt
+ * with the host's own assembler.
+ */
+export interface AssemblyRequestParams {
+  runId: string;
+  callId: string;
+  scope: "delegate" | "handoff";
+  inputId: string;
+  /** sha256 of the preset components, the input id and the task. */
+  fingerprint: string;
+  /** The sub-agent's turn so far (``{role, content}``), its task first. */
+  turn: { [key: string]: unknown }[];
+}
+
+export interface AssemblyRequestResult {
+  /** ``{role: user | assistant, content: [parts]}``, the last one the sub-agent answers. */
+  messages: { [key: string]: unknown }[];
+  system?: string | null;
 }
 
 export interface BlobReadParams {
@@ -927,6 +949,11 @@ export interface RunStartParams {
   /** For the ``scripted`` provider: the responses to play (see README). */
   script?: { [key: string]: unknown } | null;
   /**
+   * Offer the built-in ``agent_delegate`` / ``agent_handoff`` tools (sub-agents).
+   * @default false
+   */
+  delegation?: boolean;
+  /**
    * ``auto``: when an assembly advises it, the model first writes a checkpoint summary
    * (stored as a compaction entry), then the same turn continues.
    * @default "auto"
@@ -1564,6 +1591,8 @@ export type ClientNotifications = Record<never, never>;
 export interface ServerRequests {
   /** The host runs a tool for a run and answers with its result. */
   "tool/execute": { params: ToolExecuteParams; result: ToolExecuteResult };
+  /** The host assembles a sub-agent's prompt with its own assembler (hosts that declared it). */
+  "assembly/request": { params: AssemblyRequestParams; result: AssemblyRequestResult };
   /** The host approves or denies a tool call the profile marks as needing approval. */
   "approval/request": { params: ApprovalRequestParams; result: ApprovalRequestResult };
 }
@@ -1630,6 +1659,7 @@ export const METHODS = [
   { name: "run/event", kind: "notification", direction: "serverToClient" },
   { name: "run/lagged", kind: "notification", direction: "serverToClient" },
   { name: "tool/execute", kind: "request", direction: "serverToClient" },
+  { name: "assembly/request", kind: "request", direction: "serverToClient" },
   { name: "approval/request", kind: "request", direction: "serverToClient" },
   { name: "tokens/count", kind: "request", direction: "clientToServer" },
   { name: "server/info", kind: "request", direction: "clientToServer" },

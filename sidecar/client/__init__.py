@@ -94,6 +94,7 @@ class SidecarClient:
         record: bool = False,
         stderr: int | None = None,
         command: Sequence[str] | None = None,
+        capabilities: dict[str, Any] | None = None,
     ) -> SidecarClient:
         """Start ``context-sidecar serve`` and (by default) complete the ``initialize``
         handshake."""
@@ -110,16 +111,20 @@ class SidecarClient:
         )
         client = cls(process, record=record)
         if initialize:
-            await client.initialize(process_id=process_id)
+            await client.initialize(process_id=process_id, capabilities=capabilities)
         return client
 
-    async def initialize(self, *, process_id: int | None = None) -> dict[str, Any]:
+    async def initialize(
+        self, *, process_id: int | None = None, capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The LSP handshake.  ``capabilities`` are the client's (e.g. ``{"experimental":
+        {"contextSidecar": {"assembly": True}}}`` for a host that assembles sub-agent prompts)."""
         result = await self.request(
             "initialize",
             {
                 "processId": os.getpid() if process_id is None else process_id,
                 "clientInfo": {"name": "sidecar.client"},
-                "capabilities": {},
+                "capabilities": capabilities or {},
             },
         )
         self.notify("initialized", {})

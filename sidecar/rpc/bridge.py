@@ -24,6 +24,13 @@ class PyglsBridge:
         self.backlog = backlog
         """Bytes sent but not yet read by the client."""
 
+    def host_assembles(self) -> bool:
+        """Whether the host declared ``capabilities.experimental.contextSidecar.assembly``."""
+        caps = getattr(self._protocol, "client_capabilities", None)
+        experimental = getattr(caps, "experimental", None)
+        block = experimental.get("contextSidecar") if isinstance(experimental, dict) else None
+        return isinstance(block, dict) and block.get("assembly") is True
+
     def notify(self, method: str, params: Any) -> None:
         self._protocol.notify(method, params)
 

@@ -13,6 +13,7 @@ always with exactly one ``run.completed``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from contextlib import aclosing
@@ -52,6 +53,30 @@ logger = logging.getLogger(__name__)
 
 _LOWERING = {"anthropic": "anthropic-messages", "openai": "openai-chat", "gemini": "gemini"}
 LOOP_REPEATS = 3
+#: Built-in tools for sub-agents (underscored: providers reject dots in tool names).
+AGENT_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": name,
+        "description": description,
+        "parameters": {
+            "type": "object",
+            "properties": {"task": {"type": "string"}},
+            "required": ["task"],
+        },
+    }
+    for name, description in (
+        (
+            "agent_delegate",
+            "Give a self-contained task to a sub-agent; its answer comes back "
+            "as this tool's result.",
+        ),
+        (
+            "agent_handoff",
+            "Hand the rest of this turn to a sub-agent; its answer is the turn's answer.",
+        ),
+    )
+]
+AGENT_TOOL_NAMES = frozenset(t["name"] for t in AGENT_TOOLS)
 #: Compaction attempts before the run gives up (behest's circuit breaker).
 COMPACTION_ATTEMPTS = 3
 SUMMARY_PROMPT = (
@@ -66,6 +91,10 @@ class ClientBridge(Protocol):
     """What a run needs from the connection to the host."""
 
     def notify(self, method: str, params: Any) -> None: ...
+
+    def host_assembles(self) -> bool:
+        """Whether the host assembles sub-agent prompts itself (``assembly/request``)."""
+        ...
 
     def backlog(self) -> int:
         """Bytes sent to the host but not yet read by it."""
@@ -96,6 +125,10 @@ class RunSettings:
     turn: list[dict[str, Any]] = field(default_factory=list)
     """The turn so far as prompt messages (user message, settled rounds)."""
     turn_seqs: list[int] = field(default_factory=list)
+    delegation: bool = False
+    """Offer ``agent_delegate`` / ``agent_handoff`` to the model."""
+    scope: str = "root"
+    """``root``, or for a sub-agent ``delegate`` / ``handoff``."""
     compaction: str = "auto"
     """``auto``: compact first when an assembly advises it; ``off``: never."""
     compacted: dict[str, Any] | None = None
@@ -113,19 +146,26 @@ class RunLoop:
         emit: Any,
         provider: Provider,
         settings: RunSettings,
+        agent: str | None = None,
+        host_assembles: bool = False,
     ) -> None:
         self.store = store
         self.context = context
         self.bridge = bridge
         self.journal = journal
-        self.emit = emit
         self.provider = provider
         self.s = settings
         self.session_id = str(journal.record["sessionId"])
         self._calls: dict[str, int] = {}
+        self.agent = agent
+        """For a sub-agent: the call id that started it (tags its events; no history)."""
+        self.host_assembles = host_assembles
+        self.handed_off = False
+        self.emit = emit if agent is None else (lambda t, p: emit(t, {**p, "agent": agent}))
 
     def status(self, status: str) -> None:
-        self.journal.record["status"] = status
+        if self.agent is None:
+            self.journal.record["status"] = status
         self.emit("run.statusChanged", {"status": status})
         self.journal.sync()
 
@@ -137,6 +177,8 @@ class RunLoop:
             self.status("dispatchingTool")
             for call in calls:
                 await self._tool(call)
+                if self.handed_off:
+                    return
         raise RunStopped(
             {
                 "code": ErrorCode.MAX_ROUNDS,
@@ -163,6 +205,8 @@ class RunLoop:
             turn=self.s.turn,
             compaction=self.s.compacted,
         )
+        if self.s.delegation and self.agent is None:
+            built.inputs.tools = [*built.inputs.tools, *AGENT_TOOLS]
         result = assemble(built.inputs)
         snapshot = {
             **result,
@@ -178,6 +222,8 @@ class RunLoop:
     async def _round(self) -> list[ToolCall]:
         self.status("assembling")
         result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
+        if self.agent is not None and self.host_assembles:
+            result = await self._host_assembly(result)
         failures = 0
         while result["compaction"]["advised"] and self.s.compaction == "auto":
             try:
@@ -283,6 +329,65 @@ class RunLoop:
             await self._store_message("assistant", content)
         return calls
 
+    # --- host assembly (sub-agents) -------------------------------------------------------
+
+    async def _host_assembly(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Ask the host's own assembler for a sub-agent's messages (TauriTavern style)."""
+        eff = self.s.effective
+        task = self.s.frozen.user_turn[0]
+        fingerprint = hashlib.sha256(
+            json.dumps([dump_wire(c) for c in eff.components], sort_keys=True).encode()
+            + self.s.input_id.encode()
+            + json.dumps(dump_wire(task), sort_keys=True).encode()
+        ).hexdigest()
+        params = {
+            "runId": self.journal.run_id,
+            "callId": self.agent,
+            "scope": self.s.scope,
+            "inputId": self.s.input_id,
+            "fingerprint": fingerprint,
+            "turn": [
+                {"role": "user", "content": [dump_wire(p) for p in self.s.frozen.user_turn]},
+                *({"role": m["role"], "content": m["content"]} for m in self.s.turn),
+            ],
+        }
+        answer = await self.bridge.request("assembly/request", params, self.s.tool_timeout_s)
+        messages = answer.get("messages") if isinstance(answer, dict) else None
+        if not isinstance(messages, list) or not messages:
+            raise RunStopped(
+                {
+                    "code": ErrorCode.ASSEMBLY_FAILED,
+                    "message": "the host's assembly/request answer has no messages",
+                }
+            )
+        out = dict(result)
+        out["messages"] = [
+            {
+                "role": m["role"],
+                "content": m["content"],
+                "tokens": 0,
+                "provenance": [{"kind": "userTurn", "id": "host"}],
+            }
+            for m in messages
+        ]
+        if isinstance(answer.get("system"), str):
+            out["system"] = [
+                {
+                    "id": "host:system",
+                    "category": "system",
+                    "title": "host",
+                    "text": answer["system"],
+                    "tokens": 0,
+                    "hash": "",
+                    "provenance": {"kind": "host", "id": "assembly"},
+                }
+            ]
+        self.emit(
+            "context.assembled",
+            {"assembledBy": "host", "fingerprint": fingerprint, "messages": len(messages)},
+        )
+        return out
+
     # --- compaction ----------------------------------------------------------------------
 
     async def _compact(self, result: dict[str, Any]) -> None:
@@ -359,6 +464,11 @@ class RunLoop:
     # --- tools -------------------------------------------------------------------------------
 
     async def _tool(self, call: ToolCall) -> None:
+        if call.name in AGENT_TOOL_NAMES and self.agent is None and self.s.delegation:
+            from sidecar.runs.agents import run_agent
+
+            await run_agent(self, call)
+            return
         key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True)}"
         self._calls[key] = self._calls.get(key, 0) + 1
         self.emit(
@@ -428,6 +538,19 @@ class RunLoop:
         self.emit("tool.resultStored", {"callId": call.call_id, "isError": is_error, "seq": seq})
 
     async def _store_message(self, role: str, content: list[dict[str, Any]]) -> int:
+        if self.agent is not None:  # a sub-agent's conversation stays out of history
+            self.s.turn.append(
+                {
+                    "role": role,
+                    "content": content,
+                    "tokens": 0,
+                    "provenance": [
+                        {"kind": "transcript", "id": f"{self.agent}:{len(self.s.turn)}"}
+                    ],
+                }
+            )
+            self.emit("agent.message", {"role": role, "content": content})
+            return 0
         entry = parse_wire(MessageInput, {"kind": "message", "role": role, "content": content})
         refs, _ = await self.store.sessions.append(self.session_id, [entry])
         ref = refs[0]

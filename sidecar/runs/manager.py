@@ -253,6 +253,7 @@ class RunManager:
             turn=[],
             turn_seqs=[refs[0]["seq"]],
             compaction=p.compaction,
+            delegation=p.delegation,
         )
         return self._launch(p.session_id, input_id, settings, provider, p.subscribe, None)
 
@@ -354,6 +355,7 @@ class RunManager:
             self._subscribed.add(run_id)
         active = _Active(journal, anyio.CancelScope(), anyio.Event())
         self._active[run_id] = active
+        host_assembles = self.bridge.host_assembles()
         loop = RunLoop(
             store=self.store,
             context=self.context,
@@ -362,6 +364,7 @@ class RunManager:
             emit=lambda t, p: self.emit(journal, t, p),
             provider=provider,
             settings=settings,
+            host_assembles=host_assembles,
         )
         self.emit(
             journal,

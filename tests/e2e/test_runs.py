@@ -476,3 +476,112 @@ async def test_a_run_compacts_first_when_the_transcript_is_too_long(
     assert kinds == ["message", "compaction", "message"]  # user turn, checkpoint, answer
     deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
     assert deltas == ["Here is the answer."]  # the summary is not streamed as an answer
+
+
+async def test_delegate_to_a_sub_agent(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    script = {
+        "rounds": [
+            {
+                "toolCalls": [
+                    {
+                        "id": "d1",
+                        "name": "agent_delegate",
+                        "arguments": {"task": "What is in a.py?"},
+                    }
+                ]
+            },
+            {"toolCalls": [{"id": "s1", "name": "read_file", "arguments": {"path": "a.py"}}]},
+            {"text": "a.py holds the handlers."},
+            {"text": "The sub-agent says a.py holds the handlers."},
+        ]
+    }
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "check a.py"}],
+            "tools": TOOLS,
+            "delegation": True,
+            "script": script,
+        },
+    )
+    events = await host.until_done(run["runId"])
+    assert events[-1]["payload"] == {"status": "completed"}
+    first = next(e for e in events if e["type"] == "context.assembled")
+    snapshot = await client.request("snapshot/get", {"snapshotId": first["payload"]["snapshotId"]})
+    assert {"agent_delegate", "agent_handoff"} <= {t["name"] for t in snapshot["tools"]}
+    child = [e for e in events if e["payload"].get("agent") == "d1"]
+    kinds = [e["type"] for e in child]
+    assert kinds[0] == "agent.started" and kinds[-1] == "agent.completed"
+    assert child[-1]["payload"]["answer"] == "a.py holds the handlers."
+    assert [c["callId"] for c in host.tool_calls] == ["s1"]  # the child's tool ran at the host
+    history = await client.request("session/read", {"sessionId": sid})
+    parts = [(e["role"], e["content"][-1]["type"]) for e in history["entries"]]
+    # the sub-agent's own conversation stays out of the session history
+    assert parts == [
+        ("user", "text"),
+        ("assistant", "toolCall"),
+        ("user", "toolResult"),
+        ("assistant", "text"),
+    ]
+    result = history["entries"][2]["content"][0]
+    assert result["content"][0]["text"] == "a.py holds the handlers."
+
+
+async def test_handoff_assembled_by_the_host(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start(
+        capabilities={"experimental": {"contextSidecar": {"assembly": True}}}
+    )
+    host = Host(client)
+    requests: list[dict[str, Any]] = []
+
+    async def assemble(params: Any) -> Any:
+        requests.append(params)
+        task = params["turn"][0]["content"][0]["text"]
+        return {
+            "system": "You are the release agent.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": f"HOST-BUILT {task}"}]}
+            ],
+        }
+
+    client.on_request("assembly/request", assemble)
+    sid = await _session(client)
+    script = {
+        "rounds": [
+            {
+                "toolCalls": [
+                    {
+                        "id": "h1",
+                        "name": "agent_handoff",
+                        "arguments": {"task": "Write the release notes."},
+                    }
+                ]
+            },
+            {"text": "Release notes: fixed everything."},
+        ]
+    }
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "release"}],
+            "delegation": True,
+            "script": script,
+        },
+    )
+    events = await host.until_done(run["runId"])
+    assert events[-1]["payload"] == {"status": "completed"}
+    assert len(requests) == 1 and requests[0]["scope"] == "handoff"
+    assert len(requests[0]["fingerprint"]) == 64 and requests[0]["callId"] == "h1"
+    assert any(
+        e["type"] == "context.assembled" and e["payload"].get("assembledBy") == "host"
+        for e in events
+    )
+    history = await client.request("session/read", {"sessionId": sid})
+    last = history["entries"][-1]
+    assert last["role"] == "assistant"
+    assert last["content"][0]["text"] == "Release notes: fixed everything."

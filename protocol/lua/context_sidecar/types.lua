@@ -13,6 +13,21 @@
 ---@field approved boolean
 ---@field reason? string
 
+--- Server -> client request, sent only to hosts that declared
+--- ``capabilities.experimental.contextSidecar.assembly = true``: build a sub-agent's prompt
+--- with the host's own assembler.
+---@class context_sidecar.AssemblyRequestParams
+---@field runId string
+---@field callId string
+---@field scope "delegate"|"handoff"
+---@field inputId string
+---@field fingerprint string # sha256 of the preset components, the input id and the task.
+---@field turn table<string, any>[] # The sub-agent's turn so far (``{role, content}``), its task first.
+
+---@class context_sidecar.AssemblyRequestResult
+---@field messages table<string, any>[] # ``{role: user | assistant, content: [parts]}``, the last one the sub-agent answers.
+---@field system? string
+
 ---@class context_sidecar.BlobReadParams
 ---@field blob string
 ---@field offset? integer
@@ -608,6 +623,7 @@
 ---@field maxRounds? integer
 ---@field toolTimeoutMs? integer
 ---@field script? table<string, any> # For the ``scripted`` provider: the responses to play (see README).
+---@field delegation? boolean # Offer the built-in ``agent_delegate`` / ``agent_handoff`` tools (sub-agents).
 ---@field compaction? "auto"|"off" # ``auto``: when an assembly advises it, the model first writes a checkpoint summary (stored as a compaction entry), then the same turn continues.
 ---@field subscribe? boolean # Stream this run's events to this client from seq 1.
 
@@ -1025,9 +1041,10 @@
 --- Requests the server sends, by method name.
 ---@class context_sidecar.ServerRequests
 ---@field ["tool/execute"] { params: context_sidecar.ToolExecuteParams, result: context_sidecar.ToolExecuteResult } # The host runs a tool for a run and answers with its result.
+---@field ["assembly/request"] { params: context_sidecar.AssemblyRequestParams, result: context_sidecar.AssemblyRequestResult } # The host assembles a sub-agent's prompt with its own assembler (hosts that declared it).
 ---@field ["approval/request"] { params: context_sidecar.ApprovalRequestParams, result: context_sidecar.ApprovalRequestResult } # The host approves or denies a tool call the profile marks as needing approval.
 
----@alias context_sidecar.ServerRequestMethod "tool/execute"|"approval/request"
+---@alias context_sidecar.ServerRequestMethod "tool/execute"|"assembly/request"|"approval/request"
 
 --- Notifications the server sends, by method name.
 ---@class context_sidecar.ServerNotifications
@@ -1036,11 +1053,11 @@
 
 ---@alias context_sidecar.ServerNotificationMethod "run/event"|"run/lagged"
 
----@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"run/lagged"|"tool/execute"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"run/lagged"|"tool/execute"|"assembly/request"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "3d90079289ce027b1e0c9cd3973df640",
+  SCHEMA_HASH = "6e7cb1a989bed269dfb95db9c90c3fbc",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
@@ -1089,6 +1106,7 @@ return {
     { name = "run/event", kind = "notification", direction = "serverToClient" },
     { name = "run/lagged", kind = "notification", direction = "serverToClient" },
     { name = "tool/execute", kind = "request", direction = "serverToClient" },
+    { name = "assembly/request", kind = "request", direction = "serverToClient" },
     { name = "approval/request", kind = "request", direction = "serverToClient" },
     { name = "tokens/count", kind = "request", direction = "clientToServer" },
     { name = "server/info", kind = "request", direction = "clientToServer" },
