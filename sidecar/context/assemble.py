@@ -27,8 +27,9 @@ import xxhash
 
 from protocol.context import ModelLimits, PromptProfile
 from protocol.errors import ErrorCode
+from sidecar.context.cache import place_breakpoints
 from sidecar.context.controls import ControlState
-from sidecar.context.limits import available_input, cache_rules
+from sidecar.context.limits import available_input
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, iter_groups
 from sidecar.errors import InvalidRequestError
@@ -565,68 +566,6 @@ class _Assembler:
             )
         return [self.sections[s.id] for s in order if s.id in self.sections]
 
-    def _breakpoints(
-        self,
-        system: list[dict[str, Any]],
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-    ) -> list[dict[str, Any]]:
-        profile = self.inp.profile
-        rules = cache_rules(profile.provider, profile.model)
-        tools_tokens = self.budget.categories["tools"]
-        system_tokens = sum(s["tokens"] for s in system)
-        prefix = tools_tokens + system_tokens
-        stable_ttl = profile.cache_ttl if rules.markers else None
-        message_ttl = "5m" if rules.markers else None
-        points: list[dict[str, Any]] = []
-        if tools:
-            points.append(
-                {
-                    "location": "tools",
-                    "prefixTokens": tools_tokens,
-                    "ttl": stable_ttl,
-                    "reason": "end of the tool catalog",
-                }
-            )
-        if system:
-            points.append(
-                {
-                    "location": "system",
-                    "prefixTokens": prefix,
-                    "ttl": stable_ttl,
-                    "reason": "end of the system prompt",
-                }
-            )
-        running = prefix
-        for index, message in enumerate(messages):
-            running += message["tokens"]
-            if index == len(messages) - 2:
-                points.append(
-                    {
-                        "location": "message",
-                        "messageIndex": index,
-                        "prefixTokens": running,
-                        "ttl": message_ttl,
-                        "reason": "end of the transcript before the new turn",
-                    }
-                )
-            elif index == len(messages) - 1:
-                points.append(
-                    {
-                        "location": "message",
-                        "messageIndex": index,
-                        "prefixTokens": running,
-                        "ttl": message_ttl,
-                        "reason": "the new turn: written now, read by the next turn",
-                    }
-                )
-        kept = [p for p in points if p["prefixTokens"] >= rules.min_tokens]
-        kept = kept[-rules.max_breakpoints :]
-        for point in kept:
-            if point["ttl"] is None:
-                del point["ttl"]
-        return kept
-
     def _result(
         self,
         system: list[dict[str, Any]],
@@ -673,7 +612,9 @@ class _Assembler:
                 "categories": categories,
                 "summary": summary,
             },
-            "cacheBreakpoints": self._breakpoints(system, messages, tools),
+            "cacheBreakpoints": place_breakpoints(
+                inp.profile, self.budget.categories["tools"], system, messages, bool(tools)
+            ),
             "tokenizer": self.tok.info.id,
             "modelLimits": inp.limits.model_dump(mode="json", by_alias=True),
             "compaction": advice,
