@@ -2,11 +2,13 @@
 # Each bootstraps .venv on a fresh machine (python3 + pip are all it needs).
 
 PYTHON ?= python3
+NPM    ?= npm
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+HOST   := editors/host
 
-.PHONY: demo test bench lint typecheck contract unit e2e protocol-export clean
+.PHONY: demo test bench lint typecheck contract unit e2e host-test protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +21,15 @@ demo: $(STAMP)
 
 test: $(STAMP) lint typecheck contract
 	$(PY) -m pytest -q
+	$(MAKE) host-test
+
+# The TypeScript host library, tested against the real sidecar (node's test runner).
+$(HOST)/node_modules/.installed: $(HOST)/package-lock.json
+	cd $(HOST) && $(NPM) ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+host-test: $(STAMP) $(HOST)/node_modules/.installed
+	cd $(HOST) && $(NPM) run --silent build && SIDECAR_PYTHON=$(CURDIR)/$(PY) $(NPM) test
 
 # Benchmarks with peers side by side (not part of `make test`; minutes, not seconds).
 bench: $(STAMP)
@@ -44,4 +55,4 @@ e2e: $(STAMP)
 	$(PY) -m pytest -q tests/e2e
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(HOST)/node_modules $(HOST)/dist
