@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOST   := editors/host
 
-.PHONY: demo test bench lint typecheck contract unit e2e host-test protocol-export clean
+.PHONY: demo test bench lint typecheck contract unit e2e host-test dashboard-deps protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,22 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m sidecar demo
 
-test: $(STAMP) lint typecheck contract
+test: $(STAMP) lint typecheck contract dashboard-deps
 	$(PY) -m pytest -q
 	$(MAKE) host-test
+
+# The dashboard page is tested in Debian's chromium with npm playwright-core (no browser
+# download): install chromium when it is missing (needs root, as on CI), then the npm lockfile.
+DASH := editors/dashboard
+dashboard-deps: $(DASH)/node_modules/.installed
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing Debian's chromium for the dashboard page test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+$(DASH)/node_modules/.installed: $(DASH)/package-lock.json
+	cd $(DASH) && $(NPM) ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 # The TypeScript host library, tested against the real sidecar (node's test runner).
 $(HOST)/node_modules/.installed: $(HOST)/package-lock.json
@@ -55,4 +68,5 @@ e2e: $(STAMP)
 	$(PY) -m pytest -q tests/e2e
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(HOST)/node_modules $(HOST)/dist
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(HOST)/node_modules $(HOST)/dist \
+		$(DASH)/node_modules .artifacts

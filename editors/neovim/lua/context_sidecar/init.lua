@@ -1,0 +1,263 @@
+--- context-sidecar for Neovim: setup, the running client, and the :ContextSidecar subcommands.
+local M = {}
+
+---@class context_sidecar.Config
+---@field cmd string[]  command starting the sidecar (default {"context-sidecar", "serve"})
+---@field store? string  store directory (passed as --store)
+---@field log_level? "warn"|"info"|"debug"  sidecar log level (-v / -vv)
+---@field cwd? string  working directory of the sidecar process
+---@field tool_handler? fun(params: context_sidecar.ToolExecuteParams): context_sidecar.ToolExecuteResult
+
+---@type context_sidecar.Config
+M.config = { cmd = { "context-sidecar", "serve" } }
+
+---@class context_sidecar.State
+---@field client context_sidecar.Client?
+---@field session_id string?
+---@field run_id string?  the active (last started) run
+---@field assembly context_sidecar.ContextAssembleResult?
+M.state = {}
+
+---@param opts? context_sidecar.Config
+function M.setup(opts)
+  M.config = vim.tbl_extend("force", { cmd = { "context-sidecar", "serve" } }, opts or {})
+end
+
+--- The full command line: cmd plus --store and the verbosity flag.
+---@return string[]
+function M.command_line()
+  local cmd = vim.deepcopy(M.config.cmd)
+  if M.config.store then
+    vim.list_extend(cmd, { "--store", M.config.store })
+  end
+  local verbosity = ({ info = "-v", debug = "-vv" })[M.config.log_level or "warn"]
+  if verbosity then
+    cmd[#cmd + 1] = verbosity
+  end
+  return cmd
+end
+
+---@return context_sidecar.Client?
+function M.client()
+  local c = M.state.client
+  if c and not c.exited then
+    return c
+  end
+  return nil
+end
+
+---@param msg string
+---@param level? integer
+local function notify(msg, level)
+  vim.notify("context-sidecar: " .. msg, level or vim.log.levels.INFO)
+end
+
+--- Start the sidecar (no-op if running).
+---@return context_sidecar.Client?
+function M.start()
+  if M.client() then
+    return M.client()
+  end
+  local client, err = require("context_sidecar.client").start({
+    cmd = M.command_line(),
+    cwd = M.config.cwd,
+    tool_handler = M.config.tool_handler,
+  })
+  if not client then
+    notify(err or "start failed", vim.log.levels.ERROR)
+    return nil
+  end
+  M.state.client = client
+  return client
+end
+
+function M.stop()
+  local client = M.state.client
+  if client then
+    client:stop()
+  end
+  M.state = {}
+end
+
+---@return context_sidecar.Client?
+local function ensure_started()
+  return M.client() or M.start()
+end
+
+--- The current session, creating one rooted at the cwd if there is none.
+---@return string?
+function M.ensure_session()
+  if M.state.session_id then
+    return M.state.session_id
+  end
+  local session, err = require("context_sidecar.api").session_create({
+    title = vim.fn.fnamemodify(vim.fn.getcwd(), ":t"),
+    workspaceRoots = { vim.fn.getcwd() },
+  })
+  if not session then
+    notify("session/create: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
+    return nil
+  end
+  M.state.session_id = session.sessionId
+  return session.sessionId
+end
+
+---@param text string
+---@return context_sidecar.ContentPart[]
+local function user_turn(text)
+  return { { type = "text", text = text } }
+end
+
+--- Assemble the next turn for the current session with the current buffer as a mentioned path.
+---@param text? string
+---@return context_sidecar.ContextAssembleResult?
+function M.assemble(text)
+  if not ensure_started() then
+    return nil
+  end
+  local session_id = M.ensure_session()
+  if not session_id then
+    return nil
+  end
+  local path = vim.api.nvim_buf_get_name(0)
+  ---@type context_sidecar.ContextAssembleParams
+  local params = {
+    sessionId = session_id,
+    userTurn = user_turn(text and text ~= "" and text or "(next turn)"),
+    cwd = vim.fn.getcwd(),
+    mentionedPaths = path ~= "" and { path } or nil,
+  }
+  local result, err = require("context_sidecar.api").context_assemble(params)
+  if not result then
+    notify("context/assemble: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
+    return nil
+  end
+  M.state.assembly = result
+  require("context_sidecar.ui").show_dashboard(result)
+  return result
+end
+
+function M.dashboard()
+  if M.state.assembly then
+    require("context_sidecar.ui").show_dashboard(M.state.assembly)
+  else
+    M.assemble()
+  end
+end
+
+--- Start a run for the current session and stream it into a float.
+---@param text string
+---@param extra? table  more run/start params (e.g. script for the scripted provider)
+---@return string? run_id
+function M.run(text, extra)
+  local client = ensure_started()
+  if not client then
+    return nil
+  end
+  local session_id = M.ensure_session()
+  if not session_id then
+    return nil
+  end
+  ---@type context_sidecar.RunStartParams
+  local params = vim.tbl_extend("force", { sessionId = session_id, userTurn = user_turn(text) }, extra or {})
+  local result, err = require("context_sidecar.api").run_start(params)
+  if not result then
+    notify("run/start: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
+    return nil
+  end
+  M.state.run_id = result.runId
+  require("context_sidecar.ui").stream_run(client, result.runId)
+  return result.runId
+end
+
+---@return context_sidecar.Run?
+function M.cancel()
+  if not M.state.run_id then
+    notify("no active run", vim.log.levels.WARN)
+    return nil
+  end
+  local run, err = require("context_sidecar.api").run_cancel({ runId = M.state.run_id })
+  if not run then
+    notify("run/cancel: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
+    return nil
+  end
+  notify("run " .. run.runId .. " " .. run.status)
+  return run
+end
+
+--- Pick the current session among the stored ones.
+function M.sessions()
+  if not ensure_started() then
+    return
+  end
+  local result, err = require("context_sidecar.api").session_list({ limit = 100 })
+  if not result then
+    notify("session/list: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
+    return
+  end
+  vim.ui.select(result.sessions, {
+    prompt = "context-sidecar session",
+    format_item = function(s)
+      return ("%s  %s  (%d entries)%s"):format(s.sessionId, s.title, s.headSeq,
+        s.sessionId == M.state.session_id and "  *" or "")
+    end,
+  }, function(choice)
+    if choice then
+      M.state.session_id = choice.sessionId
+      M.state.assembly = nil
+    end
+  end)
+end
+
+--- Show the dashboard of the snapshot the active run last assembled.
+function M.snapshot()
+  local client = M.client()
+  local run_id = M.state.run_id
+  local snapshot_id
+  for _, event in ipairs(client and run_id and client.events[run_id] or {}) do
+    if event.type == "context.assembled" then
+      snapshot_id = event.payload.snapshotId
+    end
+  end
+  if not snapshot_id then
+    notify("no snapshot yet: start a run first", vim.log.levels.WARN)
+    return
+  end
+  local snap, err = require("context_sidecar.api").snapshot_get({ snapshotId = snapshot_id })
+  if not snap then
+    notify("snapshot/get: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
+    return
+  end
+  require("context_sidecar.ui").show_dashboard(snap, "snapshot " .. snapshot_id)
+end
+
+M.subcommands = {
+  start = function() M.start() end,
+  stop = function() M.stop() end,
+  sessions = function() M.sessions() end,
+  assemble = function(args) M.assemble(args) end,
+  run = function(args)
+    if args == "" then
+      notify("usage: :ContextSidecar run <text>", vim.log.levels.ERROR)
+      return
+    end
+    M.run(args)
+  end,
+  cancel = function() M.cancel() end,
+  dashboard = function() M.dashboard() end,
+  snapshot = function() M.snapshot() end,
+}
+
+--- Entry point of :ContextSidecar {subcommand} [args].
+---@param line string
+function M.command(line)
+  local name, args = line:match("^%s*(%S+)%s*(.-)%s*$")
+  local fn = name and M.subcommands[name]
+  if not fn then
+    notify("unknown subcommand: " .. tostring(name), vim.log.levels.ERROR)
+    return
+  end
+  fn(args)
+end
+
+return M

@@ -1,0 +1,130 @@
+-- End-to-end test of the plugin against a real sidecar.  Run from the repository root:
+--   CS_PYTHON=.venv/bin/python CS_STORE=/tmp/store \
+--   nvim --headless -u NONE --cmd "set rtp+=editors/neovim" -l editors/neovim/tests/plugin_spec.lua
+local python = assert(os.getenv("CS_PYTHON"), "CS_PYTHON not set")
+local store = assert(os.getenv("CS_STORE"), "CS_STORE not set")
+
+local failures = 0
+local function fail(msg)
+  io.stderr:write("FAIL: " .. msg .. "\n")
+  failures = failures + 1
+  pcall(function() require("context_sidecar").stop() end)
+  vim.cmd("cquit 1")
+end
+local function check(cond, msg)
+  if not cond then
+    fail(msg)
+    error(msg, 2)
+  end
+  io.stdout:write("ok - " .. msg .. "\n")
+end
+local function buf_text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+end
+local function contains(haystack, needle)
+  return haystack:find(needle, 1, true) ~= nil
+end
+
+vim.cmd("runtime plugin/context_sidecar.lua")
+local cs = require("context_sidecar")
+local api = require("context_sidecar.api")
+
+local ok, err = xpcall(function()
+  check(vim.fn.exists(":ContextSidecar") == 2, ":ContextSidecar is defined")
+  local completions = vim.fn.getcompletion("ContextSidecar ", "cmdline")
+  check(vim.tbl_contains(completions, "assemble") and vim.tbl_contains(completions, "snapshot"),
+    "subcommands complete: " .. table.concat(completions, ","))
+
+  cs.setup({ cmd = { python, "-m", "sidecar", "serve", "--store", store } })
+  vim.cmd("ContextSidecar start")
+  local client = cs.client()
+  check(client ~= nil, "sidecar started")
+  local pid = client.pid
+  check(type(pid) == "number" and vim.uv.kill(pid, 0) == 0, "sidecar pid " .. tostring(pid) .. " is alive")
+  local info = api.server_info({})
+  check(info and info.pid == pid, "rpc client pid matches server/info pid")
+
+  -- a session with two messages, assembled via the command
+  local session = api.session_create({ title = "nvim spec", workspaceRoots = { vim.fn.getcwd() } })
+  check(session and session.sessionId, "session created")
+  cs.state.session_id = session.sessionId
+  local appended = api.session_append({
+    sessionId = session.sessionId,
+    entries = {
+      { kind = "message", role = "user", content = { { type = "text", text = "What does the Makefile do?" } } },
+      { kind = "message", role = "assistant", content = { { type = "text", text = "It builds and tests." } } },
+    },
+  })
+  check(appended and appended.headSeq == 2, "two messages appended")
+
+  vim.cmd("edit README.md")
+  vim.cmd("ContextSidecar assemble what next?")
+  local result = cs.state.assembly
+  check(result and result.dashboard, "assembly answered")
+  local dash = buf_text(vim.api.nvim_get_current_buf())
+  check(vim.api.nvim_win_get_config(0).relative == "editor", "dashboard is a float")
+  check(contains(dash, result.dashboard.summary), "dashboard shows the summary")
+  for name, tokens in pairs(result.dashboard.categories) do
+    check(dash:match("\n" .. name .. "%s+" .. tokens .. "%s") ~= nil, ("category %s %d shown"):format(name, tokens))
+  end
+  check(contains(dash, "used " .. result.dashboard.used) and contains(dash, "free " .. result.dashboard.free),
+    "totals shown")
+  check(contains(dash, "█"), "bars drawn")
+  check(contains(dash, "Left out:"), "ledger section shown")
+  vim.cmd("close")
+
+  -- a scripted run streams into a buffer
+  local run_id = cs.run("say hello", { script = { rounds = { { deltas = { "Hel", "lo" } } } } })
+  check(run_id ~= nil, "run started")
+  local run_buf = vim.api.nvim_get_current_buf()
+  check(vim.wait(20000, function()
+    local t = buf_text(run_buf)
+    return contains(t, "Hello") and contains(t, "run.completed completed")
+  end, 20), "run buffer shows Hello and run.completed:\n" .. buf_text(run_buf))
+  vim.cmd("close")
+
+  vim.cmd("ContextSidecar snapshot")
+  check(contains(buf_text(vim.api.nvim_get_current_buf()), "Left out:"), "snapshot dashboard shown")
+  vim.cmd("close")
+
+  -- a slow run, cancelled
+  local deltas = {}
+  for i = 1, 200 do
+    deltas[i] = "w "
+  end
+  local slow_id = cs.run("go slow", { script = { rounds = { { deltas = deltas, delayMs = 10 } } } })
+  check(slow_id ~= nil, "slow run started")
+  local slow_buf = vim.api.nvim_get_current_buf()
+  check(vim.wait(10000, function() return contains(buf_text(slow_buf), "w w") end, 10), "slow run streams")
+  vim.cmd("ContextSidecar cancel")
+  local run = api.run_get({ runId = slow_id })
+  check(run and run.status == "cancelled", "slow run ended " .. tostring(run and run.status))
+  check(vim.wait(5000, function() return contains(buf_text(slow_buf), "run.completed cancelled") end, 10),
+    "run buffer shows run.completed cancelled")
+  vim.cmd("close")
+
+  -- the server -> client tool/execute default answer
+  local tool = client.tool_handler({ runId = "r", callId = "c", name = "x", arguments = {} })
+  check(tool.isError and tool.content[1].text == "no tool handler configured", "default tool handler")
+
+  vim.cmd("checkhealth context_sidecar")
+  local health = buf_text(vim.api.nvim_get_current_buf())
+  check(contains(health, "protocolVersion 1"), "health reports the handshake")
+  check(not contains(health, "ERROR"), "health has no ERROR:\n" .. health)
+
+  vim.cmd("ContextSidecar stop")
+  check(cs.client() == nil, "plugin has no client after stop")
+  check(vim.uv.kill(pid, 0) ~= 0, "sidecar process " .. pid .. " is gone")
+  check(client.exit_code == 0, "sidecar exited 0 after shutdown + exit (got " .. tostring(client.exit_code) .. ")")
+end, debug.traceback)
+
+if not ok then
+  if failures == 0 then
+    fail(tostring(err))
+  else
+    io.stderr:write(tostring(err) .. "\n")
+  end
+  vim.cmd("cquit 1")
+end
+io.stdout:write("all passed\n")
+vim.cmd("qall!")
