@@ -129,14 +129,24 @@ class RunStore:
             ErrorCode.RUN_NOT_FOUND, f"no run {run_id!r}", details={"runId": run_id}
         )
 
+    def _record(self, run_id: str) -> dict[str, Any] | None:
+        """A run's state from ``run.json`` alone (no journal read), or None if unreadable."""
+        journal = self._open.get(run_id)
+        if journal is not None:
+            return journal.record
+        try:
+            record: dict[str, Any] = json.loads((self.root / run_id / "run.json").read_bytes())
+        except (OSError, ValueError):
+            return None
+        return record
+
     def list_runs(self, session_id: str | None, limit: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for name in sorted(os.listdir(self.root), reverse=True):
             if len(out) >= limit:
                 break
-            try:
-                record = self.get(name).record
-            except NotFoundError:
+            record = self._record(name)
+            if record is None:
                 continue
             if session_id is None or record["sessionId"] == session_id:
                 out.append(record)
@@ -146,11 +156,12 @@ class RunStore:
         """Mark runs left unfinished by a dead process as failed (``agent.interrupted``)."""
         recovered = []
         for name in sorted(os.listdir(self.root)):
+            record = self._record(name)
+            if record is None or record.get("status") in TERMINAL:
+                continue  # only unfinished runs have their journal opened
             try:
                 journal = self.get(name)
             except NotFoundError:
-                continue
-            if journal.record["status"] in TERMINAL:
                 continue
             failure = {
                 "code": ErrorCode.RUN_INTERRUPTED,
