@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOST   := editors/host
 
-.PHONY: demo test bench lint typecheck contract unit e2e host-test dashboard-deps protocol-export clean
+.PHONY: demo test bench lint typecheck contract unit e2e host-test vscode-test dashboard-deps protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,17 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck contract dashboard-deps
 	$(PY) -m pytest -q
 	$(MAKE) host-test
+	$(MAKE) vscode-test
+
+# The VS Code extension: strict TS build, node tests against the real sidecar, `vsce package`
+# and a check of the .vsix manifest.
+VSC := editors/vscode
+$(VSC)/node_modules/.installed: $(VSC)/package-lock.json
+	cd $(VSC) && $(NPM) ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+vscode-test: $(STAMP) $(VSC)/node_modules/.installed
+	cd $(VSC) && SIDECAR_PYTHON=$(CURDIR)/$(PY) $(NPM) run --silent test:all
 
 # The dashboard page is tested in Debian's chromium with npm playwright-core (no browser
 # download): install chromium when it is missing (needs root, as on CI), then the npm lockfile.
@@ -69,4 +80,4 @@ e2e: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(HOST)/node_modules $(HOST)/dist \
-		$(DASH)/node_modules .artifacts
+		$(DASH)/node_modules $(VSC)/node_modules $(VSC)/dist .artifacts

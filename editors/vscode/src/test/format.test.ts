@@ -1,0 +1,17 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { contextUsage, formatTokens } from "../format";
+
+test("formatTokens", () => {
+  assert.equal(formatTokens(950), "950");
+  assert.equal(formatTokens(12_345), "12.3k");
+  assert.equal(formatTokens(2_000), "2k");
+  assert.equal(formatTokens(167_000), "167k");
+  assert.equal(formatTokens(1_250_000), "1.25M");
+});
+
+test("contextUsage is the status bar text", () => {
+  const dashboard = { window: 200_000, reservedOutput: 33_000, availableInput: 167_000, used: 12_300, free: 154_700, categories: {}, summary: "" };
+  assert.equal(contextUsage(dashboard), "ctx 12.3k/167k");
+});
