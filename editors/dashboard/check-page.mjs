@@ -28,10 +28,11 @@ try {
   page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
   await page.goto(pathToFileURL(resolve(pagePath)).href);
-  await page.evaluate(({ snapshot, events }) => {
+  await page.evaluate(({ snapshot, events, diff }) => {
     window.renderSnapshot(snapshot);
     window.renderEvents(events);
-  }, { snapshot: data.snapshot, events: data.events ?? [] });
+    if (diff) window.renderDiff(diff);
+  }, { snapshot: data.snapshot, events: data.events ?? [], diff: data.diff ?? null });
   const result = await page.evaluate(() => {
     const categories = {};
     for (const node of document.querySelectorAll('[data-testid^="category-"]')) {
@@ -47,6 +48,7 @@ try {
       ledgerRows: count("ledger-row"),
       breakpointRows: count("breakpoint-row"),
       eventRows: count("event-row"),
+      diffPrefixTokens: Number(document.querySelector('[data-testid="diff"]').dataset.prefixTokens ?? -1),
     };
   });
   await page.screenshot({ path: shotPath, fullPage: true });

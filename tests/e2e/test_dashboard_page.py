@@ -116,7 +116,20 @@ async def _real_data(sidecars: SidecarFactory, workspace: Path) -> dict[str, Any
         },
     )
     events = await host.until_done(started["runId"])
-    return {"snapshot": snapshot, "events": events}
+    # the next turn: its snapshot, and the diff against the first one
+    second = await client.request(
+        "input/freeze",
+        {
+            "sessionId": sid,
+            "userTurn": [text("And a /health check?")],
+            "clock": {"date": "2026-11-30", "time": "12:05"},
+        },
+    )
+    assembled = await client.request(
+        "snapshot/assemble", {"sessionId": sid, "inputId": second["inputId"]}
+    )
+    snapshot = await client.request("snapshot/get", {"snapshotId": assembled["snapshotId"]})
+    return {"snapshot": snapshot, "events": events, "diff": assembled["diff"]}
 
 
 async def test_dashboard_renders_a_real_snapshot_and_run(
@@ -155,6 +168,9 @@ async def test_dashboard_renders_a_real_snapshot_and_run(
     assert shown["ledgerRows"] == len(snapshot["ledger"])
     assert shown["breakpointRows"] == len(snapshot["cacheBreakpoints"])
     assert shown["eventRows"] == len(events)
+    diff = data["diff"]
+    assert diff["fromSnapshot"] is not None and diff["prefixTokens"] > 0
+    assert shown["diffPrefixTokens"] == diff["prefixTokens"]  # the diff against the last turn
 
     assert shot.is_file() and shot.stat().st_size > 10_000, "screenshot missing or too small"
     ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
