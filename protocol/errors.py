@@ -48,6 +48,7 @@ class ErrorCode:
     PARSE_ERROR: Final = "request.parse_error"
     INVALID_REQUEST: Final = "request.invalid"
     REQUEST_TOO_LARGE: Final = "request.too_large"
+    REQUEST_TOO_DEEP: Final = "request.too_deep"
     METHOD_NOT_FOUND: Final = "method.not_found"
     PARAMS_INVALID: Final = "params.invalid"
     NOT_INITIALIZED: Final = "server.not_initialized"

@@ -26,6 +26,8 @@ MAX_SLEEP_MS = 60_000
 class Limits(WireModel):
     max_message_bytes: int
     """Largest JSON-RPC body accepted; larger ones are answered with ``request.too_large``."""
+    max_json_depth: int = 64
+    """Deepest nesting of arrays and objects accepted in a message (``request.too_deep``)."""
     max_append_entries: int
     max_read_limit: int
     max_list_limit: int

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "6e7cb1a989bed269dfb95db9c90c3fbc" as const;
+export const SCHEMA_HASH = "34b8cc500c2a19b20b6e76550c6f868f" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -494,6 +494,11 @@ export interface LedgerItem {
 export interface Limits {
   /** Largest JSON-RPC body accepted; larger ones are answered with ``request.too_large``. */
   maxMessageBytes: number;
+  /**
+   * Deepest nesting of arrays and objects accepted in a message (``request.too_deep``).
+   * @default 64
+   */
+  maxJsonDepth?: number;
   maxAppendEntries: number;
   maxReadLimit: number;
   maxListLimit: number;

@@ -31,7 +31,7 @@ from protocol.errors import (
     ErrorCode,
     ErrorData,
 )
-from protocol.framing import BadHeader, TooLarge
+from protocol.framing import BadHeader, TooLarge, peek_members
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.rpc import errors
 
@@ -63,8 +63,28 @@ class SidecarProtocol(LanguageServerProtocol):
         """Decode one framed body and dispatch it, answering any fault it has."""
         try:
             message = json.loads(body)
+        except RecursionError:
+            rid = peek_members(body[:65536], ("id",)).get("id")  # JSON-RPC clients put it first
+            self._send_error(
+                rid if isinstance(rid, int | str) and not isinstance(rid, bool) else None,
+                INVALID_REQUEST,
+                "JSON nested too deeply to parse",
+                ErrorCode.REQUEST_TOO_DEEP,
+                details={"limit": MAX_JSON_DEPTH},
+            )
+            return
         except ValueError as exc:
             self._send_error(None, PARSE_ERROR, f"invalid JSON: {exc}", ErrorCode.PARSE_ERROR)
+            return
+        if _deeper_than(message, MAX_JSON_DEPTH):
+            rid = message.get("id") if isinstance(message, dict) else None
+            self._send_error(
+                rid if isinstance(rid, int | str) and not isinstance(rid, bool) else None,
+                INVALID_REQUEST,
+                f"message nested deeper than {MAX_JSON_DEPTH} levels",
+                ErrorCode.REQUEST_TOO_DEEP,
+                details={"limit": MAX_JSON_DEPTH},
+            )
             return
         if isinstance(message, list):
             self._send_error(
@@ -190,6 +210,28 @@ class SidecarProtocol(LanguageServerProtocol):
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         yield from ()
         self.on_exit(0 if self._shutdown else 1)
+
+
+#: Deepest nesting accepted in a message: far beyond real payloads (tool schemas, metadata),
+#: well within what the JSON and pydantic layers can handle recursively.
+MAX_JSON_DEPTH = 64
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays/objects more than ``limit`` deep (iterative, early exit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _shape_problem(message: dict[str, Any]) -> str | None:

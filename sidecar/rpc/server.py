@@ -26,7 +26,7 @@ from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
 from sidecar.rpc.bridge import PyglsBridge
 from sidecar.rpc.converter import converter_factory
 from sidecar.rpc.handlers import ROUTES
-from sidecar.rpc.protocol import SidecarProtocol
+from sidecar.rpc.protocol import MAX_JSON_DEPTH, SidecarProtocol
 from sidecar.rpc.router import wrap
 from sidecar.rpc.state import SidecarState
 from sidecar.rpc.transport import StdioTransport, Tracer
@@ -95,6 +95,7 @@ async def _serve(options: ServeOptions, in_fd: int, out_fd: int) -> int:
             max_read_limit=MAX_READ_LIMIT,
             max_list_limit=MAX_LIST_LIMIT,
             max_count_bytes=MAX_COUNT_BYTES,
+            max_json_depth=MAX_JSON_DEPTH,
         ),
     )
     server = build_server(state)

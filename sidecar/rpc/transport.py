@@ -233,12 +233,15 @@ class StdioTransport:
         try:
             async for chunk in self._chunks():
                 for item in self._decoder.feed(chunk):
-                    if isinstance(item, bytes):
-                        if self._tracer is not None:
-                            self._tracer.record("recv", item)
-                        self._protocol.handle_body(item)
-                    else:
-                        self._protocol.handle_frame_error(item)
+                    try:
+                        if isinstance(item, bytes):
+                            if self._tracer is not None:
+                                self._tracer.record("recv", item)
+                            self._protocol.handle_body(item)
+                        else:
+                            self._protocol.handle_frame_error(item)
+                    except Exception:  # one bad message must never end the connection
+                        logger.exception("could not handle an incoming message")
                     if self._stopped.is_set():
                         return
         finally:

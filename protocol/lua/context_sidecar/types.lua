@@ -338,6 +338,7 @@
 
 ---@class context_sidecar.Limits
 ---@field maxMessageBytes integer # Largest JSON-RPC body accepted; larger ones are answered with ``request.too_large``.
+---@field maxJsonDepth? integer # Deepest nesting of arrays and objects accepted in a message (``request.too_deep``).
 ---@field maxAppendEntries integer
 ---@field maxReadLimit integer
 ---@field maxListLimit integer
@@ -1057,7 +1058,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "6e7cb1a989bed269dfb95db9c90c3fbc",
+  SCHEMA_HASH = "34b8cc500c2a19b20b6e76550c6f868f",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
