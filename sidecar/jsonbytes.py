@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["RawJSON", "dumps_bytes"]
+__all__ = ["RawJSON", "canonical", "dumps_bytes"]
 
 _MARK = f"\x00raw-{secrets.token_hex(8)}-"
 _MARK_ENCODED = json.dumps(_MARK).encode()[:-1]  # '"\\u0000raw-<hex>-' without closing quote
@@ -68,3 +68,8 @@ def dumps_bytes(
         rebuilt.append(raws[int(index)])
         rebuilt.append(rest)
     return b"".join(rebuilt)
+
+
+def canonical(value: Any) -> bytes:
+    """Canonical JSON bytes (sorted keys, compact): what content ids and hashes are taken of."""
+    return dumps_bytes(value, sort_keys=True)

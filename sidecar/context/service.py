@@ -44,7 +44,7 @@ from sidecar.context.tokens import Tokenizers, count_entries
 from sidecar.errors import InvalidRequestError, NotFoundError, SidecarError
 from sidecar.inputs.items import capture_item
 from sidecar.inputs.macros import MacroContext, MacroEngine
-from sidecar.jsonbytes import dumps_bytes
+from sidecar.jsonbytes import canonical
 from sidecar.store.blobs import git_blob_id
 
 if TYPE_CHECKING:
@@ -101,10 +101,6 @@ class Built:
 class _SessionMemory:
     instruction_hashes: dict[str, str] = field(default_factory=dict)
     host_sources: dict[str, HostSource] = field(default_factory=dict)
-
-
-def canonical_json(value: Any) -> bytes:
-    return dumps_bytes(value, sort_keys=True)
 
 
 def _now_clock() -> Clock:
@@ -622,4 +618,4 @@ class ContextService:
 
 def seed_of(frozen: FrozenInput) -> str:
     """A stable seed for a live (unstored) input: the hash of its canonical JSON."""
-    return hashlib.sha256(canonical_json(dump_wire(frozen))).hexdigest()[:32]
+    return hashlib.sha256(canonical(dump_wire(frozen))).hexdigest()[:32]

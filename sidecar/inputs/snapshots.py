@@ -21,16 +21,12 @@ import xxhash
 
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError
-from sidecar.jsonbytes import dumps_bytes
+from sidecar.jsonbytes import canonical
 
 if TYPE_CHECKING:
     from sidecar.store.blobs import BlobStore
 
 __all__ = ["canonical", "diff_snapshots", "load_snapshot", "profile_hash", "store_snapshot"]
-
-
-def canonical(value: Any) -> bytes:
-    return dumps_bytes(value, sort_keys=True)
 
 
 def profile_hash(profile: dict[str, Any]) -> str:

@@ -116,7 +116,8 @@ async def _serve(options: ServeOptions, in_fd: int, out_fd: int) -> int:
 
     def initialized(pid: int | None) -> None:
         watch_client(pid)
-        transport.start_background(tokenizers.preload)  # warm the encoding off the hot path
+        # warm the encoding off the hot path
+        transport.spawn(lambda: anyio.to_thread.run_sync(tokenizers.preload))
 
     protocol.on_initialized = initialized
     try:

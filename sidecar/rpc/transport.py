@@ -206,11 +206,6 @@ class StdioTransport:
         assert self._tg is not None, "spawn before run()"
         self._tg.start_soon(fn)
 
-    def start_background(self, fn: object) -> None:
-        """Run a blocking callable in a worker thread inside the transport's task group."""
-        if self._tg is not None and callable(fn):
-            self._tg.start_soon(anyio.to_thread.run_sync, fn)
-
     def _watch_client(self, pid: int | None) -> None:
         if pid is not None and self._tg is not None and pid > 0:
             self._tg.start_soon(self._watch_pid, pid)

@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -33,9 +32,9 @@ import anyio
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from protocol.inputs import FrozenInput, InputFreezeParams
-from protocol.snapshots import Preset, Profile, ProfileInput
-from sidecar.errors import BusyError, InvalidRequestError, NotFoundError, SidecarError
+from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id, now_iso
+from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import resolve
 from sidecar.inputs.snapshots import canonical
 from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
@@ -45,6 +44,7 @@ from sidecar.runs.scripted import ScriptedProvider
 
 if TYPE_CHECKING:
     from protocol.runs import RunResumeParams, RunStartParams
+    from protocol.snapshots import ProfileInput
     from sidecar.context.service import ContextService
     from sidecar.store import Store
 
@@ -151,33 +151,6 @@ class RunManager:
                 retry_after_ms=500,
             )
 
-    def _load_input(self, input_id: str) -> FrozenInput:
-        try:
-            return FrozenInput.model_validate(
-                json.loads(self.store.blobs.get(input_id)), by_alias=True, by_name=False
-            )
-        except (NotFoundError, ValueError):
-            raise NotFoundError(
-                ErrorCode.INPUT_NOT_FOUND,
-                f"no frozen input {input_id}",
-                details={"inputId": input_id},
-            ) from None
-
-    def _profile(
-        self,
-        profile_id: str | None,
-        inline: ProfileInput | None,
-    ) -> tuple[ProfileInput | None, Preset | None]:
-        profile: ProfileInput | None = inline
-        if profile is None and profile_id is not None:
-            profile = Profile.model_validate(self.store.profiles.get(profile_id), by_alias=True)
-        preset = None
-        if profile is not None and profile.preset.mode == "ref" and profile.preset.preset_id:
-            preset = Preset.model_validate(
-                self.store.presets.get(profile.preset.preset_id), by_alias=True
-            )
-        return profile, preset
-
     def _provider(
         self,
         frozen: FrozenInput,
@@ -216,7 +189,7 @@ class RunManager:
         self._busy[p.session_id] = "starting"
         try:
             if p.input_id is not None:
-                frozen = self._load_input(p.input_id)
+                frozen = load_frozen_input(self.store, p.input_id)
                 input_id = p.input_id
             else:
                 assert p.user_turn is not None
@@ -232,7 +205,7 @@ class RunManager:
                 )
                 frozen = captured.frozen
                 input_id = self.store.blobs.put(canonical(dump_wire(frozen)))
-            profile, preset = self._profile(p.profile_id, p.profile)
+            profile, preset = load_profile(self.store, p.profile_id, p.profile)
             effective = resolve(profile, preset, frozen)
             provider = self._provider(frozen, profile, p.script, 0)
             from protocol.entries import MessageInput
@@ -267,8 +240,8 @@ class RunManager:
             )
         session_id = old["sessionId"]
         self._claim(session_id)
-        frozen = self._load_input(old["inputId"])
-        profile, preset = self._profile(old.get("profileId"), None)
+        frozen = load_frozen_input(self.store, old["inputId"])
+        profile, preset = load_profile(self.store, old.get("profileId"), None)
         effective = resolve(profile, preset, frozen)
         # the turn as history holds it: the user message and every settled round after it
         page = self.store.sessions.read(

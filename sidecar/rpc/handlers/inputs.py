@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -12,7 +11,6 @@ from protocol import methods as m
 from protocol._base import dump_wire
 from protocol.context import AssembledPrompt
 from protocol.errors import ErrorCode
-from protocol.inputs import FrozenInput, InputFreezeParams, InputGetParams
 from protocol.snapshots import (
     BlobReadParams,
     BlobReadResult,
@@ -33,6 +31,7 @@ from protocol.snapshots import (
 )
 from sidecar.context.assemble import assemble
 from sidecar.errors import NotFoundError
+from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import resolve
 from sidecar.inputs.snapshots import (
     canonical,
@@ -45,6 +44,7 @@ from sidecar.rpc.router import route
 from sidecar.store.gc import collect
 
 if TYPE_CHECKING:
+    from protocol.inputs import FrozenInput, InputFreezeParams, InputGetParams
     from sidecar.rpc.state import SidecarState
 
 __all__ = ["ROUTES"]
@@ -53,13 +53,7 @@ _PROMPT_FIELDS = {f.alias or n for n, f in AssembledPrompt.model_fields.items()}
 
 
 def _load_input(state: SidecarState, input_id: str) -> FrozenInput:
-    try:
-        data = state.store.blobs.get(input_id)
-        return FrozenInput.model_validate(json.loads(data), by_alias=True, by_name=False)
-    except (NotFoundError, ValueError):
-        raise NotFoundError(
-            ErrorCode.INPUT_NOT_FOUND, f"no frozen input {input_id}", details={"inputId": input_id}
-        ) from None
+    return load_frozen_input(state.store, input_id)
 
 
 async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
@@ -76,17 +70,6 @@ async def get_input(state: SidecarState, p: InputGetParams) -> FrozenInput:
     return await anyio.to_thread.run_sync(_load_input, state, p.input_id)
 
 
-def _profile(
-    state: SidecarState, p: SnapshotAssembleParams
-) -> tuple[ProfileInput | None, str | None]:
-    if p.profile is not None:
-        return p.profile, None
-    if p.profile_id is None:
-        return None, None
-    doc = state.store.profiles.get(p.profile_id)
-    return Profile.model_validate(doc, by_alias=True), p.profile_id
-
-
 async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> dict[str, Any]:
     def work() -> tuple[dict[str, Any], str, bool]:
         frozen = _load_input(state, p.input_id)
@@ -96,12 +79,8 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
                 f"input {p.input_id} belongs to another session",
                 details={"inputId": p.input_id, "sessionId": p.session_id},
             )
-        profile, profile_id = _profile(state, p)
-        preset = None
-        if profile is not None and profile.preset.mode == "ref" and profile.preset.preset_id:
-            preset = Preset.model_validate(
-                state.store.presets.get(profile.preset.preset_id), by_alias=True
-            )
+        profile, preset = load_profile(state.store, p.profile_id, p.profile)
+        profile_id = p.profile_id if p.profile is None else None
         effective = resolve(profile, preset, frozen)
         from sidecar.context.service import Material
 
