@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
-from protocol.context import ContextAssembleParams, HostSource, InstructionsDiff, PromptProfile
+from protocol.context import ContextAssembleParams, HostSource, PromptProfile
 from protocol.errors import ErrorCode
 from protocol.inputs import (
     Clock,
@@ -36,7 +36,11 @@ from protocol.inputs import (
 from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
 from sidecar.context.controls import fold_controls
 from sidecar.context.fragments import FRAGMENT_IDS, WORKSPACE_DIR, load_fragments
-from sidecar.context.instructions import InstructionScan, discover_instructions
+from sidecar.context.instructions import (
+    InstructionScan,
+    diff_instructions,
+    discover_instructions,
+)
 from sidecar.context.limits import resolve_limits
 from sidecar.context.paths import UnreadableFileError, is_within, read_capped_text, real_path
 from sidecar.context.skills import Skill, discover_skills, render_catalog
@@ -87,7 +91,7 @@ class Captured:
     frozen: FrozenInput
     material: Material
     diagnostics: list[dict[str, Any]]
-    instruction_hashes: dict[str, str]
+    instruction_scan: InstructionScan | None
 
 
 @dataclass(slots=True)
@@ -176,13 +180,12 @@ class ContextService:
         ]
 
         instructions: list[InstructionSnapshot] = []
-        hashes: dict[str, str] = {}
+        scan: InstructionScan | None = None
         if root is not None:
             scan = discover_instructions(
                 root, here, mentioned=params.mentioned_paths, pinned=pinned_paths
             )
             diagnostics += [dump_wire(d) for d in scan.diagnostics]
-            hashes = {f.info.path: f.info.hash for f in scan.files}
             for item in scan.files:
                 if item.info.applies:
                     instructions.append(
@@ -227,26 +230,14 @@ class ContextService:
             cwd=str(here) if here is not None else None,
             mentioned_paths=params.mentioned_paths,
         )
-        return Captured(frozen, material, diagnostics, hashes)
+        return Captured(frozen, material, diagnostics, scan)
 
-    def instructions_diff(
-        self, session_id: str, hashes: dict[str, str], diagnostics: list[dict[str, Any]]
-    ) -> dict[str, Any]:
+    def instructions_diff(self, session_id: str, scan: InstructionScan | None) -> dict[str, Any]:
         """The per-turn diff against this session's previous live assembly (then remembered)."""
         memory = self.memory(session_id)
-        previous = memory.instruction_hashes
-        memory.instruction_hashes = dict(hashes)
-        diff = InstructionsDiff(
-            added=sorted(set(hashes) - set(previous)),
-            removed=sorted(set(previous) - set(hashes)),
-            changed=sorted(p for p in hashes if p in previous and previous[p] != hashes[p]),
-            unreadable=sorted(
-                d["path"] for d in diagnostics if d["code"] == "instructions.unreadable"
-            ),
-            oversized=sorted(
-                d["path"] for d in diagnostics if d["code"] == "instructions.oversized"
-            ),
-        )
+        current = scan or InstructionScan(project_root=Path("."), files=[], diagnostics=[])
+        diff = diff_instructions(memory.instruction_hashes, current)
+        memory.instruction_hashes = {f.info.path: f.info.hash for f in current.files}
         return dump_wire(diff)
 
     def _workspace_fragments(self, root: Path | None) -> dict[str, str]:
@@ -596,9 +587,7 @@ class ContextService:
         )
         memory = self.memory(params.session_id)
         sources = {**memory.host_sources, **{s.id: s for s in params.sources}}
-        diff = self.instructions_diff(
-            params.session_id, captured.instruction_hashes, captured.diagnostics
-        )
+        diff = self.instructions_diff(params.session_id, captured.instruction_scan)
         built = self.build(
             captured.frozen,
             captured.material,
