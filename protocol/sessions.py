@@ -6,6 +6,7 @@ from pydantic import Field
 
 from protocol._base import JsonObject, NonEmptyStr, SeqNumber, Timestamp, WireModel
 from protocol.entries import Entry, EntryInput, EntryRef
+from protocol.limits import MAX_APPEND_ENTRIES, MAX_LIST_LIMIT, MAX_READ_LIMIT
 
 __all__ = [
     "ForkOrigin",
@@ -22,11 +23,6 @@ __all__ = [
     "SessionRef",
     "SessionRenameParams",
 ]
-
-#: Upper bounds shared by the server (enforced) and clients (advertised in ``limits``).
-MAX_APPEND_ENTRIES = 1000
-MAX_READ_LIMIT = 1000
-MAX_LIST_LIMIT = 500
 
 
 class ForkOrigin(WireModel):

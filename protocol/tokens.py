@@ -8,9 +8,6 @@ from protocol._base import WireModel
 
 __all__ = ["TokenizerInfo", "TokensCountParams", "TokensCountResult"]
 
-#: Sum of UTF-8 bytes accepted by one ``tokens/count`` call.
-MAX_COUNT_BYTES = 16 * 1024 * 1024
-
 
 class TokenizerInfo(WireModel):
     id: str

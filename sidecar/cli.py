@@ -12,16 +12,14 @@ their stdout is theirs); ``serve`` never writes to stdout outside the protocol.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
 from pathlib import Path
 
 from sidecar import __version__
-from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES, TRACE_ENV
+from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES, STORE_ENV, TRACE_ENV, default_store_root
 from sidecar.logs import setup_logging
-from sidecar.store.paths import STORE_ENV, default_store_root
 
 __all__ = ["main"]
 
@@ -83,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        from sidecar.rpc.server import ServeOptions, serve_stdio
+        from sidecar.rpc.serve import ServeOptions, serve_stdio
 
         setup_logging(args.verbose, args.log_file)
         trace = args.trace or (Path(os.environ[TRACE_ENV]) if os.environ.get(TRACE_ENV) else None)
@@ -95,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     setup_logging(0)
+    import asyncio
+
     if args.command == "call":
         return asyncio.run(_call(args.store, args.method, args.params))
     if args.command == "demo":

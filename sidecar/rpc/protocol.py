@@ -32,8 +32,10 @@ from protocol.errors import (
     ErrorData,
 )
 from protocol.framing import BadHeader, TooLarge, peek_members
-from sidecar.jsonbytes import dumps_bytes
+from protocol.limits import MAX_JSON_DEPTH
+from sidecar.jsonbytes import deeper_than, dumps_bytes
 from sidecar.rpc import errors
+from sidecar.rpc.handshake import initialize_result
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
@@ -76,7 +78,7 @@ class SidecarProtocol(LanguageServerProtocol):
         except ValueError as exc:
             self._send_error(None, PARSE_ERROR, f"invalid JSON: {exc}", ErrorCode.PARSE_ERROR)
             return
-        if _deeper_than(message, MAX_JSON_DEPTH):
+        if deeper_than(message, MAX_JSON_DEPTH):
             rid = message.get("id") if isinstance(message, dict) else None
             self._send_error(
                 rid if isinstance(rid, int | str) and not isinstance(rid, bool) else None,
@@ -193,45 +195,36 @@ class SidecarProtocol(LanguageServerProtocol):
     # --- lifecycle -----------------------------------------------------------------------
 
     @lsp_method(types.INITIALIZE)
-    def lsp_initialize(
-        self, params: types.InitializeParams
-    ) -> Generator[Any, Any, types.InitializeResult]:
-        result: types.InitializeResult = yield from super().lsp_initialize(params)
-        experimental = result.capabilities.experimental
-        block = dict(experimental) if isinstance(experimental, dict) else {}
-        block["contextSidecar"] = self.state.capabilities()
-        result.capabilities.experimental = block
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
+        # pygls sets up its own state (client capabilities, workspace) and computes LSP
+        # capabilities, which the sidecar does not advertise: it serves no text documents.
+        yield from super().lsp_initialize(params)
         self.state.initialized = True
         self.state.client_pid = params.process_id
         self.on_initialized(params.process_id)
-        return result
+        return initialize_result(self.state.capabilities_block())
+
+    def adopt_initialize(self, body: bytes, answer: bytes, process_id: int | None) -> None:
+        """``initialize`` was answered before pygls was loaded (``sidecar.rpc.handshake``):
+        run it through pygls now, for pygls' own state, without answering a second time."""
+        sent: list[bytes] = []
+        send_body = self.send_body
+        self.send_body = sent.append
+        try:
+            self.handle_body(body)
+        finally:
+            self.send_body = send_body
+        if sent != [answer]:
+            logger.warning("the early initialize answer differs from pygls' own: %r", sent)
+        if not self.state.initialized:  # pygls refused params the early check let through
+            self.state.initialized = True
+            self.state.client_pid = process_id
+            self.on_initialized(process_id)
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         yield from ()
         self.on_exit(0 if self._shutdown else 1)
-
-
-#: Deepest nesting accepted in a message: far beyond real payloads (tool schemas, metadata),
-#: well within what the JSON and pydantic layers can handle recursively.
-MAX_JSON_DEPTH = 64
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests arrays/objects more than ``limit`` deep (iterative, early exit)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
 
 
 def _shape_problem(message: dict[str, Any]) -> str | None:

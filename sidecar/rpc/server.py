@@ -1,48 +1,40 @@
 """Assemble the sidecar: store + tokenizers + pygls server + stdio transport.
 
-``serve_stdio`` is what ``context-sidecar serve`` runs.  Before anything else it moves the
-protocol to a private duplicate of fd 1 and points fd 1 at stderr, so a ``print`` anywhere
-(ours or a library's) lands in the log, never in the JSON-RPC stream.
+:func:`serve` is what ``context-sidecar serve`` runs once ``sidecar.rpc.serve`` has read the
+first frame (and answered ``initialize``, when that is what it was).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import sys
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from pygls.lsp.server import LanguageServer
 
+from protocol._base import parse_wire
 from protocol.methods import ALL_METHODS
 from protocol.server import Limits
-from protocol.sessions import MAX_APPEND_ENTRIES, MAX_LIST_LIMIT, MAX_READ_LIMIT
-from protocol.tokens import MAX_COUNT_BYTES
 from sidecar import __version__
 from sidecar.context.tokens import Tokenizers
-from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
 from sidecar.rpc.bridge import PyglsBridge
 from sidecar.rpc.converter import converter_factory
 from sidecar.rpc.handlers import ROUTES
-from sidecar.rpc.protocol import MAX_JSON_DEPTH, SidecarProtocol
+from sidecar.rpc.handshake import limits_block
+from sidecar.rpc.protocol import SidecarProtocol
 from sidecar.rpc.router import wrap
 from sidecar.rpc.state import SidecarState
 from sidecar.rpc.transport import StdioTransport, Tracer
 from sidecar.runs.manager import RunManager
 from sidecar.store import Store
 
-__all__ = ["ServeOptions", "build_server", "serve_stdio"]
+if TYPE_CHECKING:
+    from sidecar.rpc.handshake import EarlyStart
+    from sidecar.rpc.serve import ServeOptions
+
+__all__ = ["build_server", "serve"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ServeOptions:
-    store: Path
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    trace: Path | None = None
 
 
 def build_server(state: SidecarState) -> LanguageServer:
@@ -69,15 +61,7 @@ def build_server(state: SidecarState) -> LanguageServer:
     return server
 
 
-def _take_stdout() -> int:
-    """Return a private fd for the protocol and make fd 1 an alias of stderr."""
-    protocol_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return protocol_fd
-
-
-async def _serve(options: ServeOptions, in_fd: int, out_fd: int) -> int:
+async def serve(options: ServeOptions, early: EarlyStart | None, in_fd: int, out_fd: int) -> int:
     store = Store(options.store)
     if not store.writable:
         logger.warning(
@@ -89,14 +73,7 @@ async def _serve(options: ServeOptions, in_fd: int, out_fd: int) -> int:
     state = SidecarState(
         store=store,
         tokenizers=tokenizers,
-        limits=Limits(
-            max_message_bytes=options.max_message_bytes,
-            max_append_entries=MAX_APPEND_ENTRIES,
-            max_read_limit=MAX_READ_LIMIT,
-            max_list_limit=MAX_LIST_LIMIT,
-            max_count_bytes=MAX_COUNT_BYTES,
-            max_json_depth=MAX_JSON_DEPTH,
-        ),
+        limits=parse_wire(Limits, limits_block(options.max_message_bytes)),
     )
     server = build_server(state)
     protocol = server.protocol
@@ -108,6 +85,7 @@ async def _serve(options: ServeOptions, in_fd: int, out_fd: int) -> int:
         out_fd=out_fd,
         max_message_bytes=options.max_message_bytes,
         tracer=tracer,
+        early=early,
     )
     bridge = PyglsBridge(protocol, transport.backlog)
     state.backlog = transport.backlog
@@ -126,11 +104,3 @@ async def _serve(options: ServeOptions, in_fd: int, out_fd: int) -> int:
         store.close()
         if tracer is not None:
             tracer.close()
-
-
-def serve_stdio(options: ServeOptions) -> int:
-    """Serve JSON-RPC on stdin/stdout until EOF, ``exit`` or the client's death."""
-    out_fd = _take_stdout()
-    code = anyio.run(_serve, options, 0, out_fd, backend="asyncio")
-    logger.info("exiting with code %d", code)
-    return code

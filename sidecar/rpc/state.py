@@ -5,27 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
-from importlib import resources
+from typing import Any
 
-import xxhash
-
-from protocol.methods import ALL_METHODS
-from protocol.server import PROTOCOL_VERSION, Limits, ServerCapabilities, ServerInfo
-from sidecar import __version__
+from protocol._base import dump_wire, parse_wire
+from protocol.server import Limits, ServerCapabilities, ServerInfo
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.ids import now_iso
+from sidecar.rpc.handshake import capabilities_block
 from sidecar.runs.manager import RunManager
 from sidecar.store import Store
 
-__all__ = ["SidecarState", "schema_hash"]
-
-
-def schema_hash() -> str:
-    """xxh3-128 of the committed JSON Schema (kept equal to the models by a drift test)."""
-    data = resources.files("protocol").joinpath("schema/context-sidecar.schema.json").read_bytes()
-    return xxhash.xxh3_128_hexdigest(data)
+__all__ = ["SidecarState"]
 
 
 @dataclass
@@ -45,21 +36,17 @@ class SidecarState:
     def __post_init__(self) -> None:
         self.context = ContextService(self.store, self.tokenizers)
 
-    @cached_property
-    def schema_hash(self) -> str:
-        return schema_hash()
+    def capabilities_block(self) -> dict[str, Any]:
+        """The ``initialize`` capability block, built by the same code as the early answer."""
+        return capabilities_block(
+            store_path=str(self.store.root),
+            max_message_bytes=self.limits.max_message_bytes,
+            tokenizers=[dump_wire(info) for info in self.tokenizers.infos()],
+            default_tokenizer=self.tokenizers.default_id,
+        )
 
     def capabilities(self) -> ServerCapabilities:
-        return ServerCapabilities(
-            protocol_version=PROTOCOL_VERSION,
-            server_version=__version__,
-            schema_hash=self.schema_hash,
-            methods=[m.name for m in ALL_METHODS],
-            limits=self.limits,
-            tokenizers=self.tokenizers.infos(),
-            default_tokenizer=self.tokenizers.default_id,
-            store_path=str(self.store.root),
-        )
+        return parse_wire(ServerCapabilities, self.capabilities_block())
 
     def info(self) -> ServerInfo:
         caps = self.capabilities()

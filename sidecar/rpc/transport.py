@@ -20,7 +20,6 @@ import errno
 import json
 import logging
 import os
-import select
 import threading
 from typing import IO, TYPE_CHECKING, Any
 
@@ -31,11 +30,14 @@ from protocol.framing import FrameDecoder, encode_frame
 from protocol.inputs import SECRET_KEY
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import dumps_bytes
+from sidecar.rpc.fdio import write_all
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Coroutine
+    from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
     from pathlib import Path
 
+    from protocol.framing import BadHeader, TooLarge
+    from sidecar.rpc.handshake import EarlyStart
     from sidecar.rpc.protocol import SidecarProtocol
 
 __all__ = ["StdioTransport", "Tracer"]
@@ -97,15 +99,6 @@ class _WriterProtocol(asyncio.Protocol):
         self._on_lost()
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:  # fd shares a non-blocking description with stdin
-            select.select([], [fd], [])
-
-
 class StdioTransport:
     """Connects a :class:`SidecarProtocol` to an input fd and an output fd."""
 
@@ -117,11 +110,15 @@ class StdioTransport:
         out_fd: int,
         max_message_bytes: int,
         tracer: Tracer | None = None,
+        early: EarlyStart | None = None,
     ) -> None:
+        """``early``: what :func:`sidecar.rpc.handshake.answer_initialize_early` read (and
+        answered) before the server existed; the transport continues from there."""
         self._protocol = protocol
         self._in_fd = in_fd
         self._out_fd = out_fd
-        self._decoder = FrameDecoder(max_message_bytes)
+        self._early = early
+        self._decoder = early.decoder if early else FrameDecoder(max_message_bytes)
         self._tracer = tracer
         self._stopped = anyio.Event()
         self._exit_code = 0
@@ -144,7 +141,7 @@ class StdioTransport:
             self._writer.write(frame)  # non-blocking; buffered while the client is slow
             return
         try:
-            _write_all(self._out_fd, frame)
+            write_all(self._out_fd, frame)
         except OSError as exc:
             if exc.errno in (errno.EPIPE, errno.EBADF):
                 logger.warning("the client closed its end of the pipe; stopping")
@@ -226,23 +223,41 @@ class StdioTransport:
 
     async def _read_loop(self) -> None:
         try:
+            if self._early is not None:
+                self._continue_from(self._early)
+                if self._early.eof:
+                    return
             async for chunk in self._chunks():
-                for item in self._decoder.feed(chunk):
-                    try:
-                        if isinstance(item, bytes):
-                            if self._tracer is not None:
-                                self._tracer.record("recv", item)
-                            self._protocol.handle_body(item)
-                        else:
-                            self._protocol.handle_frame_error(item)
-                    except Exception:  # one bad message must never end the connection
-                        logger.exception("could not handle an incoming message")
-                    if self._stopped.is_set():
-                        return
+                self._handle(self._decoder.feed(chunk))
+                if self._stopped.is_set():
+                    return
         finally:
             if not self._stopped.is_set():
                 logger.info("stdin closed; exiting")
                 self.stop(0)
+
+    def _continue_from(self, early: EarlyStart) -> None:
+        if early.initialize is not None and early.answer is not None:
+            if self._tracer is not None:
+                self._tracer.record("recv", early.initialize)
+                self._tracer.record("send", early.answer)
+            self._protocol.adopt_initialize(early.initialize, early.answer, early.process_id)
+        self._handle(early.pending)
+        early.pending.clear()
+
+    def _handle(self, items: Iterable[bytes | TooLarge | BadHeader]) -> None:
+        for item in items:
+            try:
+                if isinstance(item, bytes):
+                    if self._tracer is not None:
+                        self._tracer.record("recv", item)
+                    self._protocol.handle_body(item)
+                else:
+                    self._protocol.handle_frame_error(item)
+            except Exception:  # one bad message must never end the connection
+                logger.exception("could not handle an incoming message")
+            if self._stopped.is_set():
+                return
 
     async def _chunks(self) -> AsyncIterator[bytes]:
         loop = asyncio.get_running_loop()

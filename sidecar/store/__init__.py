@@ -17,12 +17,12 @@ import json
 from typing import TYPE_CHECKING
 
 from protocol.errors import ErrorCode
+from sidecar.defaults import STORE_ENV, default_store_root
 from sidecar.ids import now_iso
 from sidecar.store.blobs import BlobStore, git_blob_id
 from sidecar.store.documents import DocumentStore
 from sidecar.store.jsonl import write_file_atomic
 from sidecar.store.lock import StoreLock
-from sidecar.store.paths import STORE_ENV, default_store_root
 from sidecar.store.sessions import ReadPage, SessionStore, content_hash
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,3 +136,89 @@ async def test_start_to_initialize_is_reported(sidecars: SidecarFactory) -> None
     assert result is not None
     assert result["serverInfo"]["name"] == "context-sidecar"
     assert result["capabilities"]["experimental"]["contextSidecar"]["serverVersion"]
+
+
+# --- initialize is answered before the server is imported (sidecar.rpc.handshake) -----------
+
+
+def _log_text(sidecars: SidecarFactory) -> str:
+    return "".join(p.read_text() for p in sorted(sidecars.log_dir.glob("*.log")))
+
+
+async def test_early_initialize_answer_equals_the_servers_own(sidecars: SidecarFactory) -> None:
+    """The fast answer (sent before pygls loads) and pygls' answer (when ``initialize`` is not
+    the first message) are the same bytes apart from the id; pygls' replay of the early one
+    agrees with it (no warning logged)."""
+    early = await sidecars.start()
+    early_result = early.initialize_result
+    assert await early.request("server/ping", {})  # the full server took over
+    await early.close()
+
+    late = await sidecars.start(initialize=False)
+    with pytest.raises(RpcError) as err:
+        await late.request("server/ping", {})
+    assert err.value.data_code == "server.not_initialized"
+    late_result = await late.initialize()
+    assert late_result == early_result
+    block = late_result["capabilities"]["experimental"]["contextSidecar"]
+    info = await late.request("server/info", {})
+    assert {k: info[k] for k in block} == block
+    # no LSP document features are advertised: editors send no didOpen/didChange traffic
+    assert set(late_result["capabilities"]) == {"experimental"}
+    await late.close()
+    assert "differs" not in _log_text(sidecars)
+
+
+async def test_requests_pipelined_behind_initialize_are_answered_in_order(
+    sidecars: SidecarFactory,
+) -> None:
+    """A client may send ``initialize`` and its first requests in one write, before the
+    server is loaded: nothing read with the first frame is lost."""
+    client = await sidecars.start(initialize=False)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("initialize", {"processId": None, "capabilities": {}})
+    ]
+    calls += [("session/create", {"title": f"pipelined {i}"}) for i in range(3)]
+    started = [client.start_request(method, params) for method, params in calls]
+    results = await asyncio.gather(*(future for _, future in started))
+    assert "contextSidecar" in results[0]["capabilities"]["experimental"]
+    # the initialize answer went out first; every request got exactly one answer
+    answered = [msg["id"] for msg in assert_valid_frames(client.stdout_bytes) if "id" in msg]
+    assert answered[0] == started[0][0]
+    assert sorted(answered) == sorted(msg_id for msg_id, _ in started)
+    listed = await client.request("session/list", {})
+    assert {s["title"] for s in listed["sessions"]} == {f"pipelined {i}" for i in range(3)}
+
+
+async def test_eof_right_after_initialize_exits_zero(sidecars: SidecarFactory) -> None:
+    client = await sidecars.start(initialize=False)
+    _, answer = client.start_request("initialize", {"processId": None, "capabilities": {}})
+    client.close_stdin()
+    assert "capabilities" in await asyncio.wait_for(answer, 10)
+    assert await client.wait(timeout=10) == 0
+
+
+async def test_the_trace_records_the_early_initialize(
+    sidecars: SidecarFactory, tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    client = await sidecars.start(args=("--trace", str(trace)))
+    await client.request("server/ping", {})
+    await client.close()
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    first_two = [
+        (r["dir"], r["message"].get("method"), "result" in r["message"]) for r in records[:2]
+    ]
+    assert first_two == [("recv", "initialize", False), ("send", None, True)]
+
+
+async def test_an_initialize_the_early_check_refuses_is_left_to_the_server(
+    sidecars: SidecarFactory,
+) -> None:
+    """Odd params (here a string processId) are not answered early; the server answers them
+    with its usual invalid-params error and the connection lives on."""
+    client = await sidecars.start(initialize=False)
+    with pytest.raises(RpcError) as err:
+        await client.request("initialize", {"processId": "nope", "capabilities": {}})
+    assert err.value.code == -32602
+    assert (await client.initialize())["serverInfo"]["name"] == "context-sidecar"

@@ -15,7 +15,8 @@ from protocol._base import WireModel
 from protocol.export import PACKAGE_DIR, SCHEMA_FILE, check, render_all, write_all
 from protocol.export._schema import build_schema
 from protocol.methods import ALL_METHODS, MethodSpec
-from sidecar.rpc.state import schema_hash
+from protocol.server import PROTOCOL_VERSION
+from sidecar.rpc.handshake import schema_facts
 
 REPO = PACKAGE_DIR.parent
 ARTEFACTS = {
@@ -180,8 +181,12 @@ def test_rendering_in_a_fresh_interpreter_gives_the_same_bytes(tmp_path: Path) -
 def test_schema_hash_is_the_hash_of_the_committed_schema() -> None:
     committed = (PACKAGE_DIR / SCHEMA_FILE).read_bytes()
     digest = xxhash.xxh3_128_hexdigest(committed)
-    assert schema_hash() == digest
+    facts = schema_facts()
+    assert facts.hash == digest
     assert len(digest) == 32
+    # what ``initialize`` advertises is read from the schema: it must match the registry
+    assert facts.methods == [m.name for m in ALL_METHODS]
+    assert facts.protocol_version == PROTOCOL_VERSION
     # The generated clients carry the same hash, so a client can compare it at initialize.
     ts = (PACKAGE_DIR / "typescript/context-sidecar.ts").read_text()
     assert f'SCHEMA_HASH = "{digest}"' in ts

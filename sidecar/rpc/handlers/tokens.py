@@ -8,7 +8,8 @@ import anyio.to_thread
 
 from protocol import methods as m
 from protocol.errors import ErrorCode
-from protocol.tokens import MAX_COUNT_BYTES, TokensCountParams, TokensCountResult
+from protocol.limits import MAX_COUNT_BYTES
+from protocol.tokens import TokensCountParams, TokensCountResult
 from sidecar.errors import InvalidRequestError
 from sidecar.rpc.router import route
 

@@ -1,0 +1,222 @@
+"""The ``initialize`` answer, and answering it before the server is imported.
+
+A host starts the sidecar and waits for ``initialize`` before anything else, so that answer's
+latency is the start-up users feel.  Importing pygls (``lsprotocol.types`` alone takes ~0.3 s)
+and building the wire models (~0.2 s) would put it at ~0.7 s; so ``serve``:
+
+1. starts importing the server on a thread (:func:`preload_server`);
+2. reads the first frame itself (:func:`answer_initialize_early`); when it is a well-formed
+   ``initialize`` request it answers at once, from light sources only — the committed JSON
+   Schema (hash, protocol version, method names), :mod:`protocol.limits` and the tokenizer
+   catalog;
+3. hands the frame decoder (holding any bytes read past the first frame) and the
+   ``initialize`` body to the transport, which replays it through pygls, silenced, so pygls
+   and the sidecar's state are exactly as if pygls had answered.
+
+Anything else as the first frame (another method, bad JSON, odd params, a broken header) is
+left untouched for the full server, which answers it as always.  The same functions build the
+answer when pygls does answer ``initialize`` (:class:`sidecar.rpc.protocol.SidecarProtocol`),
+so the two paths cannot drift.
+
+The answer carries only ``capabilities.experimental.contextSidecar`` and ``serverInfo``: the
+sidecar serves no LSP text-document features, so it advertises none (a client then sends no
+``didOpen``/``didChange`` traffic).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import select
+import threading
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import xxhash
+
+from protocol.framing import BadHeader, FrameDecoder, TooLarge, encode_frame
+from protocol.limits import (
+    MAX_APPEND_ENTRIES,
+    MAX_COUNT_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_LIST_LIMIT,
+    MAX_READ_LIMIT,
+)
+from sidecar import __version__
+from sidecar.context.tokenizer_catalog import catalog
+from sidecar.jsonbytes import deeper_than, dumps_bytes
+from sidecar.rpc.fdio import write_all
+
+__all__ = [
+    "EarlyStart",
+    "SchemaFacts",
+    "answer_initialize_early",
+    "capabilities_block",
+    "initialize_result",
+    "limits_block",
+    "preload_server",
+    "schema_facts",
+]
+
+SERVER_NAME = "context-sidecar"
+_READ_CHUNK = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaFacts:
+    hash: str
+    """xxh3-128 of the committed JSON Schema: equal hashes mean identical wire types."""
+    protocol_version: int
+    methods: list[str]
+
+
+@cache
+def schema_facts() -> SchemaFacts:
+    """Read from ``protocol/schema/context-sidecar.schema.json`` (kept equal to the models by
+    ``python -m protocol.export --check``)."""
+    data = resources.files("protocol").joinpath("schema/context-sidecar.schema.json").read_bytes()
+    schema = json.loads(data)
+    return SchemaFacts(
+        hash=xxhash.xxh3_128_hexdigest(data),
+        protocol_version=int(schema["x-protocolVersion"]),
+        methods=[m["name"] for m in schema["x-methods"]],
+    )
+
+
+def capabilities_block(
+    *,
+    store_path: str,
+    max_message_bytes: int,
+    tokenizers: list[dict[str, Any]] | None = None,
+    default_tokenizer: str | None = None,
+) -> dict[str, Any]:
+    """``ServerCapabilities`` as sent under ``capabilities.experimental.contextSidecar``.
+
+    ``tokenizers`` defaults to the catalog (what ``Tokenizers.discover`` will build)."""
+    facts = schema_facts()
+    if tokenizers is None:
+        entries = catalog()
+        tokenizers = [e.wire() for e in entries]
+        default_tokenizer = entries[0].id
+    return {
+        "protocolVersion": facts.protocol_version,
+        "serverVersion": __version__,
+        "schemaHash": facts.hash,
+        "methods": list(facts.methods),
+        "limits": limits_block(max_message_bytes),
+        "tokenizers": tokenizers,
+        "defaultTokenizer": default_tokenizer,
+        "storePath": store_path,
+    }
+
+
+def limits_block(max_message_bytes: int) -> dict[str, int]:
+    """``Limits`` on the wire: what the server enforces."""
+    return {
+        "maxMessageBytes": max_message_bytes,
+        "maxJsonDepth": MAX_JSON_DEPTH,
+        "maxAppendEntries": MAX_APPEND_ENTRIES,
+        "maxReadLimit": MAX_READ_LIMIT,
+        "maxListLimit": MAX_LIST_LIMIT,
+        "maxCountBytes": MAX_COUNT_BYTES,
+    }
+
+
+def initialize_result(block: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "capabilities": {"experimental": {"contextSidecar": block}},
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+
+
+def preload_server(module: str) -> threading.Thread:
+    """Import ``module`` on a daemon thread (the main thread's later import of the same
+    module waits for it, or redoes it and raises if it failed)."""
+
+    def load() -> None:
+        try:
+            importlib.import_module(module)
+        except Exception:  # reported by the main thread's own import
+            return
+
+    thread = threading.Thread(target=load, name="preload-server", daemon=True)
+    thread.start()
+    return thread
+
+
+@dataclass(slots=True)
+class EarlyStart:
+    """What the first read produced, for the transport to continue from."""
+
+    decoder: FrameDecoder
+    #: Frames (or frame errors) read but not yet handled, in order.
+    pending: list[bytes | TooLarge | BadHeader] = field(default_factory=list)
+    #: stdin reached EOF during the first read.
+    eof: bool = False
+    #: The ``initialize`` request answered early and the answer sent (bodies), if any.
+    initialize: bytes | None = None
+    answer: bytes | None = None
+    process_id: int | None = None
+
+
+def answer_initialize_early(
+    *, in_fd: int, out_fd: int, store_path: str, max_message_bytes: int
+) -> EarlyStart:
+    """Read until the first frame is complete; answer it when it is a plain ``initialize``."""
+    decoder = FrameDecoder(max_message_bytes)
+    start = EarlyStart(decoder)
+    while not start.pending:
+        try:
+            chunk = os.read(in_fd, _READ_CHUNK)
+        except BlockingIOError:  # stdin shares a non-blocking description with stdout
+            select.select([in_fd], [], [])
+            continue
+        if not chunk:
+            start.eof = True
+            return start
+        start.pending.extend(decoder.feed(chunk))
+    first = start.pending[0]
+    if not isinstance(first, bytes):
+        return start
+    request = _plain_initialize(first)
+    if request is None:
+        return start
+    block = capabilities_block(store_path=store_path, max_message_bytes=max_message_bytes)
+    answer = dumps_bytes(
+        {"jsonrpc": "2.0", "id": request["id"], "result": initialize_result(block)}
+    )
+    write_all(out_fd, encode_frame(answer))
+    start.pending.pop(0)
+    start.initialize = first
+    start.answer = answer
+    start.process_id = request["params"]["processId"]
+    return start
+
+
+def _plain_initialize(body: bytes) -> dict[str, Any] | None:
+    """The message, if it is an ``initialize`` request the full server would accept as is."""
+    if len(body) > 4 * 1024 * 1024:  # an ``initialize`` this big is odd: let the server judge
+        return None
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    if message.get("method") != "initialize":
+        return None
+    msg_id = message.get("id")
+    if isinstance(msg_id, bool) or not isinstance(msg_id, int | str):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("capabilities"), dict):
+        return None
+    pid = params.get("processId")
+    if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int)):
+        return None
+    if deeper_than(message, MAX_JSON_DEPTH):
+        return None
+    return message
