@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOST   := editors/host
 
-.PHONY: demo test bench lint typecheck contract unit e2e host-test vscode-test dashboard-deps protocol-export clean
+.PHONY: demo test bench bench-quick soak lint typecheck contract unit e2e host-test vscode-test dashboard-deps protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,8 +56,17 @@ host-test: $(STAMP) $(HOST)/node_modules/.installed
 	cd $(HOST) && $(NPM) run --silent build && SIDECAR_PYTHON=$(CURDIR)/$(PY) $(NPM) test
 
 # Benchmarks with peers side by side (not part of `make test`; minutes, not seconds).
+# The table goes to stdout, the figures to bench/results/bench.json.
 bench: $(STAMP)
-	$(PY) -m bench.assembly
+	$(PY) -m bench
+
+bench-quick: $(STAMP)
+	$(PY) -m bench --quick --out bench/results/quick.json
+
+# Five minutes of scripted runs, appends and assemblies against one sidecar: RSS and p99
+# latency at the start and at the end (not part of `make test`).
+soak: $(STAMP)
+	$(PY) -m bench.soak --minutes 5
 
 lint: $(STAMP)
 	$(PY) -m ruff check sidecar protocol tests bench

@@ -1,0 +1,1 @@
+"""Peers the benchmarks measure the sidecar against, run in the same session."""
