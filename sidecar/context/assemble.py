@@ -33,7 +33,7 @@ from sidecar.context.limits import available_input
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, iter_groups
 from sidecar.errors import InvalidRequestError
-from sidecar.jsonbytes import dumps_bytes
+from sidecar.jsonbytes import canonical
 from sidecar.store.history import HistoryView
 
 if TYPE_CHECKING:
@@ -245,13 +245,13 @@ class _Assembler:
             for depth, message in sorted(in_chat, key=lambda dm: -dm[0]):
                 transcript.insert(max(len(transcript) - depth, 0), message)
             messages = [*transcript, user_msg, *turn]
-            self.messages_json = dumps_bytes(messages)
+            self.messages_json = canonical(messages)
         else:
             messages = [*transcript, user_msg, *turn]
             self.messages_json = (
                 b"["
                 + b",".join(
-                    [g.json for g in groups if g.json] + [dumps_bytes(m) for m in (user_msg, *turn)]
+                    [g.json for g in groups if g.json] + [canonical(m) for m in (user_msg, *turn)]
                 )
                 + b"]"
             )

@@ -25,7 +25,7 @@ from typing import Any
 
 import xxhash
 
-from sidecar.jsonbytes import dumps_bytes
+from sidecar.jsonbytes import canonical
 from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
 
 __all__ = ["Group", "TranscriptRange", "iter_groups"]
@@ -56,7 +56,8 @@ class Group:
     starts_on_user_turn: bool
     interrupted: bool
     json: bytes = b""
-    """The messages serialised, comma-separated, ready to splice into a JSON array."""
+    """The messages as canonical JSON, comma-separated, ready to splice into a JSON array
+    (an RPC answer, or a snapshot whose id is the hash of its canonical JSON)."""
     ledger_id: str = ""
     """``ctx_transcript_<16 hex>`` of ``transcript:<first entry id>``."""
 
@@ -79,7 +80,7 @@ class Group:
             sum(m["tokens"] for m in messages),
             starts_on_user_turn,
             interrupted,
-            b",".join(dumps_bytes(m) for m in messages),
+            b",".join(canonical(m) for m in messages),
             f"ctx_transcript_{xxhash.xxh3_64_hexdigest(key)}",
         )
 

