@@ -1,0 +1,536 @@
+"""Soak: one real sidecar under a steady mixed load; does it drift?
+
+``python -m bench.soak [--minutes 5] [--out bench/results/soak.json]``
+
+Starts ONE ``context-sidecar serve`` (``SidecarClient.spawn``) on a fresh temporary store and,
+until the time is up, keeps it busy the way a long-lived host would:
+
+- ``--sessions`` run loops: each starts a scripted run (``run/start``: one round with a tool
+  call the host executes through ``tool/execute``, then a final text), follows its
+  ``run/event`` notifications to ``run.completed``, checks them (seq 1..n with no gap,
+  ``run.created`` first, status ``completed``) and starts the next after ``--pace`` seconds;
+  a session takes ``--runs-per-session`` runs, then the loop moves on to a new session (a host
+  opening new conversations);
+- an append loop: ``session/append`` of 5 short entries every 25 ms, on a session replaced
+  every 2,000 entries;
+- an assemble loop: ``context/assemble`` every 50 ms on one of the current sessions.
+
+Every request's latency is recorded.  Every window (15 s, or a sixth of a shorter soak) the
+sidecar's VmRSS / VmHWM / threads (``/proc/<pid>/status``), open file descriptors
+(``/proc/<pid>/fd``) and CPU time (``/proc/<pid>/stat``) are sampled, with the window's
+request latencies (p50 / p99, all requests and per method) and throughput.  At the end a
+table compares the first and the last full window (drift = last / first) and everything is
+written as JSON.  Any failed request, failed run or lost event ends the soak with an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.assembly import WORDS
+from bench.assembly import request as assemble_request
+from bench.common import machine, percentile
+from bench.store import memory_mb
+from sidecar.client import SidecarClient
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["main"]
+
+TOOLS = [
+    {
+        "name": "read_file",
+        "description": "Read a file.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+    }
+]
+SCRIPT = {
+    "rounds": [
+        {
+            "deltas": ["Reading ", "the ", "file."],
+            "toolCalls": [{"name": "read_file", "arguments": {"path": "src/app.py"}}],
+            "usage": {"inputTokens": 120, "outputTokens": 12},
+        },
+        {
+            "deltas": ["It ", "defines ", "main()."],
+            "usage": {"inputTokens": 160, "outputTokens": 6},
+        },
+    ]
+}
+APPEND_EVERY_S = 0.025
+APPEND_BATCH = 5
+APPEND_ROTATE = 2000
+ASSEMBLE_EVERY_S = 0.05
+RUN_TIMEOUT_S = 60.0
+
+
+def _log(message: str) -> None:
+    sys.stderr.write(f"[bench.soak] {message}\n")
+    sys.stderr.flush()
+
+
+class SoakError(RuntimeError):
+    """A request, a run or an event went wrong: the soak is not valid."""
+
+
+@dataclass(slots=True)
+class _Run:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(slots=True)
+class Totals:
+    runs_completed: int = 0
+    tool_calls: int = 0
+    events: int = 0
+    entries_appended: int = 0
+    sessions_created: int = 0
+    assembles: int = 0
+
+
+class Soak:
+    def __init__(self, client: SidecarClient, pace: float, runs_per_session: int) -> None:
+        self.client = client
+        self.pace = pace
+        self.runs_per_session = runs_per_session
+        self.samples: list[tuple[float, str, float]] = []  # (finished at, method, ms)
+        self.totals = Totals()
+        self.window_runs = 0
+        self.window_events = 0
+        self.current: dict[str, str] = {}  # loop name -> its current session
+        self._runs: dict[str, _Run] = {}
+        self.stop = asyncio.Event()
+        self.failure: SoakError | None = None
+        client.on_notification(self._notified)
+        client.on_request("tool/execute", self._execute)
+
+    # --- the host side -----------------------------------------------------------------------
+
+    def _notified(self, method: str, params: Any) -> None:
+        if method == "run/lagged":  # live events were dropped: the run checks would fail
+            self.failure = SoakError(f"the sidecar says the client lagged: {params}")
+            self.stop.set()
+            return
+        if method != "run/event":
+            return
+        self.totals.events += 1
+        self.window_events += 1
+        run = self._runs.setdefault(params["runId"], _Run())
+        run.events.append(params)
+        if params["type"] == "run.completed":
+            run.done.set()
+
+    async def _execute(self, params: Any) -> Any:
+        self.totals.tool_calls += 1
+        path = params["arguments"]["path"]
+        return {"content": [{"type": "text", "text": f"def main() -> None: ...  # {path}"}]}
+
+    async def request(self, method: str, params: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            result = await self.client.request(method, params)
+        except Exception as exc:
+            raise SoakError(f"{method} failed: {exc}") from exc
+        now = time.perf_counter()
+        self.samples.append((now, method, (now - started) * 1000))
+        return result
+
+    async def new_session(self, loop: str) -> str:
+        created = await self.request("session/create", {"title": f"soak {loop}"})
+        self.totals.sessions_created += 1
+        session_id = str(created["sessionId"])
+        self.current[loop] = session_id
+        return session_id
+
+    # --- the loops ---------------------------------------------------------------------------
+
+    async def run_loop(self, name: str) -> None:
+        session_id = await self.new_session(name)
+        done_here = 0
+        while not self.stop.is_set():
+            if done_here == self.runs_per_session:
+                session_id = await self.new_session(name)
+                done_here = 0
+            started = time.perf_counter()
+            answer = await self.request(
+                "run/start",
+                {
+                    "sessionId": session_id,
+                    "userTurn": [{"type": "text", "text": f"Read src/app.py ({done_here})"}],
+                    "tools": TOOLS,
+                    "script": SCRIPT,
+                },
+            )
+            run_id = str(answer["runId"])
+            run = self._runs.setdefault(run_id, _Run())
+            try:
+                await asyncio.wait_for(run.done.wait(), RUN_TIMEOUT_S)
+            except TimeoutError:
+                raise SoakError(f"run {run_id} did not complete in {RUN_TIMEOUT_S} s") from None
+            finished = time.perf_counter()
+            self.samples.append((finished, "run (start -> completed)", (finished - started) * 1000))
+            _check_run(run_id, self._runs.pop(run_id).events)
+            self.totals.runs_completed += 1
+            self.window_runs += 1
+            done_here += 1
+            if self.pace:
+                await asyncio.sleep(self.pace)
+
+    async def append_loop(self) -> None:
+        session_id = await self.new_session("append")
+        head = 0
+        n = 0
+        while not self.stop.is_set():
+            if head >= APPEND_ROTATE:
+                session_id = await self.new_session("append")
+                head = 0
+            entries = []
+            for _ in range(APPEND_BATCH):
+                n += 1
+                role = "user" if n % 2 else "assistant"
+                text = f"note {n}: " + " ".join(random.choice(WORDS) for _ in range(24))
+                entries.append(
+                    {"kind": "message", "role": role, "content": [{"type": "text", "text": text}]}
+                )
+            answer = await self.request(
+                "session/append", {"sessionId": session_id, "entries": entries}
+            )
+            head += len(entries)
+            if answer["headSeq"] != head:
+                raise SoakError(f"session/append: head {answer['headSeq']}, expected {head}")
+            self.totals.entries_appended += len(entries)
+            await asyncio.sleep(APPEND_EVERY_S)
+
+    async def assemble_loop(self) -> None:
+        while not self.stop.is_set():
+            if self.current:
+                session_id = random.choice(list(self.current.values()))
+                answer = await self.request("context/assemble", assemble_request(session_id))
+                if not answer.get("messages"):
+                    raise SoakError("context/assemble answered no messages")
+                self.totals.assembles += 1
+            await asyncio.sleep(ASSEMBLE_EVERY_S)
+
+
+def _check_run(run_id: str, events: list[dict[str, Any]]) -> None:
+    seqs = [e["seq"] for e in events]
+    if seqs != list(range(1, len(events) + 1)):
+        raise SoakError(f"run {run_id}: events out of order or lost: {seqs}")
+    types = [e["type"] for e in events]
+    if types[0] != "run.created" or types.count("run.completed") != 1:
+        raise SoakError(f"run {run_id}: bad event sequence {types}")
+    status = events[-1]["payload"].get("status")
+    if status != "completed":
+        raise SoakError(f"run {run_id} ended {status}: {events[-1]['payload']}")
+    if "tool.resultStored" not in types:
+        raise SoakError(f"run {run_id}: the tool result was never stored ({types})")
+    text = "".join(e["payload"]["text"] for e in events if e["type"] == "model.delta")
+    if not text.endswith("It defines main()."):
+        raise SoakError(f"run {run_id}: unexpected model text {text!r}")
+
+
+# --- sampling --------------------------------------------------------------------------------
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+
+def _threads(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _stats(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"n": 0, "p50_ms": None, "p99_ms": None}
+    return {"n": len(values), "p50_ms": percentile(values, 50), "p99_ms": percentile(values, 99)}
+
+
+@dataclass(slots=True)
+class Sampler:
+    soak: Soak
+    pid: int
+    root: Path
+    start: float
+    last_time: float = 0.0
+    last_cpu: float = 0.0
+    taken: int = 0
+    windows: list[dict[str, Any]] = field(default_factory=list)
+
+    def sample(self, now: float, *, warmup: bool = False) -> dict[str, Any]:
+        """Close the window ending ``now``; a warm-up window is returned, not kept."""
+        soak = self.soak
+        window = [s for s in soak.samples[self.taken :] if s[0] <= now]
+        self.taken += len(window)
+        span = now - self.last_time
+        cpu = _cpu_seconds(self.pid)
+        memory = memory_mb(self.pid)
+        by_method: dict[str, list[float]] = {}
+        for _, method, ms in window:
+            by_method.setdefault(method, []).append(ms)
+        requests = [ms for _, method, ms in window if not method.startswith("run (")]
+        data: dict[str, Any] = {
+            "index": -1 if warmup else len(self.windows),
+            "from_s": round(self.last_time - self.start, 3),
+            "to_s": round(now - self.start, 3),
+            "rss_mb": memory["VmRSS"],
+            "hwm_mb": memory["VmHWM"],
+            "fds": len(os.listdir(f"/proc/{self.pid}/fd")),
+            "threads": _threads(self.pid),
+            "cpu_pct": 100 * (cpu - self.last_cpu) / span if span > 0 else 0.0,
+            "requests": len(requests),
+            "requests_per_s": len(requests) / span if span > 0 else 0.0,
+            "runs": soak.window_runs,
+            "runs_per_s": soak.window_runs / span if span > 0 else 0.0,
+            "events_per_s": soak.window_events / span if span > 0 else 0.0,
+            "all_requests": _stats(requests),
+            "methods": {m: _stats(v) for m, v in sorted(by_method.items())},
+            "store_mb": _tree_mb(self.root),
+            "totals": {
+                "runs_completed": soak.totals.runs_completed,
+                "sessions_created": soak.totals.sessions_created,
+                "entries_appended": soak.totals.entries_appended,
+            },
+        }
+        soak.window_runs = 0
+        soak.window_events = 0
+        self.last_time, self.last_cpu = now, cpu
+        if not warmup:
+            self.windows.append(data)
+        p = data["all_requests"]
+        label = "warm-up" if warmup else f"window {data['index']}"
+        _log(
+            f"{label} [{data['from_s']:.0f}-{data['to_s']:.0f} s] "
+            f"rss {data['rss_mb']:.1f} MB, fds {data['fds']}, cpu {data['cpu_pct']:.0f}%, "
+            f"{data['requests_per_s']:.0f} req/s, {data['runs_per_s']:.1f} runs/s, "
+            f"p50 {_ms(p['p50_ms'])}, p99 {_ms(p['p99_ms'])}"
+        )
+        return data
+
+
+def _tree_mb(root: Path) -> float:
+    total = 0
+    for path, _dirs, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.stat(os.path.join(path, name)).st_size
+    return total / 1e6
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f} ms"
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+REPORTED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
+    ("resident memory (VmRSS)", lambda w: w["rss_mb"], "MB"),
+    ("high-water mark (VmHWM)", lambda w: w["hwm_mb"], "MB"),
+    ("open file descriptors", lambda w: w["fds"], ""),
+    ("sidecar CPU", lambda w: w["cpu_pct"], "%"),
+    ("throughput, requests", lambda w: w["requests_per_s"], "req/s"),
+    ("throughput, runs", lambda w: w["runs_per_s"], "runs/s"),
+    ("run/event notifications", lambda w: w["events_per_s"], "events/s"),
+    ("p50, all requests", lambda w: w["all_requests"]["p50_ms"], "ms"),
+    ("p99, all requests", lambda w: w["all_requests"]["p99_ms"], "ms"),
+]
+METHODS = ["session/append", "context/assemble", "run/start", "run (start -> completed)"]
+
+
+def summary(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    first, last = windows[0], windows[-1]
+    rows: list[tuple[str, Any, Any, str]] = [
+        (name, get(first), get(last), unit) for name, get, unit in REPORTED
+    ]
+    for method in METHODS:
+        for key in ("p50_ms", "p99_ms"):
+            a = first["methods"].get(method, {}).get(key)
+            b = last["methods"].get(method, {}).get(key)
+            rows.append((f"{key[:3]} {method}", a, b, "ms"))
+    out = []
+    for name, a, b, unit in rows:
+        drift = b / a if isinstance(a, int | float) and isinstance(b, int | float) and a else None
+        out.append({"what": name, "first": a, "last": b, "unit": unit, "drift": drift})
+    return out
+
+
+def render(rows: list[dict[str, Any]], first: dict[str, Any], last: dict[str, Any]) -> str:
+    def fmt(value: Any, unit: str) -> str:
+        if value is None:
+            return "—"
+        if isinstance(value, int):
+            return f"{value:,} {unit}".rstrip()
+        text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
+        return f"{text} {unit}".rstrip()
+
+    lines = [
+        f"| what | first window ({first['from_s']:.0f}-{first['to_s']:.0f} s) "
+        f"| last window ({last['from_s']:.0f}-{last['to_s']:.0f} s) | drift (last/first) |",
+        "|---|---:|---:|---:|",
+    ]
+    for row in rows:
+        drift = f"{row['drift']:.2f}x" if row["drift"] is not None else "—"
+        lines.append(
+            f"| {row['what']} | {fmt(row['first'], row['unit'])} "
+            f"| {fmt(row['last'], row['unit'])} | {drift} |"
+        )
+    return "\n".join(lines)
+
+
+# --- main ------------------------------------------------------------------------------------
+
+
+async def soak(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    duration = args.minutes * 60
+    window = args.window or max(1.0, min(15.0, duration / 6))
+    warmup = args.warmup if args.warmup is not None else min(10.0, window)
+    client = await SidecarClient.spawn(store=root)
+    pid = client.process.pid
+    s = Soak(client, args.pace, args.runs_per_session)
+    start = time.perf_counter()
+    sampler = Sampler(s, pid, root, start, last_time=start, last_cpu=_cpu_seconds(pid))
+    _log(
+        f"sidecar pid {pid}, store {root}: {warmup:.0f} s warm-up, then {duration:.0f} s"
+        f" in windows of {window:.1f} s"
+    )
+    loops = [asyncio.create_task(s.run_loop(f"runs-{i}")) for i in range(args.sessions)]
+    loops += [asyncio.create_task(s.append_loop()), asyncio.create_task(s.assemble_loop())]
+    # the window boundaries: the end of the warm-up, then every ``window`` seconds
+    ends = [start + warmup] if warmup > 0 else []
+    ends += [start + warmup + k * window for k in range(1, int(duration / window + 1e-9) + 1)]
+    warmup_window: dict[str, Any] | None = None
+    failure: BaseException | None = None
+    try:
+        for index, due in enumerate(ends):
+            done, _ = await asyncio.wait(loops, timeout=max(0.0, due - time.perf_counter()))
+            for task in done:
+                failure = task.exception() or SoakError("a load loop ended early")
+            if s.failure is not None:
+                failure = s.failure
+            if failure is not None:
+                break
+            if warmup > 0 and index == 0:
+                warmup_window = sampler.sample(time.perf_counter(), warmup=True)
+            else:
+                sampler.sample(time.perf_counter())
+    finally:
+        s.stop.set()
+        finished, _ = await asyncio.wait(loops, timeout=RUN_TIMEOUT_S)
+        for task in loops:
+            if task not in finished:
+                task.cancel()
+            elif failure is None and task.exception() is not None:
+                failure = task.exception()
+        code = await client.close()
+    if failure is not None:
+        raise SoakError(f"the soak failed: {failure}") from failure
+    if code != 0:
+        raise SoakError(f"the sidecar exited with {code}")
+    if len(sampler.windows) < 2:
+        raise SoakError("fewer than two windows: run longer or use a shorter --window")
+    if s.totals.runs_completed == 0:
+        raise SoakError("no run completed")
+    if s.totals.tool_calls < s.totals.runs_completed:
+        raise SoakError(
+            f"{s.totals.tool_calls} tool calls for {s.totals.runs_completed} completed runs"
+        )
+    all_ms = [ms for _, method, ms in s.samples if not method.startswith("run (")]
+    return {
+        "machine": machine(),
+        "options": {
+            "minutes": args.minutes,
+            "warmup_s": warmup,
+            "window_s": window,
+            "sessions": args.sessions,
+            "pace_s": args.pace,
+            "runs_per_session": args.runs_per_session,
+        },
+        "elapsed_s": time.perf_counter() - start,
+        "totals": {
+            "runs_completed": s.totals.runs_completed,
+            "tool_calls": s.totals.tool_calls,
+            "events": s.totals.events,
+            "entries_appended": s.totals.entries_appended,
+            "sessions_created": s.totals.sessions_created,
+            "assembles": s.totals.assembles,
+            "requests": len(all_ms),
+            "request_p50_ms": percentile(all_ms, 50),
+            "request_p99_ms": percentile(all_ms, 99),
+            "request_mean_ms": statistics.fmean(all_ms),
+        },
+        "summary": summary(sampler.windows),
+        "warmup": warmup_window,
+        "windows": sampler.windows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.soak", description="one real sidecar under a steady mixed load"
+    )
+    parser.add_argument("--minutes", type=float, default=5.0)
+    parser.add_argument("--out", type=Path, default=Path("bench/results/soak.json"))
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=0.0,
+        help="seconds (default: 15, or a sixth of a shorter soak)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=None,
+        help="seconds of load before the first window (default: one window, at most 10 s)",
+    )
+    parser.add_argument("--sessions", type=int, default=3, help="concurrent run loops")
+    parser.add_argument("--pace", type=float, default=0.05, help="seconds between runs")
+    parser.add_argument("--runs-per-session", type=int, default=25)
+    args = parser.parse_args(argv)
+    if args.minutes <= 0 or args.sessions < 1 or args.runs_per_session < 1:
+        parser.error("--minutes, --sessions and --runs-per-session must be positive")
+    with tempfile.TemporaryDirectory(prefix="cs-soak-") as tmp:
+        try:
+            result = asyncio.run(soak(args, Path(tmp)))
+        except SoakError as exc:
+            _log(f"FAILED: {exc}")
+            return 1
+    first, last = result["windows"][0], result["windows"][-1]
+    totals = result["totals"]
+    sys.stdout.write(render(result["summary"], first, last) + "\n")
+    sys.stdout.write(
+        f"\n{totals['runs_completed']:,} runs completed ({totals['tool_calls']:,} tool calls,"
+        f" {totals['events']:,} events), {totals['entries_appended']:,} entries appended,"
+        f" {totals['assembles']:,} assembles, {totals['sessions_created']:,} sessions;"
+        f" {totals['requests']:,} requests, p50 {totals['request_p50_ms']:.2f} ms,"
+        f" p99 {totals['request_p99_ms']:.2f} ms over {result['elapsed_s']:.0f} s\n"
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    _log(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
