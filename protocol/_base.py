@@ -17,6 +17,8 @@ from pydantic.alias_generators import to_camel
 __all__ = [
     "JsonObject",
     "NonEmptyStr",
+    "NonEmptyPath",
+    "PathStr",
     "SeqNumber",
     "Timestamp",
     "WireModel",
@@ -33,6 +35,10 @@ SeqNumber = Annotated[int, Field(ge=0)]
 #: ISO-8601 UTC timestamp with millisecond precision, e.g. ``2026-11-30T12:00:00.000Z``.
 Timestamp = Annotated[str, Field(min_length=1, max_length=40)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
+#: A filesystem path or path-like locator.  No file name contains a NUL byte, and the OS
+#: refuses one, so it is rejected here, at the edge, instead of failing deep in a handler.
+PathStr = Annotated[str, Field(pattern=r"^[^\x00]*$")]
+NonEmptyPath = Annotated[str, Field(min_length=1, pattern=r"^[^\x00]*$")]
 
 
 class WireModel(BaseModel):

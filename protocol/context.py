@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from protocol._base import JsonObject, NonEmptyStr, SeqNumber, WireModel
+from protocol._base import JsonObject, NonEmptyStr, PathStr, SeqNumber, WireModel
 from protocol.entries import ContentPart, EntryRef, ItemRef
 
 __all__ = [
@@ -127,9 +127,9 @@ class SkillInfo(WireModel):
 
 class ContextSourcesParams(WireModel):
     session_id: NonEmptyStr
-    cwd: str | None = None
+    cwd: PathStr | None = None
     """Absolute directory inside a workspace root; default: the session's primary root."""
-    mentioned_paths: list[str] = Field(default_factory=list)
+    mentioned_paths: list[PathStr] = Field(default_factory=list)
     """Workspace-relative paths the turn mentions; nested instruction files apply to them."""
 
 
@@ -262,8 +262,8 @@ class ContextAssembleParams(WireModel):
     profile: PromptProfile = Field(default_factory=PromptProfile)
     tools: list[ToolDefinition] = Field(default_factory=list)
     sources: list[HostSource] = Field(default_factory=list)
-    cwd: str | None = None
-    mentioned_paths: list[str] = Field(default_factory=list)
+    cwd: PathStr | None = None
+    mentioned_paths: list[PathStr] = Field(default_factory=list)
     lower_to: LowerTarget | None = None
     """Also return the provider request body."""
     reuse_instructions: dict[str, str] = Field(default_factory=dict)

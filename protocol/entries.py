@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from protocol._base import JsonObject, NonEmptyStr, SeqNumber, Timestamp, WireModel
+from protocol._base import JsonObject, NonEmptyStr, PathStr, SeqNumber, Timestamp, WireModel
 
 __all__ = [
     "CompactionEntry",
@@ -115,7 +115,7 @@ class ItemRef(WireModel):
     """
 
     kind: Literal["file", "instruction", "skill", "range", "item"]
-    locator: str | None = None
+    locator: PathStr | None = None
     from_seq: SeqNumber | None = None
     through_seq: SeqNumber | None = None
     item_id: str | None = None

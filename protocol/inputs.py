@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from protocol._base import JsonObject, NonEmptyStr, SeqNumber, WireModel
+from protocol._base import JsonObject, NonEmptyPath, NonEmptyStr, PathStr, SeqNumber, WireModel
 from protocol.context import Diagnostic, HostSource, SkillInfo, ToolDefinition
 from protocol.entries import ContentPart
 
@@ -39,8 +39,11 @@ __all__ = [
 
 ItemKind = Literal["file", "url", "snippet", "command", "image", "other"]
 #: Parameter names that would carry a credential: refused in connections and presets, and
-#: redacted from traces.
-SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|passwd|authorization|bearer)", re.I)
+#: redacted from traces.  ``connectionRef`` is one too: a key pasted there instead of
+#: ``env:NAME`` is refused, and the trace (written before validation) must not keep it.
+SECRET_KEY = re.compile(
+    r"(api[_-]?key|secret|token|password|passwd|authorization|bearer|connection[_-]?ref)", re.I
+)
 
 
 class ContextItem(WireModel):
@@ -61,7 +64,7 @@ class ContextItemInput(WireModel):
     content."""
 
     kind: ItemKind
-    path: NonEmptyStr
+    path: NonEmptyPath
     content: str | None = None
     """Text content (url, snippet, command output, other; optional for files)."""
     data_base64: str | None = None
@@ -188,8 +191,8 @@ class InputFreezeParams(WireModel):
     variables: Variables = Field(default_factory=Variables)
     model_connection: ModelConnection | None = None
     tools: list[ToolDefinition] = Field(default_factory=list)
-    cwd: str | None = None
-    mentioned_paths: list[str] = Field(default_factory=list)
+    cwd: PathStr | None = None
+    mentioned_paths: list[PathStr] = Field(default_factory=list)
     clock: Clock | None = None
     """Default: now (UTC), to the minute."""
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from protocol._base import JsonObject, NonEmptyStr, SeqNumber, Timestamp, WireModel
+from protocol._base import (
+    JsonObject,
+    NonEmptyPath,
+    NonEmptyStr,
+    SeqNumber,
+    Timestamp,
+    WireModel,
+)
 from protocol.entries import Entry, EntryInput, EntryRef
 from protocol.limits import MAX_APPEND_ENTRIES, MAX_LIST_LIMIT, MAX_READ_LIMIT
 
@@ -48,7 +55,7 @@ class Session(WireModel):
 
 class SessionCreateParams(WireModel):
     title: str = Field(default="", max_length=500)
-    workspace_roots: list[NonEmptyStr] = Field(default_factory=list)
+    workspace_roots: list[NonEmptyPath] = Field(default_factory=list)
     """Absolute paths; relative paths are rejected."""
     profile_id: str | None = None
     meta: JsonObject | None = None

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "34b8cc500c2a19b20b6e76550c6f868f" as const;
+export const SCHEMA_HASH = "a812624bd8ff8374b627b043807d9799" as const;
 
 export interface ApprovalRequestParams {
   runId: string;

@@ -17,6 +17,7 @@ previous live assembly (for the per-turn diff) and host sources registered for t
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -202,14 +203,18 @@ class ContextService:
         skills = discover_skills(roots, self.home)
         diagnostics += [dump_wire(d) for d in skills.diagnostics]
         activated = []
+        blob_chars = 40 if self.store.blobs.object_format == "sha1" else 64
         for name, record in sorted(controls.activated.items()):
+            # ``hash`` is the activated text's blob id.  An entry a client appended without
+            # one carries the store's own content hash (xxh3, 32 hex digits) under that key:
+            # it names no text, so the skill is left out instead of failing every assembly.
             blob = record.get("hash")
-            if blob:
+            if isinstance(blob, str) and len(blob) == blob_chars:
                 activated.append(SkillSnapshot(name=name, blob=blob))
 
         pinned = self._pinned_files(controls.pinned, root, material, diagnostics)
         attachments = [capture_item(a, roots, material) for a in params.attachments]
-        overrides = self._workspace_fragments(root)
+        overrides = self._workspace_fragments(root, diagnostics)
         frozen = FrozenInput(
             session_id=params.session_id,
             through_seq=view.head,
@@ -240,14 +245,29 @@ class ContextService:
         memory.instruction_hashes = {f.info.path: f.info.hash for f in current.files}
         return dump_wire(diff)
 
-    def _workspace_fragments(self, root: Path | None) -> dict[str, str]:
+    def _workspace_fragments(
+        self, root: Path | None, diagnostics: list[dict[str, Any]]
+    ) -> dict[str, str]:
         if root is None:
             return {}
         out: dict[str, str] = {}
         real_root = real_path(root)
         for fragment_id in FRAGMENT_IDS:
-            path = real_path(root / WORKSPACE_DIR / f"{fragment_id}.md")
-            if not is_within(path, real_root) or not path.is_file():
+            written = root / WORKSPACE_DIR / f"{fragment_id}.md"
+            path = real_path(written)
+            if not is_within(path, real_root):
+                if os.path.lexists(written):
+                    diagnostics.append(
+                        {
+                            "severity": "error",
+                            "code": ErrorCode.PATH_OUTSIDE_WORKSPACE,
+                            "path": f"{WORKSPACE_DIR}/{fragment_id}.md",
+                            "message": "fragment override resolves outside the workspace; "
+                            "refused, not read",
+                        }
+                    )
+                continue
+            if not path.is_file():
                 continue
             try:
                 out[fragment_id] = read_capped_text(path, 64 * 1024).text.strip()

@@ -1058,7 +1058,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "34b8cc500c2a19b20b6e76550c6f868f",
+  SCHEMA_HASH = "a812624bd8ff8374b627b043807d9799",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

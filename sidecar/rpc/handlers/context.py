@@ -37,6 +37,7 @@ from protocol.errors import ErrorCode
 from sidecar.context.skills import activate_skill, discover_skills
 from sidecar.errors import NotFoundError
 from sidecar.jsonbytes import RawJSON
+from sidecar.rpc.handlers._writer import require_writer
 from sidecar.rpc.router import route
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ async def skills_list(state: SidecarState, p: SkillsListParams) -> SkillsListRes
 
 
 async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> SkillsActivateResult:
+    require_writer(state.store)  # before the activated text goes into the blob store
     session = state.store.sessions.get(p.session_id)
     roots = [Path(r) for r in session.workspace_roots]
     scan = await anyio.to_thread.run_sync(discover_skills, roots, state.context.home)
@@ -143,6 +145,7 @@ async def register_source(state: SidecarState, p: RegisterSourceParams) -> Sourc
 
 
 async def unregister_source(state: SidecarState, p: HostSourceRef) -> SourceRegistration:
+    state.store.sessions.get(p.session_id)  # must exist (no memory for made-up ids)
     memory = state.context.memory(p.session_id)
     memory.host_sources.pop(p.id, None)
     return SourceRegistration(session_id=p.session_id, ids=sorted(memory.host_sources))

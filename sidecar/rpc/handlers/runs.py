@@ -17,6 +17,7 @@ from protocol.runs import (
     RunSubscribeResult,
     RunUnsubscribeParams,
 )
+from sidecar.rpc.handlers._writer import require_writer
 from sidecar.rpc.router import route
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def _run(record: dict[str, Any]) -> Run:
 
 
 async def start(state: SidecarState, p: RunStartParams) -> RunStartResult:
+    require_writer(state.store)  # before the input's blobs and the run journal are written
     return RunStartResult.model_validate(await state.runs.start(p), by_alias=True)
 
 
@@ -59,6 +61,7 @@ async def cancel(state: SidecarState, p: RunGetParams) -> Run:
 
 
 async def resume(state: SidecarState, p: RunResumeParams) -> RunStartResult:
+    require_writer(state.store)
     return RunStartResult.model_validate(await state.runs.resume(p), by_alias=True)
 
 
