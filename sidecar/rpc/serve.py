@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
 from sidecar.rpc.handshake import answer_initialize_early, preload_server
+from sidecar.store.lock import StoreLock
 
 __all__ = ["ServeOptions", "serve_stdio"]
 
@@ -45,17 +46,22 @@ def serve_stdio(options: ServeOptions) -> int:
     """Serve JSON-RPC on stdin/stdout until EOF, ``exit`` or the client's death."""
     out_fd = _take_stdout()
     preload_server(SERVER_MODULE)
+    # Take the writer lock before answering: a host that starts a second sidecar once the
+    # first has answered ``initialize`` must find the first one the writer.
+    root = options.store.expanduser().resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    lock = StoreLock(root / "store.lock")
+    lock.try_acquire()
     early = answer_initialize_early(
         in_fd=0,
         out_fd=out_fd,
-        # what ``Store`` will report as its root
-        store_path=str(options.store.expanduser().resolve()),
+        store_path=str(root),  # what ``Store`` reports as its root
         max_message_bytes=options.max_message_bytes,
     )
     import anyio
 
     from sidecar.rpc.server import serve
 
-    code = anyio.run(serve, options, early, 0, out_fd, backend="asyncio")
+    code = anyio.run(serve, options, early, lock, 0, out_fd, backend="asyncio")
     logger.info("exiting with code %d", code)
     return code

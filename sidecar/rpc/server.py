@@ -31,6 +31,7 @@ from sidecar.store import Store
 if TYPE_CHECKING:
     from sidecar.rpc.handshake import EarlyStart
     from sidecar.rpc.serve import ServeOptions
+    from sidecar.store.lock import StoreLock
 
 __all__ = ["build_server", "serve"]
 
@@ -61,8 +62,10 @@ def build_server(state: SidecarState) -> LanguageServer:
     return server
 
 
-async def serve(options: ServeOptions, early: EarlyStart | None, in_fd: int, out_fd: int) -> int:
-    store = Store(options.store)
+async def serve(
+    options: ServeOptions, early: EarlyStart | None, lock: StoreLock | None, in_fd: int, out_fd: int
+) -> int:
+    store = Store(options.store, lock=lock)
     if not store.writable:
         logger.warning(
             "store %s is locked by pid %s: serving reads only until it is free",

@@ -222,3 +222,17 @@ async def test_an_initialize_the_early_check_refuses_is_left_to_the_server(
         await client.request("initialize", {"processId": "nope", "capabilities": {}})
     assert err.value.code == -32602
     assert (await client.initialize())["serverInfo"]["name"] == "context-sidecar"
+
+
+async def test_the_first_sidecar_to_answer_initialize_is_the_writer(
+    sidecars: SidecarFactory,
+) -> None:
+    """``initialize`` is answered before the server loads; the lock must already be taken
+    then, or a second sidecar started right after could become the writer."""
+    for _ in range(3):
+        first = await sidecars.start()
+        second = await sidecars.start()
+        assert (await first.request("server/info", {}))["storeWritable"] is True
+        assert (await second.request("server/info", {}))["storeWritable"] is False
+        await second.close()
+        await first.close()
