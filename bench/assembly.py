@@ -205,7 +205,7 @@ def bench_rpc(root: Path, session_id: str, runs: int) -> dict[str, float]:
 
     async def main() -> dict[str, float]:
         client = await SidecarClient.spawn(store=root)
-        profile = request(session_id)["profile"]
+        profile = {"assembly": request(session_id)["profile"]}
         try:
             live = request(session_id)
             await client.request("context/assemble", live)

@@ -29,7 +29,7 @@ from protocol.snapshots import (
     StoreGcParams,
     StoreGcResult,
 )
-from sidecar.context.assemble import assemble
+from sidecar.context.assemble import assemble_with_json
 from sidecar.errors import NotFoundError
 from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import resolve
@@ -98,7 +98,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
             components=effective.components,
             parameters=effective.parameters,
         )
-        result = assemble(built.inputs)
+        result, messages_json = assemble_with_json(built.inputs)
         snapshot = {
             **result,
             "inputId": p.input_id,
@@ -109,7 +109,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
             "unknownMacros": built.unknown_macros,
             "items": [dump_wire(i) for i in (*frozen.attachments, *frozen.pinned_files)],
         }
-        snapshot_id = store_snapshot(state.store.blobs, snapshot)
+        snapshot_id = store_snapshot(state.store.blobs, snapshot, messages_json=messages_json)
         snapshot["snapshotId"] = snapshot_id
         index = state.store.sessions.snapshots(p.session_id)
         previous = index[-1]["snapshotId"] if index else None
