@@ -41,8 +41,13 @@ ItemKind = Literal["file", "url", "snippet", "command", "image", "other"]
 #: Parameter names that would carry a credential: refused in connections and presets, and
 #: redacted from traces.  ``connectionRef`` is one too: a key pasted there instead of
 #: ``env:NAME`` is refused, and the trace (written before validation) must not keep it.
+#: ``token`` alone, or as in ``access_token``/``authToken``; not ``max_tokens``,
+#: ``maxOutputTokens``, ``budget_tokens``, ``tokenizer`` or ``token_count``, which are
+#: generation parameters, not credentials.
 SECRET_KEY = re.compile(
-    r"(api[_-]?key|secret|token|password|passwd|authorization|bearer|connection[_-]?ref)", re.I
+    r"(api[_-]?key|secret|password|passwd|authorization|bearer|connection[_-]?ref"
+    r"|token(?!s|iz|_?count|_?limit|_?budget))",
+    re.I,
 )
 
 
