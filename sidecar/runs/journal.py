@@ -10,13 +10,16 @@ repaired on open like any JSONL file of the store.
 
 A run that was not finished when its sidecar died is marked ``failed`` with
 ``agent.interrupted`` (retryable, user-retryable) when the store is next opened for writing;
-its journal stays intact and gets the run's one terminal event.
+its journal stays intact and gets the run's one terminal event.  A run that died after its
+terminal event was journaled but before its record was rewritten is finished: its record is
+brought up to date from the journal.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import ErrorCode
@@ -91,12 +94,21 @@ class RunJournal:
 
 
 class RunStore:
-    """All runs under ``<store>/runs``."""
+    """All runs under ``<store>/runs``.
+
+    Active runs keep their journal open (``_open``); a finished run's journal is closed by
+    :meth:`finish` and kept, read-only, among the few most recent ones (``_recent``) for the
+    replays that follow a run's end; older ones are read from disk again when asked for.  A
+    long-lived sidecar thus holds a file descriptor and the events of its active runs only."""
+
+    #: Finished journals kept in memory (their events, no file descriptor).
+    RECENT = 32
 
     def __init__(self, root: Path) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self._open: dict[str, RunJournal] = {}
+        self._recent: OrderedDict[str, RunJournal] = OrderedDict()
 
     def create(self, record: dict[str, Any]) -> RunJournal:
         directory = self.root / record["runId"]
@@ -106,9 +118,29 @@ class RunStore:
         self._open[journal.run_id] = journal
         return journal
 
+    def finish(self, journal: RunJournal) -> None:
+        """The run ended and its journal is synced: close it, keep it among the recent."""
+        journal.close()
+        self._open.pop(journal.run_id, None)
+        self._remember(journal)
+
+    def _remember(self, journal: RunJournal) -> None:
+        self._recent[journal.run_id] = journal
+        self._recent.move_to_end(journal.run_id)
+        while len(self._recent) > self.RECENT:
+            self._recent.popitem(last=False)
+
+    @property
+    def open_journals(self) -> int:
+        return len(self._open)
+
     def get(self, run_id: str) -> RunJournal:
         journal = self._open.get(run_id)
         if journal is not None:
+            return journal
+        journal = self._recent.get(run_id)
+        if journal is not None:
+            self._recent.move_to_end(run_id)
             return journal
         directory = self.root / run_id
         if not run_id.startswith("run_") or not run_id[4:].isalnum():
@@ -120,7 +152,10 @@ class RunStore:
         _log, loaded = AppendLog.open(directory / "events.jsonl", writable=False)
         journal = RunJournal(directory, record, loaded.lines)
         record["headSeq"] = journal.head
-        self._open[run_id] = journal
+        if record.get("status") in TERMINAL:
+            self._remember(journal)
+        else:  # unfinished: recovery (or a resume) appends to it
+            self._open[run_id] = journal
         return journal
 
     @staticmethod
@@ -131,7 +166,7 @@ class RunStore:
 
     def _record(self, run_id: str) -> dict[str, Any] | None:
         """A run's state from ``run.json`` alone (no journal read), or None if unreadable."""
-        journal = self._open.get(run_id)
+        journal = self._open.get(run_id) or self._recent.get(run_id)
         if journal is not None:
             return journal.record
         try:
@@ -153,7 +188,14 @@ class RunStore:
         return out
 
     def recover_interrupted(self) -> list[str]:
-        """Mark runs left unfinished by a dead process as failed (``agent.interrupted``)."""
+        """Settle the runs a dead process left unfinished in ``run.json``.
+
+        A run whose journal already ends with ``run.completed`` did finish: the process died
+        between writing that event and rewriting the record, so the record takes the
+        journal's word (appending a second terminal event would break "one terminal event
+        per journal").  Any other run is marked failed (``agent.interrupted``) by its terminal
+        event.  Either way the usage totals are recounted from the journal, which may be
+        ahead of the record's last rewrite."""
         recovered = []
         for name in sorted(os.listdir(self.root)):
             record = self._record(name)
@@ -163,15 +205,34 @@ class RunStore:
                 journal = self.get(name)
             except NotFoundError:
                 continue
-            failure = {
-                "code": ErrorCode.RUN_INTERRUPTED,
-                "message": "the sidecar stopped while this run was active; run/resume continues it",
-                "retryable": True,
-                "userRetryable": True,
-            }
-            journal.record.update(status="failed", failure=failure)
-            journal.append("run.completed", {"status": "failed", "failure": failure})
+            events = journal.events_after(0)
+            journal.record["usage"] = _usage(events)
+            if events and events[-1]["type"] == "run.completed":
+                ended = events[-1]["payload"]
+                journal.record["status"] = ended["status"]
+                if "failure" in ended:
+                    journal.record["failure"] = ended["failure"]
+            else:
+                failure = {
+                    "code": ErrorCode.RUN_INTERRUPTED,
+                    "message": "the sidecar stopped while this run was active; "
+                    "run/resume continues it",
+                    "retryable": True,
+                    "userRetryable": True,
+                }
+                journal.record.update(status="failed", failure=failure)
+                journal.append("run.completed", {"status": "failed", "failure": failure})
+                recovered.append(name)
             journal.sync()
-            journal.close()
-            recovered.append(name)
+            self.finish(journal)
         return recovered
+
+
+def _usage(events: list[dict[str, Any]]) -> dict[str, int]:
+    """Token totals of a run: the sum of its ``model.completed`` usages (sub-agents' too)."""
+    totals: dict[str, int] = {}
+    for event in events:
+        if event["type"] == "model.completed":
+            for key, value in event["payload"].get("usage", {}).items():
+                totals[key] = totals.get(key, 0) + int(value)
+    return totals

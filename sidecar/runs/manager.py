@@ -398,6 +398,7 @@ class RunManager:
             payload["failure"] = journal.record["failure"]
         self.emit(journal, "run.completed", payload)
         journal.sync()
+        self.runs.finish(journal)
         self._subscribed.discard(journal.run_id)
         self._busy.pop(journal.record["sessionId"], None)
         self._active.pop(journal.run_id, None)

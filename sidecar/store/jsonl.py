@@ -9,20 +9,26 @@ reported as corruption rather than silently dropped.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import logging
 import os
+from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sidecar.errors import StoreCorruptError, StoreIOError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 __all__ = ["AppendLog", "LoadedLog", "fsync_dir", "write_file_atomic"]
 
 logger = logging.getLogger(__name__)
+
+_temp_ids = itertools.count()  # next() is atomic under the GIL
 
 
 def fsync_dir(path: Path) -> None:
@@ -36,16 +42,23 @@ def fsync_dir(path: Path) -> None:
 
 def write_file_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    # one temporary name per call: two threads replacing the same file must not write into
+    # each other's temporary file
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{next(_temp_ids)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     fsync_dir(path.parent)
 
 
@@ -53,8 +66,12 @@ def write_file_atomic(path: Path, data: bytes) -> None:
 class LoadedLog:
     """What :meth:`AppendLog.open` found on disk."""
 
-    records: list[dict[str, Any]]
+    starts: array[int]
+    """Where each record's line starts."""
+    end: int
+    """Where the good part of the file ends (past the last complete line)."""
     lines: list[bytes]
+    """Each record's bytes, without the trailing newline (empty unless ``keep_lines``)."""
     """Each record's bytes, without the trailing newline."""
     repaired_bytes: int
     """How many bytes of torn tail were cut off (0 when the file was clean)."""
@@ -72,18 +89,38 @@ class AppendLog:
     def size(self) -> int:
         return self._size
 
+    @property
+    def fd(self) -> int:
+        """The open descriptor (read-write, append mode); valid until :meth:`close`."""
+        return self._fd
+
     @classmethod
-    def open(cls, path: Path, *, writable: bool = True) -> tuple[AppendLog | None, LoadedLog]:
-        """Read every record, repair a torn tail (when ``writable``), and open for appends."""
+    def open(
+        cls,
+        path: Path,
+        *,
+        writable: bool = True,
+        visit: Callable[[int, dict[str, Any]], None] | None = None,
+        keep_lines: bool = True,
+    ) -> tuple[AppendLog | None, LoadedLog]:
+        """Read every record, repair a torn tail (when ``writable``), and open for appends.
+
+        Each record is parsed (that is how damage is found) and handed to ``visit`` with its
+        line index, then dropped: a caller keeps what it needs of a record, never all of them
+        at once (100k parsed entries would take ~400 MB, and the allocator keeps it).  With
+        ``keep_lines=False`` only where each line starts is kept (see ``FileLines``)."""
         data = path.read_bytes() if path.exists() else b""
-        records, lines, good_len = _parse(path, data)
+        starts, good_len = _parse(path, data, visit)
+        lines = _split(data, starts, good_len) if keep_lines else []
         repaired = len(data) - good_len
         if repaired and writable:
             _cut_tail(path, data, good_len)
+        loaded = LoadedLog(starts, good_len, lines, repaired)
         if not writable:
-            return None, LoadedLog(records, lines, repaired)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        return cls(path, fd, good_len), LoadedLog(records, lines, repaired)
+            return None, loaded
+        # readable too: a loaded session reads its lines back through this descriptor
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        return cls(path, fd, good_len), loaded
 
     def append(self, payload: bytes) -> None:
         """Write ``payload`` (complete lines) and make it durable, or leave no trace and raise."""
@@ -125,10 +162,17 @@ class AppendLog:
             self._fd = -1
 
 
-def _parse(path: Path, data: bytes) -> tuple[list[dict[str, Any]], list[bytes], int]:
-    """Parse complete lines; return records, their bytes and the length of the good prefix."""
-    records: list[dict[str, Any]] = []
-    lines: list[bytes] = []
+def _split(data: bytes, starts: array[int], end: int) -> list[bytes]:
+    bounds = [*starts, end]
+    return [data[bounds[i] : bounds[i + 1] - 1] for i in range(len(starts))]
+
+
+def _parse(
+    path: Path, data: bytes, visit: Callable[[int, dict[str, Any]], None] | None
+) -> tuple[array[int], int]:
+    """Parse complete lines (each record to ``visit``); return where each starts and the
+    length of the good prefix."""
+    starts: array[int] = array("q")
     pos = 0
     end = len(data)
     while pos < end:
@@ -147,10 +191,11 @@ def _parse(path: Path, data: bytes) -> tuple[list[dict[str, Any]], list[bytes], 
                 f"{path.name}: unreadable record at byte {pos}",
                 details={"path": str(path), "offset": pos},
             ) from None
-        records.append(record)
-        lines.append(line)
+        if visit is not None:
+            visit(len(starts), record)
+        starts.append(pos)
         pos = nl + 1
-    return records, lines, pos
+    return starts, pos
 
 
 def _cut_tail(path: Path, data: bytes, good_len: int) -> None:

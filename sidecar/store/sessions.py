@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,7 @@ from sidecar.ids import new_id, now_iso
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.history import HistoryIndex, HistoryView
 from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic
+from sidecar.store.lines import FileLines
 from sidecar.store.token_counts import CountFn, TokenCountCache
 
 if TYPE_CHECKING:
@@ -53,6 +56,8 @@ __all__ = ["ReadPage", "SessionStore", "content_hash"]
 
 _SESSION_PREFIX = "ses_"
 _ID_LEN = len(_SESSION_PREFIX) + 26
+#: Sessions kept loaded at once (each holds its history's lines, index and an open file).
+MAX_LOADED = 64
 
 
 def content_hash(body: dict[str, Any]) -> str:
@@ -68,17 +73,21 @@ class _State:
     meta: dict[str, Any]
     dir: Path
     log: AppendLog | None
-    lines: list[bytes]
+    lines: FileLines
     hashes: list[str]
     last_time: str | None
     size: int
     tokens: TokenCountCache
     index: HistoryIndex = field(default_factory=HistoryIndex)
-    write_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
     def head(self) -> int:
         return len(self.lines)
+
+    def close(self) -> None:
+        self.lines.close()  # before the log: it may borrow the log's descriptor
+        if self.log is not None:
+            self.log.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +105,13 @@ class SessionStore:
         self._dir = root / "sessions"
         self._trash = root / "trash"
         self._lock = lock
-        self._states: dict[str, _State] = {}
+        #: Loaded sessions, least recently used first; at most ``MAX_LOADED`` (an idle one
+        #: is dropped and its history file closed; it loads again when next used).
+        self._states: OrderedDict[str, _State] = OrderedDict()
+        #: One writer at a time per session.  Kept apart from the loaded state, and taken
+        #: *before* the state is looked up, so a session with a write in flight is never
+        #: dropped and reloaded behind that write's back.
+        self._locks: dict[str, anyio.Lock] = {}
         self._dir.mkdir(parents=True, exist_ok=True)
 
     # --- write permission ----------------------------------------------------------------
@@ -110,8 +125,7 @@ class SessionStore:
             return
         if self._lock.try_acquire():
             for state in self._states.values():
-                if state.log is not None:
-                    state.log.close()
+                state.close()
             self._states.clear()  # loaded read-only: reload as the writer
             return
         raise BusyError(
@@ -145,10 +159,38 @@ class SessionStore:
         if state is not None and (
             self._lock.held or _size(state.dir / "history.jsonl") == state.size
         ):
+            self._states.move_to_end(session_id)
             return state
         state = self._load(session_id)
+        old = self._states.pop(session_id, None)
+        if old is not None:
+            old.close()
         self._states[session_id] = state
+        self._evict()
         return state
+
+    def _write_lock(self, session_id: str) -> anyio.Lock:
+        self._session_dir(session_id)  # validates the id
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = anyio.Lock()
+        return lock
+
+    def _evict(self) -> None:
+        """Drop least recently used sessions beyond ``MAX_LOADED`` that no write holds."""
+        excess = len(self._states) - MAX_LOADED
+        if excess <= 0:
+            return
+        for session_id in list(self._states):
+            if excess <= 0:
+                break
+            lock = self._locks.get(session_id)
+            if lock is not None and lock.locked():
+                continue
+            state = self._states.pop(session_id)
+            state.close()
+            self._locks.pop(session_id, None)
+            excess -= 1
 
     def _load(self, session_id: str) -> _State:
         sdir = self._session_dir(session_id)
@@ -156,25 +198,33 @@ class SessionStore:
             meta = json.loads((sdir / "session.json").read_bytes())
         except FileNotFoundError:
             raise self._not_found(session_id) from None
-        log, loaded = AppendLog.open(sdir / "history.jsonl", writable=self._lock.held)
-        for i, record in enumerate(loaded.records, start=1):
-            if record.get("seq") != i:
+        hashes: list[str] = []
+        index = HistoryIndex()
+        last_time: list[str | None] = [None]
+
+        def visit(i: int, record: dict[str, Any]) -> None:
+            if record.get("seq") != i + 1:
                 raise StoreCorruptError(
-                    f"session {session_id}: entry {i} has seq {record.get('seq')!r}",
-                    details={"sessionId": session_id, "line": i},
+                    f"session {session_id}: entry {i + 1} has seq {record.get('seq')!r}",
+                    details={"sessionId": session_id, "line": i + 1},
                 )
-        state = _State(
+            hashes.append(sys.intern(str(record.get("hash", ""))))
+            last_time[0] = record.get("time")
+            index.add((record,), i + 1)
+
+        path = sdir / "history.jsonl"
+        log, loaded = AppendLog.open(path, writable=self._lock.held, visit=visit, keep_lines=False)
+        return _State(
             meta=meta,
             dir=sdir,
             log=log,
-            lines=loaded.lines,
-            hashes=[str(r.get("hash", "")) for r in loaded.records],
-            last_time=loaded.records[-1].get("time") if loaded.records else None,
-            size=log.size if log is not None else sum(len(x) + 1 for x in loaded.lines),
-            tokens=TokenCountCache(sdir),
+            lines=FileLines(path, loaded.starts, loaded.end, fd=log.fd if log else None),
+            hashes=hashes,
+            last_time=last_time[0],
+            size=loaded.end,
+            tokens=TokenCountCache(sdir, lambda: self._lock.held),
+            index=index,
         )
-        state.index.add(loaded.records, 1)
-        return state
 
     def _session(self, state: _State) -> Session:
         meta = state.meta
@@ -267,8 +317,8 @@ class SessionStore:
 
     async def rename(self, session_id: str, title: str) -> Session:
         self._require_writer()
-        state = self._state(session_id)
-        async with state.write_lock:
+        async with self._write_lock(session_id):
+            state = self._state(session_id)
             meta = dict(state.meta, title=title, updatedAt=now_iso())
 
             async def commit() -> None:
@@ -282,8 +332,8 @@ class SessionStore:
 
     async def delete(self, session_id: str) -> None:
         self._require_writer()
-        state = self._state(session_id)
-        async with state.write_lock:
+        async with self._write_lock(session_id):
+            state = self._state(session_id)
             self._trash.mkdir(exist_ok=True)
             stamp = now_iso().replace(":", "").replace("-", "").replace(".", "")
             target = self._trash / f"{session_id}-{stamp}"
@@ -295,8 +345,7 @@ class SessionStore:
 
             async def commit() -> None:
                 await anyio.to_thread.run_sync(move)
-                if state.log is not None:
-                    state.log.close()
+                state.close()
                 self._states.pop(session_id, None)
 
             await run_to_completion(commit)
@@ -336,8 +385,8 @@ class SessionStore:
     ) -> tuple[list[dict[str, Any]], int]:
         """Append durably; return the assigned ``{seq, id, time, hash}`` and the new head."""
         self._require_writer()
-        state = self._state(session_id)
-        async with state.write_lock:
+        async with self._write_lock(session_id):
+            state = self._state(session_id)
             head = state.head
             if expected_head_seq is not None and expected_head_seq != head:
                 raise ConflictError(
@@ -358,7 +407,7 @@ class SessionStore:
                 refs.append(ref)
                 records.append({**ref, **body})
                 lines.append(dumps_bytes(records[-1]))
-                hashes.append(digest)
+                hashes.append(sys.intern(digest))
             payload = b"".join(line + b"\n" for line in lines)
             log = state.log
             assert log is not None  # the writer always opens logs writable
@@ -453,8 +502,7 @@ class SessionStore:
 
     def close(self) -> None:
         for state in self._states.values():
-            if state.log is not None:
-                state.log.close()
+            state.close()
         self._states.clear()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +27,11 @@ CountFn = Callable[[Sequence[dict[str, Any]]], list[int]]
 class TokenCountCache:
     """Counts of one session's entries for each tokenizer used so far."""
 
-    def __init__(self, session_dir: Path) -> None:
+    def __init__(self, session_dir: Path, can_write: Callable[[], bool] = lambda: True) -> None:
+        """``can_write``: whether this process may append to the store now (a sidecar that
+        is not the store's writer counts in memory only)."""
         self._dir = session_dir
+        self._can_write = can_write
         self._counts: dict[str, dict[str, int]] = {}
 
     def _file(self, tokenizer: str) -> Path:
@@ -42,7 +46,8 @@ class TokenCountCache:
                 for line in path.read_bytes().splitlines():
                     try:
                         row = json.loads(line)
-                        table[str(row["h"])] = int(row["n"])
+                        # interned: the history index holds the same hash strings
+                        table[sys.intern(str(row["h"]))] = int(row["n"])
                     except (ValueError, KeyError, TypeError):
                         continue
             self._counts[tokenizer] = table
@@ -65,6 +70,8 @@ class TokenCountCache:
             for i, n in zip(missing, fresh, strict=True):
                 table[hashes[i]] = n
                 rows.append(json.dumps({"h": hashes[i], "n": n}, separators=(",", ":")))
+            if not self._can_write():
+                return [table[h] for h in hashes]
             try:
                 with open(self._file(tokenizer), "a", encoding="utf-8") as out:
                     out.write("\n".join(rows) + "\n")

@@ -8,11 +8,15 @@ from pathlib import Path
 import pytest
 
 from sidecar.errors import StoreCorruptError
-from sidecar.store.jsonl import AppendLog, write_file_atomic
+from sidecar.store.jsonl import AppendLog, LoadedLog, write_file_atomic
 
 
 def line(record: dict[str, object]) -> bytes:
     return json.dumps(record, separators=(",", ":")).encode() + b"\n"
+
+
+def records(loaded: LoadedLog) -> list[dict[str, object]]:
+    return [json.loads(x) for x in loaded.lines]
 
 
 def open_writable(path: Path) -> AppendLog:
@@ -25,7 +29,7 @@ def test_append_then_reopen(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
     log, loaded = AppendLog.open(path)
     assert log is not None
-    assert (loaded.records, loaded.lines, loaded.repaired_bytes) == ([], [], 0)
+    assert (records(loaded), loaded.lines, loaded.repaired_bytes) == ([], [], 0)
     assert log.size == 0
     log.append(line({"seq": 1}))
     log.append(line({"seq": 2, "text": "é"}) + line({"seq": 3}))
@@ -35,15 +39,15 @@ def test_append_then_reopen(tmp_path: Path) -> None:
     log2, loaded2 = AppendLog.open(path)
     assert log2 is not None
     try:
-        assert loaded2.records == [{"seq": 1}, {"seq": 2, "text": "é"}, {"seq": 3}]
-        assert loaded2.lines == [line(r)[:-1] for r in loaded2.records]
+        assert records(loaded2) == [{"seq": 1}, {"seq": 2, "text": "é"}, {"seq": 3}]
+        assert loaded2.lines == [line(r)[:-1] for r in records(loaded2)]
         assert loaded2.repaired_bytes == 0
         assert log2.size == path.stat().st_size
         log2.append(line({"seq": 4}))
     finally:
         log2.close()
     _, loaded3 = AppendLog.open(path, writable=False)
-    assert [r["seq"] for r in loaded3.records] == [1, 2, 3, 4]
+    assert [r["seq"] for r in records(loaded3)] == [1, 2, 3, 4]
     assert not (tmp_path / "history.jsonl.torn").exists()
 
 
@@ -66,7 +70,7 @@ def test_torn_tail_is_cut_and_saved(tmp_path: Path, tail: bytes) -> None:
     log, loaded = AppendLog.open(path)
     assert log is not None
     try:
-        assert loaded.records == [{"seq": 1}, {"seq": 2}]
+        assert records(loaded) == [{"seq": 1}, {"seq": 2}]
         assert loaded.repaired_bytes == len(tail)
         assert path.read_bytes() == good
         assert path.read_bytes().endswith(b"\n")
@@ -78,7 +82,7 @@ def test_torn_tail_is_cut_and_saved(tmp_path: Path, tail: bytes) -> None:
     finally:
         log.close()
     _, again = AppendLog.open(path, writable=False)
-    assert again.records == [{"seq": 1}, {"seq": 2}, {"seq": 3}]
+    assert records(again) == [{"seq": 1}, {"seq": 2}, {"seq": 3}]
     assert again.repaired_bytes == 0
 
 
@@ -88,7 +92,7 @@ def test_torn_tail_of_an_otherwise_empty_file(tmp_path: Path) -> None:
     log, loaded = AppendLog.open(path)
     assert log is not None
     log.close()
-    assert loaded.records == []
+    assert records(loaded) == []
     assert loaded.repaired_bytes == 4
     assert path.read_bytes() == b""
 
@@ -130,7 +134,7 @@ def test_read_only_open_leaves_a_torn_file_alone(tmp_path: Path) -> None:
 
     log, loaded = AppendLog.open(path, writable=False)
     assert log is None
-    assert loaded.records == [{"seq": 1}]
+    assert records(loaded) == [{"seq": 1}]
     assert loaded.repaired_bytes == len(b'{"seq":2,')
     assert path.read_bytes() == data
     assert path.stat().st_mtime_ns == stat.st_mtime_ns
@@ -141,7 +145,7 @@ def test_read_only_open_of_a_missing_file_creates_nothing(tmp_path: Path) -> Non
     path = tmp_path / "history.jsonl"
     log, loaded = AppendLog.open(path, writable=False)
     assert log is None
-    assert loaded.records == []
+    assert records(loaded) == []
     assert not path.exists()
 
 
@@ -166,3 +170,12 @@ def test_write_file_atomic_never_writes_through_the_old_inode(tmp_path: Path) ->
         write_file_atomic(path, b"new content")
         assert old.read() == b"old"
     assert path.read_bytes() == b"new content"
+
+
+def test_each_record_is_visited_once_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    path.write_bytes(line({"seq": 1}) + line({"seq": 2}) + b'{"seq": 3')  # torn tail
+    seen: list[tuple[int, dict[str, object]]] = []
+    _, loaded = AppendLog.open(path, writable=False, visit=lambda i, r: seen.append((i, r)))
+    assert seen == [(0, {"seq": 1}), (1, {"seq": 2})]
+    assert len(loaded.lines) == 2

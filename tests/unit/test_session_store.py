@@ -577,3 +577,40 @@ async def test_cancelled_create_still_creates(root: Path, monkeypatch: pytest.Mo
         assert store.sessions.get(created.session_id).title == "c"
     finally:
         store.close()
+
+
+# --- bounded memory: idle sessions are dropped and reload on use -------------------------------
+
+
+async def test_dropped_sessions_reload_and_writes_in_flight_keep_them(
+    store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With room for two loaded sessions, concurrent appends across eight still give every
+    session seqs 1..n in order with the right texts: a session is only dropped when no write
+    holds it, and a dropped one reloads from disk."""
+    import sidecar.store.sessions as sessions_module
+
+    monkeypatch.setattr(sessions_module, "MAX_LOADED", 2)
+    ids = [await new_session(store.sessions, f"s{i}") for i in range(8)]
+
+    async def writer(k: int) -> None:
+        for n in range(6):
+            sid = ids[(k + n) % len(ids)]
+            await append(store.sessions, sid, msgs(f"{k}-{n}"))
+
+    await asyncio.gather(*(writer(k) for k in range(8)))
+    assert len(store.sessions._states) <= 2 + 8  # only sessions with a write in flight exceed
+    total = 0
+    for sid in ids:
+        seqs = history_seqs(root, sid)
+        assert seqs == list(range(1, len(seqs) + 1))
+        page = store.sessions.read(sid, after_seq=0, before_seq=None, limit=1000)
+        assert [e["seq"] for e in page.entries] == seqs
+        total += len(seqs)
+    assert total == 8 * 6
+    texts = sorted(
+        e["content"][0]["text"]
+        for sid in ids
+        for e in store.sessions.read(sid, after_seq=0, before_seq=None, limit=1000).entries
+    )
+    assert texts == sorted(f"{k}-{n}" for k in range(8) for n in range(6))

@@ -1,0 +1,98 @@
+"""The lines of an append-only file, read from disk when asked for.
+
+A loaded session keeps, per entry, only where its line starts (8 bytes) instead of the line
+itself: with 100k entries that is ~1 MB instead of ~100 MB, and DESIGN.md's memory target
+(<= 250 MB with 100k entries loaded) holds with room.  Lines are read with ``pread`` on a
+read-only descriptor; the hot ones are parsed once and cached by the history index, the
+transcript groups by the context pipeline, so an assembly reads only what changed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, overload
+
+from sidecar.errors import StoreIOError
+
+if TYPE_CHECKING:
+    from array import array
+    from collections.abc import Iterable
+    from pathlib import Path
+
+__all__ = ["FileLines"]
+
+
+class FileLines(Sequence[bytes]):
+    """``Sequence[bytes]`` over the newline-terminated lines of one append-only file."""
+
+    def __init__(self, path: Path, starts: array[int], end: int, *, fd: int | None = None) -> None:
+        """``starts``: the offset of each line; ``end``: the offset past the last newline;
+        ``fd``: a readable descriptor of the file to borrow (the writer's own), else one is
+        opened on the first read."""
+        self.path = path
+        self._starts = starts
+        self._end = end
+        self._fd = -1 if fd is None else fd
+        self._owned = fd is None
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    @overload
+    def __getitem__(self, index: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[bytes]: ...
+
+    def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
+        count = len(self._starts)
+        if isinstance(index, slice):
+            first, stop, step = index.indices(count)
+            if step != 1:
+                return [self[i] for i in range(first, stop, step)]
+            if first >= stop:
+                return []
+            base = self._starts[first]
+            data = self._read(base, self._stop(stop - 1) - base)
+            return [
+                data[self._starts[i] - base : self._stop(i) - base - 1] for i in range(first, stop)
+            ]
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError("line index out of range")
+        start = self._starts[index]
+        return self._read(start, self._stop(index) - start - 1)
+
+    def _stop(self, index: int) -> int:
+        """Offset just past line ``index``'s newline."""
+        return self._starts[index + 1] if index + 1 < len(self._starts) else self._end
+
+    def _read(self, offset: int, size: int) -> bytes:
+        if self._fd < 0:
+            self._fd = os.open(self.path, os.O_RDONLY)
+            self._owned = True
+        chunks = []
+        while size > 0:
+            chunk = os.pread(self._fd, size, offset)
+            if not chunk:
+                raise StoreIOError(
+                    f"{self.path.name} is shorter than its index (truncated behind the store?)",
+                    details={"path": str(self.path), "offset": offset},
+                )
+            chunks.append(chunk)
+            offset += len(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def extend(self, lines: Iterable[bytes]) -> None:
+        """Record lines just appended to the file (each written with its newline)."""
+        for line in lines:
+            self._starts.append(self._end)
+            self._end += len(line) + 1
+
+    def close(self) -> None:
+        if self._fd >= 0 and self._owned:
+            os.close(self._fd)
+        self._fd = -1
