@@ -22,6 +22,9 @@ import os
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.to_thread
+
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError
 from sidecar.ids import now_iso
@@ -44,6 +47,7 @@ class RunJournal:
         self.record = record
         self._lines = events
         self._log: AppendLog | None = None
+        self._persisting = anyio.Lock()
 
     @property
     def run_id(self) -> str:
@@ -83,6 +87,21 @@ class RunJournal:
         self._open().sync()
         self.record["updatedAt"] = now_iso()
         write_file_atomic(self.dir / "run.json", dumps_bytes(self.record))
+
+    async def persist(self) -> None:
+        """:meth:`sync` with the fsyncs in a worker thread, so a run's status change never
+        stalls the event loop (every other request and run waits on it otherwise).  The
+        record is serialised first, on the loop; rewrites of ``run.json`` keep their order."""
+        log = self._open()
+        self.record["updatedAt"] = now_iso()
+        data = dumps_bytes(self.record)
+
+        def write() -> None:
+            log.sync()
+            write_file_atomic(self.dir / "run.json", data)
+
+        async with self._persisting:
+            await anyio.to_thread.run_sync(write)
 
     def events_after(self, seq: int) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self._lines[seq:]]

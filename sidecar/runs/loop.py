@@ -163,18 +163,18 @@ class RunLoop:
         self.handed_off = False
         self.emit = emit if agent is None else (lambda t, p: emit(t, {**p, "agent": agent}))
 
-    def status(self, status: str) -> None:
+    async def status(self, status: str) -> None:
         if self.agent is None:
             self.journal.record["status"] = status
         self.emit("run.statusChanged", {"status": status})
-        self.journal.sync()
+        await self.journal.persist()
 
     async def run(self) -> None:
         for _ in range(self.s.max_rounds):
             calls = await self._round()
             if not calls:
                 return
-            self.status("dispatchingTool")
+            await self.status("dispatchingTool")
             for call in calls:
                 await self._tool(call)
                 if self.handed_off:
@@ -220,7 +220,7 @@ class RunLoop:
         return result, store_snapshot(self.store.blobs, snapshot)
 
     async def _round(self) -> list[ToolCall]:
-        self.status("assembling")
+        await self.status("assembling")
         result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
         if self.agent is not None and self.host_assembles:
             result = await self._host_assembly(result)
@@ -259,7 +259,7 @@ class RunLoop:
         )
         rounds = int(self.journal.record.get("rounds", 0)) + 1
         self.journal.record["rounds"] = rounds
-        self.status("callingModel")
+        await self.status("callingModel")
         profile = self.s.effective.profile
         body: dict[str, Any] = {}
         target = _LOWERING.get(profile.provider)
@@ -398,7 +398,7 @@ class RunLoop:
         through = self.s.frozen.through_seq
         keep = advice.get("keepFromSeq")
         keep = keep if keep is not None and keep <= through else None
-        self.status("compacting")
+        await self.status("compacting")
         self.emit(
             "compaction.started",
             {

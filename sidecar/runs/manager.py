@@ -32,6 +32,7 @@ import anyio
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from protocol.inputs import FrozenInput, InputFreezeParams
+from sidecar.aio import run_to_completion
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id, now_iso
 from sidecar.inputs.loading import load_frozen_input, load_profile
@@ -359,7 +360,7 @@ class RunManager:
                 if pending:
                     from sidecar.runs.providers.base import ToolCall
 
-                    loop.status("dispatchingTool")
+                    await loop.status("dispatchingTool")
                     for call in pending:
                         await loop._tool(ToolCall(call["callId"], call["name"], call["arguments"]))
                 await loop.run()
@@ -389,7 +390,7 @@ class RunManager:
                 )
         if active.scope.cancel_called:
             status, failure = "cancelled", None
-        # synchronous from here on: nothing can interrupt the terminal event
+        # no await until the terminal event is journaled; its fsync cannot be interrupted
         journal.record["status"] = status
         if failure is not None:
             journal.record["failure"] = {k: v for k, v in failure.items() if v is not None}
@@ -397,10 +398,11 @@ class RunManager:
         if failure is not None:
             payload["failure"] = journal.record["failure"]
         self.emit(journal, "run.completed", payload)
-        journal.sync()
-        self.runs.finish(journal)
+        # a client that saw run.completed may start the session's next run at once
         self._subscribed.discard(journal.run_id)
         self._busy.pop(journal.record["sessionId"], None)
+        await run_to_completion(journal.persist)
+        self.runs.finish(journal)
         self._active.pop(journal.run_id, None)
         active.done.set()
 
