@@ -9,7 +9,9 @@ repository.  Writes are atomic (temp file + rename) and idempotent.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import os
 import zlib
 from typing import TYPE_CHECKING, Literal
@@ -24,6 +26,11 @@ if TYPE_CHECKING:
 __all__ = ["BlobStore", "git_blob_id"]
 
 ObjectFormat = Literal["sha1", "sha256"]
+
+#: Objects are written under a temporary name first (``.tmp-<pid>-<n>-<name>``); a process
+#: killed mid-write leaves that file behind, and ``gc`` removes it.
+_TEMP_PREFIX = ".tmp-"
+_temp_ids = itertools.count()  # next() is atomic under the GIL: one name per write
 
 
 def git_blob_id(data: bytes, object_format: ObjectFormat = "sha1") -> str:
@@ -42,6 +49,7 @@ class BlobStore:
         self.object_format: ObjectFormat = object_format
         self._hex_len = 40 if object_format == "sha1" else 64
         self._objects = root / "objects"
+        self._writing: set[str] = set()
 
     def init(self) -> None:
         """Create the bare-repository skeleton if it is missing (idempotent)."""
@@ -71,25 +79,47 @@ class BlobStore:
         return self._objects / blob_id[:2] / blob_id[2:]
 
     def put(self, data: bytes) -> str:
-        """Store ``data``; return its id.  Storing the same bytes twice writes once."""
+        """Store ``data``; return its id.  Storing the same bytes twice writes once.
+
+        Safe when several threads store the same bytes at once: each writes its own
+        temporary file (a shared name let one writer truncate the file another had just
+        renamed into place, and fail the other's rename), and whichever rename lands last
+        replaces a complete object with an identical one."""
         blob_id = git_blob_id(data, self.object_format)
         path = self._path(blob_id)
         if path.exists():
             return blob_id
-        path.parent.mkdir(exist_ok=True)
-        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-        payload = zlib.compress(b"blob %d\0" % len(data) + data, 1)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
         try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            path.parent.mkdir()
+        except FileExistsError:
+            pass
+        else:
+            fsync_dir(self._objects)  # the new fan-out directory itself must be durable
+        tmp = path.with_name(f"{_TEMP_PREFIX}{os.getpid()}-{next(_temp_ids)}-{path.name}")
+        payload = zlib.compress(b"blob %d\0" % len(data) + data, 1)
+        self._writing.add(tmp.name)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+            try:
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         finally:
-            os.close(fd)
-        os.replace(tmp, path)
+            self._writing.discard(tmp.name)
         fsync_dir(path.parent)
         return blob_id
+
+    def writing(self, name: str) -> bool:
+        """Whether ``name`` is the temporary file of a write in progress in this process."""
+        return name in self._writing
 
     def has(self, blob_id: str) -> bool:
         try:

@@ -10,9 +10,11 @@ The keep-set is everything something live refers to:
 - anything younger than ``grace_seconds`` (an input being frozen right now is not referenced
   by anything yet).
 
-Everything else in ``blobs/objects`` is collected; dropped snapshots leave the session's
-snapshot index.  A reference is read from each JSON document by walking it for blob-shaped
-values under known keys, so a new field that names a blob must use one of those keys.
+Everything else in ``blobs/objects`` is collected, including the temporary files of writes a
+killed process never finished (not those of this process's writes in progress); dropped
+snapshots leave the session's snapshot index.  A reference is read from each JSON document by
+walking it for blob-shaped values under known keys, so a new field that names a blob must use
+one of those keys.
 """
 
 from __future__ import annotations
@@ -84,10 +86,13 @@ def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool
         for name in os.listdir(folder):
             blob_id = prefix + name
             path = folder / name
-            if name.startswith(".") or blob_id in keep:
+            if blob_id in keep or blobs.writing(name):
                 kept_count += 1
                 continue
-            stat = path.stat()
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                continue  # a temporary file renamed into place just now
             if now - stat.st_mtime < grace_seconds:
                 kept_count += 1
                 continue
