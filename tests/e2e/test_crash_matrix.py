@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sidecar.client import RpcError
 from sidecar.store.blobs import git_blob_id
 from tests.e2e.crashkit import (
     Appends,
@@ -363,18 +362,10 @@ class Runs:
                 "script": script,
                 "compaction": "off",
             }
-            for attempt in range(100):
-                try:
-                    started = await acked(
-                        client, "run/start", params, lambda r: self.started.add(r["runId"])
-                    )
-                    break
-                except RpcError as exc:
-                    # the session is freed once the last run's record is persisted, which
-                    # may be a moment after its run.completed was sent: retry, as a host would
-                    if exc.data_code != "session.busy" or attempt == 99:
-                        raise
-                    await asyncio.sleep(0.005)
+            # the session is free for its next run as soon as run.completed was sent
+            started = await acked(
+                client, "run/start", params, lambda r: self.started.add(r["runId"])
+            )
             await self.finished.setdefault(started["runId"], asyncio.Event()).wait()
             self.free.append(sid)
 
