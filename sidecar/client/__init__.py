@@ -205,11 +205,11 @@ class SidecarClient:
         """Send a request; return its id and a future of its result (for cancellation)."""
         msg_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[msg_id] = future
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
             message["params"] = params
-        self._send(message)
+        self._send(message)  # raises ConnectionError when the sidecar is gone: nothing pends
+        self._pending[msg_id] = future
         return msg_id, future
 
     async def request(self, method: str, params: Any = None) -> Any:

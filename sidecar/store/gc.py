@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.snapshots import StoreGcResult
 from sidecar.errors import NotFoundError
-from sidecar.jsonbytes import dumps_bytes
-from sidecar.store.jsonl import write_file_atomic
 
 if TYPE_CHECKING:
     from sidecar.store import Store
@@ -61,8 +59,8 @@ def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool
                     _refs(json.loads(line), keep, hex_len)
                 except ValueError:
                     continue
-        index = store.sessions.snapshots(session_id)
-        kept = index[-keep_recent:] if keep_recent else []
+        kept, dropped_here = store.sessions.trim_snapshots(session_id, keep_recent, dry_run=dry_run)
+        dropped += dropped_here
         for entry in kept:
             keep.add(entry["snapshotId"])
             for blob_id in (entry["snapshotId"], entry["inputId"]):
@@ -71,11 +69,6 @@ def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool
                 except (NotFoundError, ValueError):
                     continue
             keep.add(entry["inputId"])
-        if len(kept) != len(index):
-            dropped += len(index) - len(kept)
-            if not dry_run:
-                path = store.root / "sessions" / session_id / "snapshots.jsonl"
-                write_file_atomic(path, b"".join(dumps_bytes(e) + b"\n" for e in kept))
     now = time.time()
     kept_count = collected = collected_bytes = 0
     objects = blobs.root / "objects"

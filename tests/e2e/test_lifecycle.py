@@ -236,3 +236,14 @@ async def test_the_first_sidecar_to_answer_initialize_is_the_writer(
         assert (await second.request("server/info", {}))["storeWritable"] is False
         await second.close()
         await first.close()
+
+
+async def test_a_request_after_stdin_closed_fails_at_once_and_leaves_nothing_pending(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start()
+    client.close_stdin()
+    with pytest.raises(ConnectionError):
+        client.start_request("server/ping", {})
+    assert not client._pending  # no orphan future to fail later with nobody reading it
+    assert await client.wait(timeout=10) == 0
