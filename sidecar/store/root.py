@@ -55,6 +55,14 @@ class Store:
     def writable(self) -> bool:
         return self.lock.held
 
+    def require_writer(self) -> None:
+        """Raise ``store.locked`` (retryable) unless this process is, or can now become, the
+        store's writer.  Session writes check it inside the session store; every other
+        writer (blobs, profiles, presets, snapshots, run journals, gc) calls it first, so a
+        second sidecar on the same store never writes into, or collects from, a store
+        another process owns."""
+        self.sessions.require_writer()
+
     def close(self) -> None:
         self.sessions.close()
         self.lock.release()

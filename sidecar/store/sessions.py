@@ -123,7 +123,9 @@ class SessionStore:
     def writable(self) -> bool:
         return self._lock.held
 
-    def _require_writer(self) -> None:
+    def require_writer(self) -> None:
+        """Raise ``store.locked`` unless this process holds, or can now take, the store's
+        write lock (taking it reloads the sessions it had loaded read-only)."""
         if self._lock.held:
             return
         if self._lock.try_acquire():
@@ -261,7 +263,7 @@ class SessionStore:
         forked_from: dict[str, Any] | None = None,
         lines: Sequence[bytes] = (),
     ) -> Session:
-        self._require_writer()
+        self.require_writer()
         roots = _absolute_roots(workspace_roots)
         session_id = new_id("ses")
         now = now_iso()
@@ -319,7 +321,7 @@ class SessionStore:
         return page, (last_seen if more else None)
 
     async def rename(self, session_id: str, title: str) -> Session:
-        self._require_writer()
+        self.require_writer()
         async with self._write_lock(session_id):
             state = self._state(session_id)
             meta = dict(state.meta, title=title, updatedAt=now_iso())
@@ -334,7 +336,7 @@ class SessionStore:
         return self._session(state)
 
     async def delete(self, session_id: str) -> None:
-        self._require_writer()
+        self.require_writer()
         async with self._write_lock(session_id):
             state = self._state(session_id)
             self._trash.mkdir(exist_ok=True)
@@ -354,7 +356,7 @@ class SessionStore:
             await run_to_completion(commit)
 
     async def fork(self, session_id: str, *, at_seq: int | None, title: str | None) -> Session:
-        self._require_writer()
+        self.require_writer()
         source = self._state(session_id)
         head = source.head
         at = head if at_seq is None else at_seq
@@ -387,7 +389,7 @@ class SessionStore:
         expected_head_seq: int | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """Append durably; return the assigned ``{seq, id, time, hash}`` and the new head."""
-        self._require_writer()
+        self.require_writer()
         async with self._write_lock(session_id):
             state = self._state(session_id)
             head = state.head

@@ -37,7 +37,6 @@ from protocol.errors import ErrorCode
 from sidecar.context.skills import activate_skill, discover_skills
 from sidecar.errors import NotFoundError
 from sidecar.jsonbytes import RawJSON
-from sidecar.rpc.handlers._writer import require_writer
 from sidecar.rpc.router import route
 
 if TYPE_CHECKING:
@@ -96,7 +95,7 @@ async def skills_list(state: SidecarState, p: SkillsListParams) -> SkillsListRes
 
 
 async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> SkillsActivateResult:
-    require_writer(state.store)  # before the activated text goes into the blob store
+    state.store.require_writer()  # before the activated text goes into the blob store
     session = state.store.sessions.get(p.session_id)
     roots = [Path(r) for r in session.workspace_roots]
     scan = await anyio.to_thread.run_sync(discover_skills, roots, state.context.home)

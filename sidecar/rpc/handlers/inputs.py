@@ -40,7 +40,6 @@ from sidecar.inputs.snapshots import (
     profile_hash,
     store_snapshot,
 )
-from sidecar.rpc.handlers._writer import require_writer
 from sidecar.rpc.router import route
 from sidecar.store.gc import collect
 
@@ -58,7 +57,7 @@ def _load_input(state: SidecarState, input_id: str) -> FrozenInput:
 
 
 async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
-    require_writer(state.store)
+    state.store.require_writer()
 
     def work() -> dict[str, Any]:
         captured = state.context.capture(p, persist=True)
@@ -74,7 +73,7 @@ async def get_input(state: SidecarState, p: InputGetParams) -> FrozenInput:
 
 
 async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> dict[str, Any]:
-    require_writer(state.store)
+    state.store.require_writer()
 
     def work() -> tuple[dict[str, Any], str, bool]:
         frozen = _load_input(state, p.input_id)
@@ -204,7 +203,7 @@ def _crud(kind: str) -> dict[str, Any]:
     attr, key, model, _ = _documents(kind)
 
     async def create(state: SidecarState, p: Any) -> Any:
-        require_writer(state.store)
+        state.store.require_writer()
         return model.model_validate(
             getattr(state.store, attr).create(dump_wire(p), key), by_alias=True
         )
@@ -213,12 +212,12 @@ def _crud(kind: str) -> dict[str, Any]:
         return model.model_validate(getattr(state.store, attr).get(p.id), by_alias=True)
 
     async def update(state: SidecarState, p: Any) -> Any:
-        require_writer(state.store)
+        state.store.require_writer()
         body = dump_wire(getattr(p, kind))
         return model.model_validate(getattr(state.store, attr).put(p.id, body, key), by_alias=True)
 
     async def delete(state: SidecarState, p: DocumentRef) -> DeleteResult:
-        require_writer(state.store)
+        state.store.require_writer()
         getattr(state.store, attr).delete(p.id)
         return DeleteResult(id=p.id, deleted=True)
 
@@ -231,7 +230,7 @@ def _crud(kind: str) -> dict[str, Any]:
 
 async def gc(state: SidecarState, p: StoreGcParams) -> StoreGcResult:
     if not p.dry_run:
-        require_writer(state.store)
+        state.store.require_writer()
     return await anyio.to_thread.run_sync(
         lambda: collect(
             state.store, keep_recent=p.keep_recent, grace_seconds=p.grace_seconds, dry_run=p.dry_run

@@ -17,7 +17,6 @@ from protocol.runs import (
     RunSubscribeResult,
     RunUnsubscribeParams,
 )
-from sidecar.rpc.handlers._writer import require_writer
 from sidecar.rpc.router import route
 
 if TYPE_CHECKING:
@@ -31,7 +30,7 @@ def _run(record: dict[str, Any]) -> Run:
 
 
 async def start(state: SidecarState, p: RunStartParams) -> RunStartResult:
-    require_writer(state.store)  # before the input's blobs and the run journal are written
+    state.store.require_writer()  # before the input's blobs and the run journal are written
     return RunStartResult.model_validate(await state.runs.start(p), by_alias=True)
 
 
@@ -61,7 +60,7 @@ async def cancel(state: SidecarState, p: RunGetParams) -> Run:
 
 
 async def resume(state: SidecarState, p: RunResumeParams) -> RunStartResult:
-    require_writer(state.store)
+    state.store.require_writer()
     return RunStartResult.model_validate(await state.runs.resume(p), by_alias=True)
 
 
