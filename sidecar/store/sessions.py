@@ -63,8 +63,27 @@ MAX_LOADED = 64
 
 def content_hash(body: dict[str, Any]) -> str:
     """xxh3-128 of an entry's canonical JSON, ``meta`` excluded (it never reaches a model)."""
+    return _hashed(body)[0]
+
+
+def _hashed(body: dict[str, Any]) -> tuple[str, bytes]:
+    """The content hash and the canonical JSON it is taken of."""
     canon = dumps_bytes({k: v for k, v in body.items() if k != "meta"}, sort_keys=True)
-    return xxhash.xxh3_128_hexdigest(canon)
+    return xxhash.xxh3_128_hexdigest(canon), canon
+
+
+_REF_KEYS = frozenset({"seq", "id", "time", "hash"})
+
+
+def _entry_line(ref: dict[str, Any], body: dict[str, Any], canon: bytes) -> bytes:
+    """The stored line of ``{**ref, **body}``, reusing the body's canonical JSON (one
+    encoding per entry instead of two on the append path)."""
+    if body.keys() & _REF_KEYS:  # a body key shadows a reference key: keep dict semantics
+        return dumps_bytes({**ref, **body})
+    line = dumps_bytes(ref)[:-1] + b"," + canon[1:]
+    if "meta" in body:
+        line = line[:-1] + b',"meta":' + dumps_bytes(body["meta"]) + b"}"
+    return line
 
 
 @dataclass(slots=True)
@@ -407,11 +426,11 @@ class SessionStore:
                 seq = head + offset
                 body = dump_wire(entry)
                 _check_refs(body, seq, session_id)
-                digest = content_hash(body)
+                digest, canon = _hashed(body)
                 ref = {"seq": seq, "id": new_id("ent"), "time": time, "hash": digest}
                 refs.append(ref)
                 records.append({**ref, **body})
-                lines.append(dumps_bytes(records[-1]))
+                lines.append(_entry_line(ref, body, canon))
                 hashes.append(sys.intern(digest))
             payload = b"".join(line + b"\n" for line in lines)
             log = state.log

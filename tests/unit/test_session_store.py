@@ -666,3 +666,22 @@ async def test_a_snapshot_recorded_while_gc_trims_the_index_is_kept(
     monkeypatch.undo()
     ids = [e["snapshotId"] for e in store.sessions.snapshots(sid)]
     assert ids == [f"{3:040x}", f"{4:040x}", f"{99:040x}"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"kind": "message", "role": "user", "content": [{"type": "text", "text": "é 😀"}]},
+        {"kind": "message", "role": "user", "content": [], "meta": {"b": 1, "a": [True]}},
+        {"kind": "note", "text": "x", "hash": "shadowed", "meta": {}},
+    ],
+)
+def test_a_stored_line_is_the_record_whatever_the_encoding_path(body: dict[str, Any]) -> None:
+    from sidecar.store.sessions import _entry_line, _hashed
+
+    ref = {"seq": 7, "id": "ent_X", "time": "2026-11-30T12:00:00.000Z", "hash": "h"}
+    digest, canon = _hashed(body)
+    assert digest == content_hash(body)
+    line = _entry_line(ref, body, canon)
+    assert json.loads(line) == {**ref, **body}
+    assert list(json.loads(line))[:4] == (["seq", "id", "time", "hash"])
