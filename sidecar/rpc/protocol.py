@@ -147,6 +147,15 @@ class SidecarProtocol(LanguageServerProtocol):
                 None, INVALID_REQUEST, f"bad frame: {error.reason}", ErrorCode.INVALID_REQUEST
             )
 
+    def _handle_request(self, msg_id: MsgId, method_name: str, params: Any) -> None:
+        # Decided on arrival, not when the handler task runs: a request sent before
+        # ``initialize`` must be refused even when ``initialize`` follows in the same read.
+        if not self.state.initialized and method_name != types.INITIALIZE:
+            refused = errors.not_initialized(method_name)
+            self._send_response(msg_id, error=refused.to_response_error())
+            return
+        super()._handle_request(msg_id, method_name, params)
+
     def _get_handler(self, feature_name: str) -> Any:
         try:
             return super()._get_handler(feature_name)
