@@ -103,6 +103,31 @@ local ok, err = xpcall(function()
     "run buffer shows run.completed cancelled")
   vim.cmd("close")
 
+  -- a client too slow to read: the sidecar pauses live events (run/lagged), the plugin
+  -- catches up from the journal, and every event arrives exactly once, in order
+  local big = {}
+  for i = 1, 1500 do
+    big[i] = string.rep("x", 4000)
+  end
+  local session_id = cs.ensure_session()
+  local started = api.run_start({
+    sessionId = session_id,
+    userTurn = { { type = "text", text = "flood" } },
+    script = { rounds = { { deltas = big } } },
+  })
+  check(started and started.runId, "flood run started")
+  vim.uv.sleep(3000) -- nvim reads nothing meanwhile: the sidecar's backlog passes 4 MiB
+  check(vim.wait(60000, function()
+    local list = client.events[started.runId] or {}
+    return #list > 0 and list[#list].type == "run.completed"
+  end, 20), "flood run completed")
+  local seqs_ok = true
+  for i, event in ipairs(client.events[started.runId]) do
+    seqs_ok = seqs_ok and event.seq == i
+  end
+  check(seqs_ok, "every event once, in order, after catching up")
+  check((client.lagged or 0) >= 1, "the sidecar did pause live events (run/lagged)")
+
   -- the server -> client tool/execute default answer
   local tool = client.tool_handler({ runId = "r", callId = "c", name = "x", arguments = {} })
   check(tool.isError and tool.content[1].text == "no tool handler configured", "default tool handler")

@@ -12,6 +12,7 @@ local PROTOCOL_VERSION = 1
 ---@field events table<string, context_sidecar.RunEvent[]>  run events received, by runId
 ---@field listeners table<string, fun(event: context_sidecar.RunEvent)[]>  by runId
 ---@field tool_handler fun(params: context_sidecar.ToolExecuteParams): context_sidecar.ToolExecuteResult
+---@field lagged integer?  how many times the sidecar paused live events for us (we caught up each time)
 local Client = {}
 Client.__index = Client
 
@@ -72,10 +73,7 @@ function M.start(opts)
       if method == "run/event" then
         self:_on_run_event(params)
       elseif method == "run/lagged" then
-        vim.schedule(function()
-          vim.notify(("context-sidecar: run %s lagged at seq %d"):format(params.runId, params.lastSentSeq),
-            vim.log.levels.WARN)
-        end)
+        self:_on_lagged(params)
       end
     end,
     server_request = function(method, params)
@@ -148,10 +146,30 @@ end
 function Client:_on_run_event(event)
   local list = self.events[event.runId] or {}
   self.events[event.runId] = list
+  if #list > 0 and event.seq <= list[#list].seq then
+    return -- already seen (a catch-up replay overlaps what arrived live)
+  end
   list[#list + 1] = event
   for _, listener in ipairs(self.listeners[event.runId] or {}) do
     listener(event)
   end
+end
+
+--- The sidecar paused this run's live events because we read too slowly: after the delay it
+--- asks for, subscribe again from the last event we have; the journal replays the rest.
+---@param params { runId: string, lastSentSeq: integer, retryAfterMs?: integer }
+function Client:_on_lagged(params)
+  self.lagged = (self.lagged or 0) + 1
+  vim.defer_fn(function()
+    local list = self.events[params.runId] or {}
+    local after = #list > 0 and list[#list].seq or 0
+    self:request("run/subscribe", { runId = params.runId, afterSeq = after }, function(err)
+      if err then
+        vim.notify("context-sidecar: catching up run " .. params.runId .. ": " .. M.format_error(err),
+          vim.log.levels.WARN)
+      end
+    end)
+  end, params.retryAfterMs or 250)
 end
 
 --- Call listener for each event of runId already received, then for each new one.
