@@ -47,6 +47,14 @@ export interface RunEvent {
   payload: Record<string, unknown>;
 }
 
+/** `run/lagged`: live events of a run paused because this client read too slowly. */
+export interface RunLagged {
+  runId: string;
+  lastSentSeq: number;
+  retryAfterMs: number;
+  [key: string]: unknown;
+}
+
 export interface ToolDefinition {
   name: string;
   description?: string;
@@ -171,6 +179,11 @@ export class SidecarClient {
   private readonly eventHandlers = new Set<(event: RunEvent) => void>();
   private readonly completed = new Map<string, RunEvent>();
   private readonly completionWaiters = new Map<string, Set<(event: RunEvent) => void>>();
+  /** The highest seq dispatched per run: a catch-up replay's overlap is dropped. */
+  private readonly lastSeqs = new Map<string, number>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /** How many times the sidecar paused live events for this client (each one caught up). */
+  lagged = 0;
   private exitInfo: ExitInfo | undefined;
   private closing: Promise<ExitInfo> | undefined;
 
@@ -189,6 +202,7 @@ export class SidecarClient {
       connection.dispose();
     });
     connection.onNotification("run/event", (event: RunEvent) => this.dispatch(event));
+    connection.onNotification("run/lagged", (lagged: RunLagged) => this.catchUp(lagged));
   }
 
   /** Spawn the sidecar and complete `initialize` / `initialized`. */
@@ -338,6 +352,8 @@ export class SidecarClient {
   }
 
   private dispatch(event: RunEvent): void {
+    if (event.seq <= (this.lastSeqs.get(event.runId) ?? 0)) return;
+    this.lastSeqs.set(event.runId, event.seq);
     for (const handler of [...this.eventHandlers]) {
       try {
         handler(event);
@@ -353,6 +369,19 @@ export class SidecarClient {
     }
   }
 
+  /** The sidecar paused a run's live events: after the delay it asks for, subscribe again from
+   *  the last event dispatched; the journal replays the rest, and nothing shows twice. */
+  private catchUp(lagged: RunLagged): void {
+    this.lagged += 1;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (this.closing !== undefined || this.exitInfo !== undefined) return;
+      const afterSeq = this.lastSeqs.get(lagged.runId) ?? Math.max(lagged.lastSentSeq, 0);
+      this.connection.sendRequest("run/subscribe", { runId: lagged.runId, afterSeq }).catch(() => undefined);
+    }, Math.max(lagged.retryAfterMs, 0));
+    this.timers.add(timer);
+  }
+
   /** `shutdown` + `exit`, then wait for the exit; SIGKILL after `timeoutMs`. Idempotent. */
   close(timeoutMs = 5_000): Promise<ExitInfo> {
     this.closing ??= this.doClose(timeoutMs);
@@ -360,6 +389,8 @@ export class SidecarClient {
   }
 
   private async doClose(timeoutMs: number): Promise<ExitInfo> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
     const killTimer = setTimeout(() => {
       if (this.exitInfo === undefined) this.process.kill("SIGKILL");
     }, timeoutMs);

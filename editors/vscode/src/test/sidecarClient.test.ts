@@ -112,3 +112,33 @@ test("close() sends shutdown/exit and leaves no process", async () => {
   assert.equal(info.code, 0);
   assert.ok(isGone(pid), `sidecar ${pid} still running`);
 });
+
+test("run/lagged: the client catches up from the journal and dispatches every seq once", async () => {
+  const client = await start();
+  const events: RunEvent[] = []; // filtered by run once its id is known (events may come first)
+  client.onRunEvent((e) => events.push(e));
+  const session = await client.request("session/create", { title: "flood" });
+  const flood = { rounds: [{ deltas: Array.from({ length: 3000 }, () => "x".repeat(2048)) }] };
+  const started = await client.request("run/start", {
+    sessionId: session.sessionId,
+    userTurn: [{ type: "text", text: "flood" }],
+    script: flood,
+  });
+  const runId = started.runId;
+  const stdout = client.process.stdout;
+  assert.ok(stdout);
+  stdout.pause(); // a slow client: read nothing while the run streams ~6 MB
+  const journal = path.join(client.capabilities.storePath, "runs", runId, "events.jsonl");
+  const deadline = Date.now() + 15_000;
+  while (!(fs.existsSync(journal) && fs.readFileSync(journal, "utf8").slice(-600).includes('"run.completed"'))) {
+    assert.ok(Date.now() < deadline, "flood run did not finish");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  stdout.resume();
+  const completed = await client.waitForCompletion(runId, 20_000);
+  assert.equal(completed.payload["status"], "completed");
+  assert.ok(client.lagged >= 1, "no run/lagged seen");
+  const seqs = events.filter((e) => e.runId === runId).map((e) => e.seq);
+  assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1));
+  assert.equal(seqs.at(-1), completed.seq);
+});
