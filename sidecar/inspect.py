@@ -114,7 +114,7 @@ def render_snapshot(
 def _previous(store: Store, snap: dict[str, Any], against: str | None) -> dict[str, Any] | None:
     if against:
         return load_snapshot(store.blobs, against)
-    index = [e["snapshotId"] for e in store.sessions.snapshots(snap["sessionId"])]
+    index = [e["snapshotId"] for e in store.snapshot_index.read(snap["sessionId"])]
     if snap["snapshotId"] in index:
         position = index.index(snap["snapshotId"])
         return load_snapshot(store.blobs, index[position - 1]) if position > 0 else None

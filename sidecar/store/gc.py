@@ -59,7 +59,7 @@ def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool
                     _refs(json.loads(line), keep, hex_len)
                 except ValueError:
                     continue
-        kept, dropped_here = store.sessions.trim_snapshots(session_id, keep_recent, dry_run=dry_run)
+        kept, dropped_here = store.snapshot_index.trim(session_id, keep_recent, dry_run=dry_run)
         dropped += dropped_here
         for entry in kept:
             keep.add(entry["snapshotId"])

@@ -13,6 +13,7 @@ from sidecar.store.documents import DocumentStore
 from sidecar.store.jsonl import write_file_atomic
 from sidecar.store.lock import StoreLock
 from sidecar.store.sessions import SessionStore
+from sidecar.store.snapshot_index import SnapshotIndex
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,6 +49,7 @@ class Store:
         if self.lock.held:
             self.blobs.init()
         self.sessions = SessionStore(self.root, self.lock)
+        self.snapshot_index = SnapshotIndex(self.sessions)
         self.profiles = DocumentStore(self.root / "profiles", "prf", ErrorCode.PROFILE_NOT_FOUND)
         self.presets = DocumentStore(self.root / "presets", "pst", ErrorCode.PRESET_NOT_FOUND)
 

@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import sys
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,8 +131,6 @@ class SessionStore:
         #: *before* the state is looked up, so a session with a write in flight is never
         #: dropped and reloaded behind that write's back.
         self._locks: dict[str, anyio.Lock] = {}
-        #: Serialises appends to and rewrites of snapshot indexes (worker threads).
-        self._index_lock = threading.Lock()
         self._dir.mkdir(parents=True, exist_ok=True)
 
     # --- write permission ----------------------------------------------------------------
@@ -494,49 +491,12 @@ class SessionStore:
         )
         return HistoryView(head, state.index, state.lines, tokens, tokenizer)
 
-    async def record_snapshot(self, session_id: str, snapshot_id: str, input_id: str) -> None:
-        """Append to the session's snapshot index (``snapshots.jsonl``), durably."""
-        state = self._state(session_id)
-        line = dumps_bytes({"snapshotId": snapshot_id, "inputId": input_id, "time": now_iso()})
-
-        def write() -> None:
-            with self._index_lock, open(state.dir / "snapshots.jsonl", "a+b") as out:
-                end = out.seek(0, os.SEEK_END)
-                # a torn last line (power loss) must not swallow this one: end it first
-                torn = end > 0 and os.pread(out.fileno(), 1, end - 1) != b"\n"
-                out.write((b"\n" if torn else b"") + line + b"\n")
-                out.flush()
-                os.fsync(out.fileno())
-
-        await run_to_completion(lambda: anyio.to_thread.run_sync(write))
-
-    def trim_snapshots(
-        self, session_id: str, keep_recent: int, *, dry_run: bool
-    ) -> tuple[list[dict[str, Any]], int]:
-        """Keep the ``keep_recent`` newest entries of the snapshot index (gc); return them
-        and how many were dropped.  Read and rewrite are one step against
-        :meth:`record_snapshot`, so an entry recorded meanwhile is never lost."""
-        with self._index_lock:
-            index = self.snapshots(session_id)
-            kept = index[-keep_recent:] if keep_recent else []
-            if len(kept) != len(index) and not dry_run:
-                path = self._session_dir(session_id) / "snapshots.jsonl"
-                write_file_atomic(path, b"".join(dumps_bytes(e) + b"\n" for e in kept))
-            return kept, len(index) - len(kept)
-
-    def snapshots(self, session_id: str) -> list[dict[str, Any]]:
-        """The session's snapshot index, oldest first (torn or unreadable lines skipped)."""
-        path = self._session_dir(session_id) / "snapshots.jsonl"
-        if not path.exists():
-            self._state(session_id)  # not_found for an unknown session
-            return []
-        out: list[dict[str, Any]] = []
-        for line in path.read_bytes().splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-        return out
+    def session_dir(self, session_id: str) -> Path:
+        """The directory of an existing session (``session.not_found`` otherwise)."""
+        directory = self._session_dir(session_id)
+        if not (directory / "session.json").exists():
+            raise self._not_found(session_id)
+        return directory
 
     def session_ids(self) -> list[str]:
         return sorted(n for n in os.listdir(self._dir) if n.startswith(_SESSION_PREFIX))

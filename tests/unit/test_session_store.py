@@ -625,24 +625,24 @@ async def test_a_torn_snapshot_index_line_does_not_swallow_the_next(
     store: Store, root: Path
 ) -> None:
     sid = await new_session(store.sessions)
-    await store.sessions.record_snapshot(sid, "a" * 40, "b" * 40)
+    await store.snapshot_index.record(sid, "a" * 40, "b" * 40)
     index = root / "sessions" / sid / "snapshots.jsonl"
     index.write_bytes(index.read_bytes() + b'{"snapshotId":"torn')  # a power loss mid-line
-    await store.sessions.record_snapshot(sid, "c" * 40, "d" * 40)
-    assert [e["snapshotId"] for e in store.sessions.snapshots(sid)] == ["a" * 40, "c" * 40]
+    await store.snapshot_index.record(sid, "c" * 40, "d" * 40)
+    assert [e["snapshotId"] for e in store.snapshot_index.read(sid)] == ["a" * 40, "c" * 40]
 
 
 async def test_a_snapshot_recorded_while_gc_trims_the_index_is_kept(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """gc reads the index and rewrites it in one step against record_snapshot: a record that
+    """gc reads the index and rewrites it in one step against a record: a record that
     arrives between the two (forced here) lands after the rewrite instead of being lost."""
     import threading
 
     sid = await new_session(store.sessions)
     for i in range(5):
-        await store.sessions.record_snapshot(sid, f"{i:040x}", "e" * 40)
-    read_index = store.sessions.snapshots
+        await store.snapshot_index.record(sid, f"{i:040x}", "e" * 40)
+    read_index = store.snapshot_index.read
     recorder: list[threading.Thread] = []
 
     def read_then_race(session_id: str) -> list[dict[str, Any]]:
@@ -650,21 +650,21 @@ async def test_a_snapshot_recorded_while_gc_trims_the_index_is_kept(
         if not recorder:  # another request records a snapshot right now
             thread = threading.Thread(
                 target=anyio.run,
-                args=(store.sessions.record_snapshot, sid, f"{99:040x}", "e" * 40),
+                args=(store.snapshot_index.record, sid, f"{99:040x}", "e" * 40),
             )
             recorder.append(thread)
             thread.start()
             thread.join(timeout=0.5)  # blocked by the index lock, as it should be
         return index
 
-    monkeypatch.setattr(store.sessions, "snapshots", read_then_race)
+    monkeypatch.setattr(store.snapshot_index, "read", read_then_race)
     kept, dropped = await anyio.to_thread.run_sync(
-        lambda: store.sessions.trim_snapshots(sid, 2, dry_run=False)
+        lambda: store.snapshot_index.trim(sid, 2, dry_run=False)
     )
     recorder[0].join(timeout=10)
     assert [e["snapshotId"] for e in kept] == [f"{3:040x}", f"{4:040x}"] and dropped == 3
     monkeypatch.undo()
-    ids = [e["snapshotId"] for e in store.sessions.snapshots(sid)]
+    ids = [e["snapshotId"] for e in store.snapshot_index.read(sid)]
     assert ids == [f"{3:040x}", f"{4:040x}", f"{99:040x}"]
 
 

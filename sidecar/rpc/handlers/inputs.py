@@ -110,7 +110,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
         }
         snapshot_id = store_snapshot(state.store.blobs, snapshot, messages_json=messages_json)
         snapshot["snapshotId"] = snapshot_id
-        index = state.store.sessions.snapshots(p.session_id)
+        index = state.store.snapshot_index.read(p.session_id)
         previous = index[-1]["snapshotId"] if index else None
         before = load_snapshot(state.store.blobs, previous) if previous else None
         if before is not None and previous == snapshot_id:
@@ -132,7 +132,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
 
     answer, snapshot_id, new = await anyio.to_thread.run_sync(work)
     if new:
-        await state.store.sessions.record_snapshot(p.session_id, snapshot_id, p.input_id)
+        await state.store.snapshot_index.record(p.session_id, snapshot_id, p.input_id)
     return answer
 
 
@@ -161,7 +161,7 @@ async def snapshot_diff(state: SidecarState, p: SnapshotDiffParams) -> dict[str,
         after = load_snapshot(state.store.blobs, p.to)
         before_id = p.from_
         if before_id is None:
-            index = [e["snapshotId"] for e in state.store.sessions.snapshots(after["sessionId"])]
+            index = [e["snapshotId"] for e in state.store.snapshot_index.read(after["sessionId"])]
             position = index.index(p.to) if p.to in index else len(index)
             before_id = index[position - 1] if position > 0 else None
         before = load_snapshot(state.store.blobs, before_id) if before_id else None
