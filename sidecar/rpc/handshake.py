@@ -196,6 +196,17 @@ def answer_initialize_early(
     return start
 
 
+#: Optional ``InitializeParams`` fields and the JSON types they must have.
+_LSP_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "rootUri": str,
+    "rootPath": str,
+    "locale": str,
+    "trace": str,
+    "clientInfo": dict,
+    "workspaceFolders": list,
+}
+
+
 def _plain_initialize(body: bytes) -> dict[str, Any] | None:
     """The message, if it is an ``initialize`` request the full server would accept as is."""
     if len(body) > 4 * 1024 * 1024:  # an ``initialize`` this big is odd: let the server judge
@@ -217,6 +228,9 @@ def _plain_initialize(body: bytes) -> dict[str, Any] | None:
     pid = params.get("processId")
     if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int)):
         return None
+    for name, kinds in _LSP_FIELDS.items():  # what pygls would refuse to structure
+        if name in params and params[name] is not None and not isinstance(params[name], kinds):
+            return None
     if deeper_than(message, MAX_JSON_DEPTH):
         return None
     return message
