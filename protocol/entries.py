@@ -203,7 +203,9 @@ class SkillActivatedInput(_InputBase):
     kind: Literal["skillActivated"]
     name: NonEmptyStr
     path: str | None = None
-    hash: str | None = None
+    blob: str | None = None
+    """Blob id of the activated text (what ``skills/activate`` stored).  Named ``blob``, not
+    ``hash``: every stored entry's ``hash`` is the store's content hash of the entry."""
 
 
 class VariablesInput(_InputBase):

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "a812624bd8ff8374b627b043807d9799" as const;
+export const SCHEMA_HASH = "931e61e00fbb269d0d5b05cad1f8c36b" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -1189,8 +1189,11 @@ export interface SkillActivatedEntry {
   kind: "skillActivated";
   name: string;
   path?: string | null;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
-  hash: string;
+  /**
+   * Blob id of the activated text (what ``skills/activate`` stored).  Named ``blob``, not
+   * ``hash``: every stored entry's ``hash`` is the store's content hash of the entry.
+   */
+  blob?: string | null;
   seq: number;
   /**
    * Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its
@@ -1198,6 +1201,8 @@ export interface SkillActivatedEntry {
    */
   id: string;
   time: string;
+  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
 }
@@ -1209,7 +1214,11 @@ export interface SkillActivatedInput {
   kind: "skillActivated";
   name: string;
   path?: string | null;
-  hash?: string | null;
+  /**
+   * Blob id of the activated text (what ``skills/activate`` stored).  Named ``blob``, not
+   * ``hash``: every stored entry's ``hash`` is the store's content hash of the entry.
+   */
+  blob?: string | null;
 }
 
 /** A skill's metadata (its ``SKILL.md`` frontmatter), as in the Agent Skills spec. */

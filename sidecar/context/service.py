@@ -205,12 +205,22 @@ class ContextService:
         activated = []
         blob_chars = 40 if self.store.blobs.object_format == "sha1" else 64
         for name, record in sorted(controls.activated.items()):
-            # ``hash`` is the activated text's blob id.  An entry a client appended without
-            # one carries the store's own content hash (xxh3, 32 hex digits) under that key:
-            # it names no text, so the skill is left out instead of failing every assembly.
-            blob = record.get("hash")
-            if isinstance(blob, str) and len(blob) == blob_chars:
+            # ``blob`` is the activated text's blob id (stores written before the rename kept it
+            # under ``hash``, where a client-appended entry without one carries the store's
+            # content hash, 32 hex digits: that names no text, so the skill is left out).
+            blob = record.get("blob") or record.get("hash")
+            if isinstance(blob, str) and len(blob) == blob_chars and self.store.blobs.has(blob):
                 activated.append(SkillSnapshot(name=name, blob=blob))
+            elif record.get("blob") is not None:  # a client appended a blob id that is not one
+                diagnostics.append(
+                    {
+                        "severity": "warning",
+                        "code": "skills.activation_missing",
+                        "path": str(record.get("path") or name),
+                        "message": f"activated skill {name!r} names no stored text "
+                        f"({str(record['blob'])[:80]!r}); left out",
+                    }
+                )
 
         pinned = self._pinned_files(controls.pinned, root, material, diagnostics)
         attachments = [capture_item(a, roots, material) for a in params.attachments]

@@ -399,6 +399,17 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "session/append",
+        "entries.blob",
+        lambda c, v: {
+            "sessionId": c.sid,
+            "entries": [{"kind": "skillActivated", "name": "good", "blob": v}],
+        },
+        tuple(b for b in BLOB_IDS if b != "{blob}"),
+        Deferred(_assemble, Reported("skills.activation_missing", ("good",))),
+        fresh=True,
+    ),
+    Row(
+        "session/append",
         "entries.content.blob",
         lambda c, v: {
             "sessionId": c.sid,

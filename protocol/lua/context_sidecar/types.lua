@@ -779,10 +779,11 @@
 ---@field kind "skillActivated"
 ---@field name string
 ---@field path? string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field blob? string # Blob id of the activated text (what ``skills/activate`` stored).  Named ``blob``, not ``hash``: every stored entry's ``hash`` is the store's content hash of the entry.
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
+---@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 --- A skill's body was loaded into context.
@@ -791,7 +792,7 @@
 ---@field kind "skillActivated"
 ---@field name string
 ---@field path? string
----@field hash? string
+---@field blob? string # Blob id of the activated text (what ``skills/activate`` stored).  Named ``blob``, not ``hash``: every stored entry's ``hash`` is the store's content hash of the entry.
 
 --- A skill's metadata (its ``SKILL.md`` frontmatter), as in the Agent Skills spec.
 ---@class context_sidecar.SkillInfo
@@ -1058,7 +1059,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "a812624bd8ff8374b627b043807d9799",
+  SCHEMA_HASH = "931e61e00fbb269d0d5b05cad1f8c36b",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

@@ -109,7 +109,7 @@ async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> Skill
     activation = await anyio.to_thread.run_sync(activate_skill, skill)
     blob = await anyio.to_thread.run_sync(state.store.blobs.put, activation.text.encode())
     entry = SkillActivatedInput(
-        kind="skillActivated", name=skill.info.name, path=skill.info.path, hash=blob
+        kind="skillActivated", name=skill.info.name, path=skill.info.path, blob=blob
     )
     refs, _ = await state.store.sessions.append(p.session_id, [entry])
     return SkillsActivateResult(
