@@ -9,7 +9,6 @@ repository.  Writes are atomic (temp file + rename) and idempotent.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import os
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError, StoreCorruptError
-from sidecar.store.jsonl import fsync_dir
+from sidecar.store.jsonl import fsync_dir, write_file_atomic
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -95,26 +94,13 @@ class BlobStore:
             pass
         else:
             fsync_dir(self._objects)  # the new fan-out directory itself must be durable
-        tmp = path.with_name(f"{_TEMP_PREFIX}{os.getpid()}-{next(_temp_ids)}-{path.name}")
+        tmp_name = f"{_TEMP_PREFIX}{os.getpid()}-{next(_temp_ids)}-{path.name}"
         payload = zlib.compress(b"blob %d\0" % len(data) + data, 1)
-        self._writing.add(tmp.name)
+        self._writing.add(tmp_name)
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-            try:
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+            write_file_atomic(path, payload, tmp_name=tmp_name, mode=0o444)
         finally:
-            self._writing.discard(tmp.name)
-        fsync_dir(path.parent)
+            self._writing.discard(tmp_name)
         return blob_id
 
     def writing(self, name: str) -> bool:

@@ -24,7 +24,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-__all__ = ["AppendLog", "LoadedLog", "fsync_dir", "write_file_atomic"]
+__all__ = [
+    "AppendLog",
+    "LoadedLog",
+    "fsync_dir",
+    "write_file_atomic",
+    "write_fully",
+    "write_new_file",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -40,20 +47,34 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_file_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file."""
-    # one temporary name per call: two threads replacing the same file must not write into
-    # each other's temporary file
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{next(_temp_ids)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+def write_fully(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written (one call may write part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def write_new_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Create ``path`` (it must not exist) with ``data``, fsynced; the caller fsyncs the
+    directory when the new name itself must be durable."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        write_fully(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_file_atomic(
+    path: Path, data: bytes, *, tmp_name: str | None = None, mode: int = 0o644
+) -> None:
+    """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file.
+
+    ``tmp_name``: the temporary file's name in the same directory (default: one per call, so
+    two threads replacing the same file never write into each other's temporary file)."""
+    tmp = path.with_name(tmp_name or f".{path.name}.tmp-{os.getpid()}-{next(_temp_ids)}")
+    try:
+        write_new_file(tmp, data, mode=mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -126,9 +147,7 @@ class AppendLog:
         """Write ``payload`` (complete lines) and make it durable, or leave no trace and raise."""
         before = self._size
         try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(self._fd, view) :]
+            write_fully(self._fd, payload)
             os.fsync(self._fd)
         except OSError as exc:
             self._rollback(before)
@@ -141,9 +160,7 @@ class AppendLog:
     def write(self, payload: bytes) -> None:
         """Write complete lines without fsync (see :meth:`sync`); for journals whose events
         must survive a process kill (the page cache holds them) but may batch their fsyncs."""
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        write_fully(self._fd, payload)
         self._size += len(payload)
 
     def sync(self) -> None:

@@ -42,7 +42,7 @@ from sidecar.errors import (
 from sidecar.ids import new_id, now_iso
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.history import HistoryIndex, HistoryView
-from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic
+from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic, write_new_file
 from sidecar.store.lines import FileLines
 from sidecar.store.token_counts import CountFn, TokenCountCache
 
@@ -298,15 +298,7 @@ class SessionStore:
 
         def write() -> None:
             sdir.mkdir()
-            hist = sdir / "history.jsonl"
-            fd = os.open(hist, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                view = memoryview(history)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_new_file(sdir / "history.jsonl", history)
             # session.json last: a directory without it is an unfinished create, never listed
             write_file_atomic(sdir / "session.json", dumps_bytes(record))
             fsync_dir(self._dir)
