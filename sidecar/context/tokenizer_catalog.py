@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import os
 from dataclasses import dataclass
+from functools import cache
 
 __all__ = ["CatalogEntry", "catalog"]
 
@@ -70,9 +71,13 @@ def _has_module(name: str) -> bool:
 
 def _o200k_cached() -> bool:
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if not cache_dir:
-        return False
-    path = os.path.join(cache_dir, hashlib.sha1(_O200K_URL.encode()).hexdigest())
+    return bool(cache_dir) and _o200k_verified(
+        os.path.join(cache_dir, hashlib.sha1(_O200K_URL.encode()).hexdigest())
+    )
+
+
+@cache  # ~3.6 MB to hash; the handshake and the server both ask at start-up
+def _o200k_verified(path: str) -> bool:
     try:
         with open(path, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest() == _O200K_SHA256

@@ -113,6 +113,18 @@ class RunStopped(Exception):
         super().__init__(failure["message"])
         self.failure = failure
 
+    @classmethod
+    def from_provider(cls, exc: ProviderError) -> RunStopped:
+        """The model call failed: the run ends with the provider's code; the user may retry."""
+        return cls(
+            {
+                "code": exc.code,
+                "message": str(exc),
+                "retryable": exc.retryable,
+                "userRetryable": True,
+            }
+        )
+
 
 @dataclass(slots=True)
 class RunSettings:
@@ -306,14 +318,7 @@ class RunLoop:
                     elif isinstance(event, Completed):
                         stop = event.stop_reason
         except ProviderError as exc:
-            raise RunStopped(
-                {
-                    "code": exc.code,
-                    "message": str(exc),
-                    "retryable": exc.retryable,
-                    "userRetryable": True,
-                }
-            ) from exc
+            raise RunStopped.from_provider(exc) from exc
         totals = self.journal.record.setdefault("usage", {})
         for key, value in usage.items():
             totals[key] = int(totals.get(key, 0)) + value
@@ -433,14 +438,7 @@ class RunLoop:
                     if isinstance(event, TextDelta):
                         text.append(event.text)
         except ProviderError as exc:
-            raise RunStopped(
-                {
-                    "code": exc.code,
-                    "message": str(exc),
-                    "retryable": exc.retryable,
-                    "userRetryable": True,
-                }
-            ) from exc
+            raise RunStopped.from_provider(exc) from exc
         summary = "".join(text).strip()
         if not summary:
             raise RunStopped(
