@@ -71,9 +71,9 @@ def _has_module(name: str) -> bool:
 
 def _o200k_cached() -> bool:
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR")
-    return bool(cache_dir) and _o200k_verified(
-        os.path.join(cache_dir, hashlib.sha1(_O200K_URL.encode()).hexdigest())
-    )
+    if not cache_dir:
+        return False
+    return _o200k_verified(os.path.join(cache_dir, hashlib.sha1(_O200K_URL.encode()).hexdigest()))
 
 
 @cache  # ~3.6 MB to hash; the handshake and the server both ask at start-up
