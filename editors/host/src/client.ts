@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import rpc from "vscode-jsonrpc/node.js";
-import type { CancellationToken, MessageConnection } from "vscode-jsonrpc/node.js";
+import rpc from "vscode-jsonrpc/node";
+import type { CancellationToken, MessageConnection } from "vscode-jsonrpc/node";
 
 import {
   PROTOCOL_VERSION,

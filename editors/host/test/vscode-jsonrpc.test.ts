@@ -9,8 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import rpc from "vscode-jsonrpc/node.js";
-import type { MessageConnection } from "vscode-jsonrpc/node.js";
+import rpc from "vscode-jsonrpc/node";
+import type { MessageConnection } from "vscode-jsonrpc/node";
 
 const { createMessageConnection, StreamMessageReader, StreamMessageWriter, ResponseError } = rpc;
 
@@ -81,7 +81,9 @@ class Author {
       this.toolCalls.push(params);
       return { content: [{ type: "text", text: `contents of ${params.arguments.path}` }] };
     });
-    const show = (params: { type: number; message: string }) => this.shown.push(params);
+    const show = (params: { type: number; message: string }): void => {
+      this.shown.push(params);
+    };
     this.connection.onNotification("window/showMessage", show);
     this.connection.onNotification("window/logMessage", show);
     this.connection.listen();
