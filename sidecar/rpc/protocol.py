@@ -12,6 +12,7 @@ subclass changes only what a stdio sidecar needs done differently:
 - a late answer to a request the server withdrew (``$/cancelRequest``) is dropped quietly;
 - requests after ``shutdown`` are answered with ``server.shutting_down`` instead of silence;
 - unknown notifications are ignored and unknown requests answered -32601, neither logged;
+  a notification that fails is logged, never popped up in the editor;
 - ``initialize`` advertises ``capabilities.experimental.contextSidecar``;
 - ``exit`` stops the transport instead of calling ``sys.exit`` inside the event loop.
 """
@@ -184,6 +185,17 @@ class SidecarProtocol(LanguageServerProtocol):
             logger.debug("ignoring notification %r", method_name)
             return
         super()._handle_notification(method_name, params)
+
+    def _check_handler_result(self, future: Future[Any]) -> None:
+        # A notification gets no answer; pygls would pop its failure up in the editor
+        # (``window/showMessage``) with a traceback.  Log it instead: a refusal in one line
+        # (routed handlers log their own unexpected errors), anything else in full.
+        if future.cancelled() or (exc := future.exception()) is None:
+            return
+        if isinstance(exc, JsonRpcException):
+            logger.warning("notification not handled: %s", exc.message)
+        else:
+            logger.error("a notification handler failed", exc_info=exc)
 
     def _handles(self, method_name: str) -> bool:
         return method_name in self.fm.builtin_features or method_name in self.fm.features

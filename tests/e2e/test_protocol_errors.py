@@ -100,6 +100,20 @@ async def test_unknown_notifications_are_ignored_without_a_word(sidecars: Sideca
     assert sidecars.stderr_of(client) == ""
 
 
+async def test_a_failing_notification_pops_nothing_up(sidecars: SidecarFactory) -> None:
+    """A request method sent as a notification, with bad params: there is no one to answer,
+    and an editor pop-up is no answer either; the log says it in one line."""
+    client = await sidecars.start()
+    received: list[str] = []
+    client.on_notification(lambda method, _params: received.append(method))
+    client.notify("session/get", {"sessionId": 5})
+    await still_alive(client)
+    assert await client.close() == 0
+    assert received == []
+    logged = sidecars.stderr_of(client)
+    assert "session/get" in logged and "Traceback" not in logged
+
+
 async def test_an_empty_array_stands_for_an_empty_object(sidecar: SidecarClient) -> None:
     """Neovim's ``vim.json`` encodes an empty Lua table, ``{}``, as ``[]``."""
     assert "time" in await sidecar.request("server/ping", [])
