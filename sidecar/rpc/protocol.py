@@ -9,7 +9,8 @@ subclass changes only what a stdio sidecar needs done differently:
   non-ASCII kept as is), and every frame can be traced;
 - every error answer carries ``data.code``; no traceback is ever sent;
 - what a handler defers with :meth:`SidecarProtocol.after_answer` is sent after its answer;
-- a late answer to a request the server withdrew (``$/cancelRequest``) is dropped quietly;
+- a late answer to a request the server withdrew (``$/cancelRequest``), and a cancel of a
+  request already answered, are dropped quietly (both are normal in LSP);
 - requests after ``shutdown`` are answered with ``server.shutting_down`` instead of silence;
 - unknown notifications are ignored and unknown requests answered -32601, neither logged;
   a notification that fails is logged, never popped up in the editor;
@@ -185,6 +186,12 @@ class SidecarProtocol(LanguageServerProtocol):
             logger.debug("ignoring notification %r", method_name)
             return
         super()._handle_notification(method_name, params)
+
+    def _handle_cancel_notification(self, msg_id: MsgId) -> None:
+        if msg_id not in self._request_futures:  # answered already: the cancel crossed it
+            logger.debug("cancel of request %s, which is no longer pending", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
 
     def _check_handler_result(self, future: Future[Any]) -> None:
         # A notification gets no answer; pygls would pop its failure up in the editor

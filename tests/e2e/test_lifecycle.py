@@ -298,7 +298,8 @@ async def test_trace_redacts_credentials_not_lsp_fields(
 async def test_a_normal_session_writes_nothing_to_stderr(sidecars: SidecarFactory) -> None:
     """Neovim copies every stderr line into ``lsp.log`` as ``[ERROR]``: at the default level a
     session that goes as it should — including a tool call the run withdrew and the host
-    answered late anyway, which LSP allows — leaves stderr empty."""
+    answered late anyway, and a cancel of a request already answered, both of which LSP
+    allows — leaves stderr empty."""
     from tests.e2e.test_runs import TOOLS, TWO_ROUNDS, Host
 
     client = await sidecars.start()
@@ -328,5 +329,9 @@ async def test_a_normal_session_writes_nothing_to_stderr(sidecars: SidecarFactor
     release.set()
     await asyncio.wait_for(answered.wait(), 5)
     await client.request("server/ping", {})  # the late answer has been read by now
+    answered_id, pong = client.start_request("server/ping", {})
+    await pong
+    client.cancel(answered_id)  # a cancel that crossed the answer: normal in LSP too
+    await client.request("server/ping", {})
     assert await client.close() == 0
     assert sidecars.stderr_of(client) == ""
