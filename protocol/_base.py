@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 __all__ = [
@@ -28,8 +28,16 @@ __all__ = [
 
 M = TypeVar("M", bound="WireModel")
 
-#: A JSON object with arbitrary values (metadata, tool arguments, variables).
-JsonObject = dict[str, Any]
+
+def _empty_array_as_object(value: object) -> object:
+    """``[]`` read as ``{}``: Neovim's ``vim.json`` encodes an empty Lua table, which is
+    both, as an array.  Only the empty one: any other array is still not an object."""
+    return {} if isinstance(value, list) and not value else value
+
+
+#: A JSON object with arbitrary values (metadata, tool arguments, variables); ``[]`` is
+#: accepted for ``{}`` (see :func:`_empty_array_as_object`).
+JsonObject = Annotated[dict[str, Any], BeforeValidator(_empty_array_as_object)]
 #: A per-session sequence number; the first entry of a session is 1, 0 means "before the first".
 SeqNumber = Annotated[int, Field(ge=0)]
 #: ISO-8601 UTC timestamp with millisecond precision, e.g. ``2026-11-30T12:00:00.000Z``.
@@ -59,9 +67,9 @@ class WireModel(BaseModel):
 
 
 def parse_wire(model: type[M], raw: object) -> M:
-    """Validate raw JSON (already decoded) against ``model``, accepting camelCase names only."""
-    if raw is None:
-        raw = {}
+    """Validate raw JSON (already decoded) against ``model``, accepting camelCase names only.
+    Absent params (``None``) and ``[]`` stand for ``{}``, as in a :data:`JsonObject`."""
+    raw = {} if raw is None else _empty_array_as_object(raw)
     return model.model_validate(raw, by_alias=True, by_name=False)
 
 

@@ -43,10 +43,11 @@ ItemKind = Literal["file", "url", "snippet", "command", "image", "other"]
 #: ``env:NAME`` is refused, and the trace (written before validation) must not keep it.
 #: ``token`` alone, or as in ``access_token``/``authToken``; not ``max_tokens``,
 #: ``maxOutputTokens``, ``budget_tokens``, ``tokenizer`` or ``token_count``, which are
-#: generation parameters, not credentials.
+#: generation parameters, nor the LSP fields ``workDoneToken``/``partialResultToken``
+#: (progress ids) and ``tokenTypes``/``tokenModifiers`` (the semantic-token legend).
 SECRET_KEY = re.compile(
     r"(api[_-]?key|secret|password|passwd|authorization|bearer|connection[_-]?ref"
-    r"|token(?!s|iz|_?count|_?limit|_?budget))",
+    r"|(?<!workdone)(?<!partialresult)token(?!s|iz|types|modifiers|_?count|_?limit|_?budget))",
     re.I,
 )
 

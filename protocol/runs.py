@@ -111,7 +111,7 @@ class RunStartParams(WireModel):
     max_rounds: int = Field(default=10, ge=1, le=100)
     tool_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
     script: JsonObject | None = None
-    """For the ``scripted`` provider: the responses to play (see README)."""
+    """For the ``scripted`` provider: the answers to play (see *Scripted runs*)."""
     delegation: bool = False
     """Offer the built-in ``agent_delegate`` / ``agent_handoff`` tools (sub-agents)."""
     compaction: Literal["auto", "off"] = "auto"
@@ -186,6 +186,7 @@ class RunResumeParams(WireModel):
     revision_guidance: str | None = None
     """Extra instruction for the continued run (added as a user note)."""
     script: JsonObject | None = None
+    """For the ``scripted`` provider: the answers to play (see *Scripted runs*)."""
 
 
 class ToolExecuteParams(WireModel):

@@ -83,6 +83,10 @@ class SidecarFactory:
         self.clients.append(client)
         return client
 
+    def stderr_of(self, client: SidecarClient) -> str:
+        """Everything ``client``'s sidecar has written to stderr so far."""
+        return (self.log_dir / f"sidecar-{self.clients.index(client)}.log").read_text()
+
     async def close_all(self) -> None:
         for client in self.clients:
             if client.process.returncode is None:

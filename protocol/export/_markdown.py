@@ -262,6 +262,80 @@ class _Reference:
             "`shutdown` then the `exit` notification end it. A request in flight is cancelled "
             'with the `$/cancelRequest` notification (`{"id": <request id>}`) and is then '
             f"answered with error code {REQUEST_CANCELLED} ({_code(ErrorCode.CANCELLED)}).",
+            "",
+            "As LSP requires, a notification the sidecar does not handle (an editor's "
+            "`textDocument/didSave`, `workspace/didChangeConfiguration`, `$/progress`, any "
+            "`$/` one) is ignored; an unknown request is answered with error code "
+            f"{METHOD_NOT_FOUND} ({_code(ErrorCode.METHOD_NOT_FOUND)}). The `initialize` "
+            "answer's `textDocumentSync` asks editors to send no document traffic at all.",
+            "",
+            "Where params, or a free-form object field (typed `object` below: `arguments`, "
+            "`meta`, `parameters`, `script`, ...), is an object, an empty array `[]` is read as "
+            "`{}`: Neovim's `vim.json` encodes an empty Lua table, which is both, as `[]`. Any "
+            f"other array is refused ({INVALID_PARAMS}, {_code(ErrorCode.PARAMS_INVALID)}).",
+        ]
+
+    def scripted(self) -> list[str]:
+        """The ``script`` of ``run/start`` / ``run/resume``: free-form in the schema, read by
+        the ``scripted`` provider (``sidecar/runs/scripted.py``)."""
+        example = {
+            "rounds": [
+                {
+                    "deltas": ["Reading ", "a.py"],
+                    "toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a.py"}}],
+                    "usage": {"inputTokens": 100, "outputTokens": 10},
+                },
+                {"text": "Done."},
+            ]
+        }
+        return [
+            "## Scripted runs",
+            "",
+            "The `scripted` provider plays model answers from a script instead of calling a "
+            "model: the offline default for demos and tests. A run uses it when `run/start` or "
+            "`run/resume` carries `script`, or when it has no model connection (from its "
+            'profile or its input) or one with `provider: "scripted"`. A script is '
+            '`{"rounds": [round, ...]}`; each model call plays the next round (a `run/resume` '
+            "that carries a `script` plays it from its first round). Every field of a round is "
+            "optional:",
+            "",
+            *_table(
+                ("Field", "Type", "Effect"),
+                [
+                    ["`text`", "string", "One text delta."],
+                    ["`deltas`", "string\\[\\]", "Several text deltas, in order (not `text`)."],
+                    ["`delayMs`", "integer", "Milliseconds to wait before each delta."],
+                    [
+                        "`toolCalls`",
+                        "{ name: string, arguments?: object, id?: string }\\[\\]",
+                        "Tool calls, after the text; `id` defaults to `call_<round>_<n>`.",
+                    ],
+                    [
+                        "`usage`",
+                        "{ inputTokens?, outputTokens?, cacheReadTokens?, cacheWriteTokens? }",
+                        "Token counts reported for the call (0 when absent).",
+                    ],
+                    [
+                        "`stopReason`",
+                        "string",
+                        "Why the model stopped; default `tool_use` when the round has tool calls, "
+                        "else `end_turn` (e.g. `max_tokens`).",
+                    ],
+                    [
+                        "`error`",
+                        "{ code?: string, message?: string, retryable?: boolean }",
+                        "The call fails with this error instead (code `model.request_failed` by "
+                        "default); nothing else of the round is played.",
+                    ],
+                ],
+            ),
+            "",
+            'When the rounds run out, the model answers "(end of script)" and stops, so a run '
+            "always ends. Example, a tool round then an answer:",
+            "",
+            "```json",
+            json.dumps(example),
+            "```",
         ]
 
     def methods(self) -> list[str]:
@@ -358,7 +432,14 @@ class _Reference:
         return lines
 
     def render(self) -> str:
-        sections = [self.header(), self.transport(), self.methods(), self.errors(), self.types()]
+        sections = [
+            self.header(),
+            self.transport(),
+            self.methods(),
+            self.errors(),
+            self.scripted(),
+            self.types(),
+        ]
         lines: list[str] = []
         for section in sections:
             if lines:

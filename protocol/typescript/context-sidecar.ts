@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "931e61e00fbb269d0d5b05cad1f8c36b" as const;
+export const SCHEMA_HASH = "24498342a9b82dc1722b071293c268d2" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -932,6 +932,7 @@ export interface RunResumeParams {
   additionalRounds?: number;
   /** Extra instruction for the continued run (added as a user note). */
   revisionGuidance?: string | null;
+  /** For the ``scripted`` provider: the answers to play (see *Scripted runs*). */
   script?: { [key: string]: unknown } | null;
 }
 
@@ -951,7 +952,7 @@ export interface RunStartParams {
   maxRounds?: number;
   /** @default 60000 */
   toolTimeoutMs?: number;
-  /** For the ``scripted`` provider: the responses to play (see README). */
+  /** For the ``scripted`` provider: the answers to play (see *Scripted runs*). */
   script?: { [key: string]: unknown } | null;
   /**
    * Offer the built-in ``agent_delegate`` / ``agent_handoff`` tools (sub-agents).

@@ -7,7 +7,6 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from lsprotocol import types
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,6 +33,9 @@ class PyglsBridge:
     def notify(self, method: str, params: Any) -> None:
         self._protocol.notify(method, params)
 
+    def after_answer(self, fn: Callable[[], object]) -> None:
+        self._protocol.after_answer(fn)
+
     async def request(self, method: str, params: Any, timeout_s: float) -> Any:
         msg_id = f"sidecar-{next(self._ids)}"
         future = self._protocol.send_request_async(method, params, msg_id=msg_id)
@@ -42,8 +44,6 @@ class PyglsBridge:
                 return await future
         except BaseException:
             # Cancelled or timed out while the host had not answered: withdraw it there too, so
-            # no request is left hanging.  (Awaiting cancels the wrapped future itself, so the
-            # unanswered state is read from pygls' table of pending requests.)
-            if self._protocol._request_futures.pop(msg_id, None) is not None:
-                self._protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            # no request is left hanging.
+            self._protocol.withdraw_request(msg_id)
             raise

@@ -18,9 +18,10 @@ left untouched for the full server, which answers it as always.  The same functi
 answer when pygls does answer ``initialize`` (:class:`sidecar.rpc.protocol.SidecarProtocol`),
 so the two paths cannot drift.
 
-The answer carries only ``capabilities.experimental.contextSidecar`` and ``serverInfo``: the
-sidecar serves no LSP text-document features, so it advertises none (a client then sends no
-``didOpen``/``didChange`` traffic).
+The answer carries ``capabilities.experimental.contextSidecar``, ``serverInfo`` and a
+``textDocumentSync`` that asks for nothing: the sidecar serves no text documents, and an editor
+that finds ``textDocumentSync`` missing assumes defaults (Neovim then sends ``didSave`` on
+every write).
 """
 
 from __future__ import annotations
@@ -125,9 +126,16 @@ def limits_block(max_message_bytes: int) -> dict[str, int]:
     }
 
 
+#: ``TextDocumentSyncOptions`` asking for no document traffic at all (``change`` 0 is None).
+NO_DOCUMENT_SYNC = {"openClose": False, "change": 0, "save": False}
+
+
 def initialize_result(block: dict[str, Any]) -> dict[str, Any]:
     return {
-        "capabilities": {"experimental": {"contextSidecar": block}},
+        "capabilities": {
+            "textDocumentSync": dict(NO_DOCUMENT_SYNC),
+            "experimental": {"contextSidecar": block},
+        },
         "serverInfo": {"name": SERVER_NAME, "version": __version__},
     }
 

@@ -8,7 +8,12 @@ subclass changes only what a stdio sidecar needs done differently:
 - ``Content-Length`` is computed from the UTF-8 bytes actually sent (compact JSON,
   non-ASCII kept as is), and every frame can be traced;
 - every error answer carries ``data.code``; no traceback is ever sent;
+- what a handler defers with :meth:`SidecarProtocol.after_answer` is sent after its answer;
+- a late answer to a request the server withdrew (``$/cancelRequest``), and a cancel of a
+  request already answered, are dropped quietly (both are normal in LSP);
 - requests after ``shutdown`` are answered with ``server.shutting_down`` instead of silence;
+- unknown notifications are ignored and unknown requests answered -32601, neither logged;
+  a notification that fails is logged, never popped up in the editor;
 - ``initialize`` advertises ``capabilities.experimental.contextSidecar``;
 - ``exit`` stops the transport instead of calling ``sys.exit`` inside the event loop.
 """
@@ -41,11 +46,17 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator
     from concurrent.futures import Future
 
+    from cattrs import Converter
+    from pygls.lsp.server import LanguageServer
+
     from sidecar.rpc.state import SidecarState
 
 __all__ = ["SidecarProtocol"]
 
 logger = logging.getLogger(__name__)
+
+#: Withdrawn outgoing requests remembered, so that their late answers are expected.
+_MAX_WITHDRAWN = 1024
 
 
 class SidecarProtocol(LanguageServerProtocol):
@@ -58,6 +69,11 @@ class SidecarProtocol(LanguageServerProtocol):
     on_exit: Callable[[int], None]
     #: Called with the client's process id after ``initialize``.
     on_initialized: Callable[[int | None], None]
+
+    def __init__(self, server: LanguageServer, converter: Converter) -> None:
+        super().__init__(server, converter)
+        self._after_answer: dict[MsgId, list[Callable[[], object]]] = {}
+        self._withdrawn: dict[MsgId, None] = {}  # insertion-ordered: the oldest go first
 
     # --- incoming ------------------------------------------------------------------------
 
@@ -154,13 +170,42 @@ class SidecarProtocol(LanguageServerProtocol):
             refused = errors.not_initialized(method_name)
             self._send_response(msg_id, error=refused.to_response_error())
             return
+        if not self._handles(method_name):
+            # A client's mistake, answered; not a server fault to log with a traceback.
+            logger.debug("unknown method %r (request %s)", method_name, msg_id)
+            unknown = errors.method_not_found(method_name)
+            self._send_response(msg_id, error=unknown.to_response_error())
+            return
         super()._handle_request(msg_id, method_name, params)
 
-    def _get_handler(self, feature_name: str) -> Any:
-        try:
-            return super()._get_handler(feature_name)
-        except JsonRpcException:
-            raise errors.method_not_found(feature_name) from None
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        # LSP: a notification the server does not handle is ignored (``$/`` ones always).
+        # Editors send plenty on their own (didSave, didChangeConfiguration, $/progress);
+        # pygls would log each with a traceback and pop an error up in the editor.
+        if method_name != types.CANCEL_REQUEST and not self._handles(method_name):
+            logger.debug("ignoring notification %r", method_name)
+            return
+        super()._handle_notification(method_name, params)
+
+    def _handle_cancel_notification(self, msg_id: MsgId) -> None:
+        if msg_id not in self._request_futures:  # answered already: the cancel crossed it
+            logger.debug("cancel of request %s, which is no longer pending", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
+
+    def _check_handler_result(self, future: Future[Any]) -> None:
+        # A notification gets no answer; pygls would pop its failure up in the editor
+        # (``window/showMessage``) with a traceback.  Log it instead: a refusal in one line
+        # (routed handlers log their own unexpected errors), anything else in full.
+        if future.cancelled() or (exc := future.exception()) is None:
+            return
+        if isinstance(exc, JsonRpcException):
+            logger.warning("notification not handled: %s", exc.message)
+        else:
+            logger.error("a notification handler failed", exc_info=exc)
+
+    def _handles(self, method_name: str) -> bool:
+        return method_name in self.fm.builtin_features or method_name in self.fm.features
 
     # --- outgoing ------------------------------------------------------------------------
 
@@ -186,6 +231,13 @@ class SidecarProtocol(LanguageServerProtocol):
         self.send_body(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "error": payload}))
 
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
+        try:
+            self._answer(future, msg_id)
+        finally:
+            for fn in self._after_answer.pop(msg_id, ()):
+                fn()
+
+    def _answer(self, future: Future[Any], msg_id: MsgId) -> None:
         self._request_futures.pop(msg_id, None)
         if future.cancelled():
             self._send_error(
@@ -200,6 +252,35 @@ class SidecarProtocol(LanguageServerProtocol):
         else:  # not raised through the router (a pygls built-in): still no traceback
             err = errors.from_unexpected(exc, str(msg_id))
             self._send_response(msg_id, error=err.to_response_error())
+
+    def after_answer(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` right after the answer to the request being handled is written, so
+        that whatever ``fn`` sends follows the answer on the wire (``run/start``'s events);
+        outside a request, at once.  Run whatever the answer is: the handler's work is done."""
+        msg_id = self.msg_id
+        if msg_id is None or msg_id not in self._request_futures:
+            fn()
+        else:
+            self._after_answer.setdefault(msg_id, []).append(fn)
+
+    def withdraw_request(self, msg_id: MsgId) -> None:
+        """Give up on an outgoing request the client has not answered yet, and tell it so
+        (``$/cancelRequest``).  Its answer may still come: LSP allows it."""
+        if self._request_futures.pop(msg_id, None) is None:
+            return  # answered meanwhile
+        self._withdrawn[msg_id] = None
+        if len(self._withdrawn) > _MAX_WITHDRAWN:
+            del self._withdrawn[next(iter(self._withdrawn))]
+        self.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+    def _handle_response(
+        self, msg_id: MsgId, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        if msg_id not in self._request_futures and msg_id in self._withdrawn:
+            del self._withdrawn[msg_id]
+            logger.debug("late answer to withdrawn request %s, dropped", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
 
     # --- lifecycle -----------------------------------------------------------------------
 

@@ -5,7 +5,9 @@
   if it is subscribed to the run.
 - ``subscribe {afterSeq}`` sends the journal's events after ``afterSeq`` and registers the
   subscription in one step with no ``await`` in between, so every later event is sent live:
-  no gap and no duplicate.
+  no gap and no duplicate.  ``run/start`` and ``run/resume`` subscribe the same way once
+  their answer is written: a host learns the run id from the answer, so no event of the run
+  may reach it before.
 - Backpressure: when the client leaves more than ``MAX_BACKLOG_BYTES`` unread, a run's live
   events stop being queued (so memory stays bounded) and one ``run/lagged`` notification
   (``server.overloaded``, ``retryAfterMs``, ``lastSentSeq``) says where to catch up with
@@ -25,7 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -60,6 +62,13 @@ LAGGED_RETRY_MS = 250
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
+class RunBridge(ClientBridge, Protocol):
+    def after_answer(self, fn: Callable[[], object]) -> None:
+        """Call ``fn`` once the answer to the request being handled is written (at once
+        outside a request), so that what ``fn`` sends follows that answer."""
+        ...
+
+
 @dataclass(slots=True)
 class _Active:
     journal: RunJournal
@@ -69,7 +78,7 @@ class _Active:
 
 class RunManager:
     def __init__(
-        self, store: Store, context: ContextService, bridge: ClientBridge, spawn: Spawn
+        self, store: Store, context: ContextService, bridge: RunBridge, spawn: Spawn
     ) -> None:
         self.store = store
         self.context = context
@@ -325,8 +334,8 @@ class RunManager:
         journal = self.runs.create(record)
         run_id = journal.run_id
         self._busy[session_id] = run_id
-        if subscribe:
-            self._subscribed.add(run_id)
+        if subscribe:  # run.created (and whatever follows it) is replayed after the answer
+            self.bridge.after_answer(lambda: self.subscribe(run_id, 0))
         active = _Active(journal, anyio.CancelScope(), anyio.Event())
         self._active[run_id] = active
         host_assembles = self.bridge.host_assembles()

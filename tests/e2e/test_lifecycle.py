@@ -163,8 +163,11 @@ async def test_early_initialize_answer_equals_the_servers_own(sidecars: SidecarF
     block = late_result["capabilities"]["experimental"]["contextSidecar"]
     info = await late.request("server/info", {})
     assert {k: info[k] for k in block} == block
-    # no LSP document features are advertised: editors send no didOpen/didChange traffic
-    assert set(late_result["capabilities"]) == {"experimental"}
+    # no LSP feature is advertised, and textDocumentSync asks for no document traffic: an
+    # editor that finds it missing assumes defaults (Neovim sends didSave on every :w)
+    assert set(late_result["capabilities"]) == {"experimental", "textDocumentSync"}
+    sync = {"openClose": False, "change": 0, "save": False}
+    assert late_result["capabilities"]["textDocumentSync"] == sync
     await late.close()
     assert "differs" not in _log_text(sidecars)
 
@@ -266,3 +269,69 @@ async def test_a_request_after_stdin_closed_fails_at_once_and_leaves_nothing_pen
         client.start_request("server/ping", {})
     assert not client._pending  # no orphan future to fail later with nobody reading it
     assert await client.wait(timeout=10) == 0
+
+
+async def test_trace_redacts_credentials_not_lsp_fields(
+    sidecars: SidecarFactory, tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    legend = {"tokenTypes": ["keyword"], "tokenModifiers": ["static"]}
+    client = await sidecars.start(
+        env={"CONTEXT_SIDECAR_TRACE": str(trace)},
+        capabilities={"textDocument": {"semanticTokens": legend}},
+    )
+    for params in (
+        {"workDoneToken": "wd-1", "partialResultToken": "pr-1"},
+        {"limit": 5, "apiKey": "sk-live-1", "authToken": "tok-live-2"},
+    ):
+        with pytest.raises(RpcError):  # unknown fields, refused; the trace keeps them first
+            await client.request("session/list", params)
+    await client.close()
+    traced = [json.loads(line)["message"] for line in trace.read_text().splitlines()]
+    capabilities = traced[0]["params"]["capabilities"]
+    assert capabilities["textDocument"]["semanticTokens"] == legend
+    lists = [m["params"] for m in traced if m.get("method") == "session/list"]
+    assert lists[0] == {"workDoneToken": "wd-1", "partialResultToken": "pr-1"}
+    assert lists[1] == {"limit": 5, "apiKey": "[redacted]", "authToken": "[redacted]"}
+
+
+async def test_a_normal_session_writes_nothing_to_stderr(sidecars: SidecarFactory) -> None:
+    """Neovim copies every stderr line into ``lsp.log`` as ``[ERROR]``: at the default level a
+    session that goes as it should — including a tool call the run withdrew and the host
+    answered late anyway, and a cancel of a request already answered, both of which LSP
+    allows — leaves stderr empty."""
+    from tests.e2e.test_runs import TOOLS, TWO_ROUNDS, Host
+
+    client = await sidecars.start()
+    host = Host(client)
+    sid = (await client.call(m.SESSION_CREATE, SessionCreateParams(title="quiet"))).session_id
+    await client.call(m.SESSION_APPEND, SessionAppendParams(session_id=sid, entries=[user("x")]))
+    await client.request("session/read", {"sessionId": sid, "withTokens": True})
+    turn = [{"type": "text", "text": "go"}]
+    await client.request("context/assemble", {"sessionId": sid, "userTurn": turn})
+    start = {"sessionId": sid, "userTurn": turn, "tools": TOOLS}
+    run = await client.request("run/start", {**start, "script": TWO_ROUNDS})
+    await host.until_done(run["runId"])
+
+    entered, release, answered = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def late_tool(params: Any) -> Any:
+        entered.set()
+        await release.wait()
+        answered.set()  # the reply is written as this handler returns, before the test resumes
+        return {"content": [{"type": "text", "text": "too late"}]}
+
+    client.on_request("tool/execute", late_tool)
+    run = await client.request("run/start", {**start, "script": TWO_ROUNDS})
+    await asyncio.wait_for(entered.wait(), 10)
+    await client.request("run/cancel", {"runId": run["runId"]})
+    await host.until(lambda: bool(host.cancels))  # the sidecar withdrew its tool/execute
+    release.set()
+    await asyncio.wait_for(answered.wait(), 5)
+    await client.request("server/ping", {})  # the late answer has been read by now
+    answered_id, pong = client.start_request("server/ping", {})
+    await pong
+    client.cancel(answered_id)  # a cancel that crossed the answer: normal in LSP too
+    await client.request("server/ping", {})
+    assert await client.close() == 0
+    assert sidecars.stderr_of(client) == ""

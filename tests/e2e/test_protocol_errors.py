@@ -61,15 +61,90 @@ async def test_params_of_the_wrong_json_type(sidecar: SidecarClient) -> None:
     await still_alive(sidecar)
 
 
-async def test_unknown_method(sidecar: SidecarClient) -> None:
-    err = await error_of(sidecar, "session/teleport", {})
+async def test_unknown_method(sidecars: SidecarFactory) -> None:
+    """-32601 with ``data.code``; a client's typo is no server fault: nothing in the log."""
+    client = await sidecars.start()
+    err = await error_of(client, "session/teleport", {})
     assert err.code == -32601
     assert err.data == {
         "code": "method.not_found",
         "retryable": False,
         "details": {"method": "session/teleport"},
     }
-    await still_alive(sidecar)
+    await still_alive(client)
+    assert await client.close() == 0
+    assert sidecars.stderr_of(client) == ""
+
+
+#: What editors send on their own (Neovim's ``:w``, VS Code's ``synchronize``, progress...).
+EDITOR_NOTIFICATIONS: list[tuple[str, Any]] = [
+    ("textDocument/didSave", {"textDocument": {"uri": "file:///tmp/a.py"}}),
+    ("workspace/didChangeConfiguration", {"settings": {"contextSidecar": {}}}),
+    ("$/progress", {"token": "p1", "value": {"kind": "end"}}),
+    ("$/someFutureNotification", {}),
+    ("myEditor/somethingHappened", [1, 2]),
+]
+
+
+async def test_unknown_notifications_are_ignored_without_a_word(sidecars: SidecarFactory) -> None:
+    """LSP: a notification the server does not handle is ignored — no ``window/showMessage``
+    (an error pop-up in the editor), no log line, and the connection carries on."""
+    client = await sidecars.start()
+    received: list[str] = []
+    client.on_notification(lambda method, _params: received.append(method))
+    for method, params in EDITOR_NOTIFICATIONS:
+        client.notify(method, params)
+    await still_alive(client)
+    assert await client.close() == 0
+    assert received == []
+    assert sidecars.stderr_of(client) == ""
+
+
+async def test_a_failing_notification_pops_nothing_up(sidecars: SidecarFactory) -> None:
+    """A request method sent as a notification, with bad params: there is no one to answer,
+    and an editor pop-up is no answer either; the log says it in one line."""
+    client = await sidecars.start()
+    received: list[str] = []
+    client.on_notification(lambda method, _params: received.append(method))
+    client.notify("session/get", {"sessionId": 5})
+    await still_alive(client)
+    assert await client.close() == 0
+    assert received == []
+    logged = sidecars.stderr_of(client)
+    assert "session/get" in logged and "Traceback" not in logged
+
+
+async def test_an_empty_array_stands_for_an_empty_object(sidecar: SidecarClient) -> None:
+    """Neovim's ``vim.json`` encodes an empty Lua table, ``{}``, as ``[]``."""
+    assert "time" in await sidecar.request("server/ping", [])
+    created = await sidecar.request("session/create", {"title": "nvim", "meta": []})
+    assert created.get("meta", {}) == {}
+    sid = created["sessionId"]
+    call = {"type": "toolCall", "callId": "c1", "name": "now", "arguments": []}
+    await sidecar.request(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [{"kind": "message", "role": "assistant", "content": [call], "meta": []}],
+        },
+    )
+    page = await sidecar.request("session/read", {"sessionId": sid})
+    assert page["entries"][0]["content"][0]["arguments"] == {}
+
+
+async def test_a_non_empty_array_is_still_not_an_object(sidecar: SidecarClient) -> None:
+    sid = (await sidecar.request("session/create", {}))["sessionId"]
+    call = {"type": "toolCall", "callId": "c1", "name": "now", "arguments": ["x"]}
+    for method, params in (
+        ("server/ping", [1]),
+        ("session/create", {"meta": [{}]}),
+        (
+            "session/append",
+            {"sessionId": sid, "entries": [{"kind": "message", "role": "user", "content": [call]}]},
+        ),
+    ):
+        err = await error_of(sidecar, method, params)
+        assert (err.code, err.data["code"]) == (-32602, "params.invalid"), method
 
 
 async def test_bad_json_is_a_parse_error_and_the_stream_recovers(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sidecar.client import RpcError, SidecarClient
-from tests.conftest import SidecarFactory
+from tests.conftest import SidecarFactory, assert_valid_frames
 
 pytestmark = pytest.mark.anyio
 
@@ -585,3 +585,35 @@ async def test_handoff_assembled_by_the_host(sidecars: SidecarFactory) -> None:
     last = history["entries"][-1]
     assert last["role"] == "assistant"
     assert last["content"][0]["text"] == "Release notes: fixed everything."
+
+
+async def test_the_run_start_answer_precedes_the_runs_first_event(
+    sidecars: SidecarFactory,
+) -> None:
+    """Read in stdout's byte order, the ``run/start`` answer comes before any ``run/event`` of
+    its run: a client that registers its listener once the answer is in loses nothing."""
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    for turn in range(5):
+        msg_id, answer = client.start_request(
+            "run/start",
+            {
+                "sessionId": sid,
+                "userTurn": [{"type": "text", "text": f"turn {turn}"}],
+                "tools": TOOLS,
+                "script": TWO_ROUNDS,
+            },
+        )
+        run_id = (await answer)["runId"]
+        await host.until_done(run_id)
+        frames = assert_valid_frames(client.stdout_bytes)
+        answered = next(i for i, f in enumerate(frames) if f.get("id") == msg_id)
+        first_event = next(
+            i
+            for i, f in enumerate(frames)
+            if f.get("method") == "run/event" and f["params"]["runId"] == run_id
+        )
+        assert "result" in frames[answered]
+        assert answered < first_event, f"turn {turn}: run/event {first_event} before the answer"
+        assert [e["seq"] for e in host.of(run_id)][:2] == [1, 2]

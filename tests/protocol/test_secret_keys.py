@@ -36,6 +36,16 @@ PARAMETERS = [
 ]
 
 
+#: LSP fields with "token" in their name that carry no credential (progress tokens, the
+#: semantic-token legend): a trace must keep them.
+LSP_FIELDS = ["workDoneToken", "partialResultToken", "tokenTypes", "tokenModifiers"]
+
+
+@pytest.mark.parametrize("name", LSP_FIELDS)
+def test_lsp_fields_are_not_credentials(name: str) -> None:
+    assert not SECRET_KEY.search(name)
+
+
 @pytest.mark.parametrize("name", CREDENTIALS)
 def test_credential_names_are_recognised(name: str) -> None:
     assert SECRET_KEY.search(name)

@@ -611,7 +611,7 @@
 ---@field runId string
 ---@field additionalRounds? integer
 ---@field revisionGuidance? string # Extra instruction for the continued run (added as a user note).
----@field script? table<string, any>
+---@field script? table<string, any> # For the ``scripted`` provider: the answers to play (see *Scripted runs*).
 
 ---@class context_sidecar.RunStartParams
 ---@field sessionId string
@@ -623,7 +623,7 @@
 ---@field approvalRequired? string[] # Tool names that need ``approval/request`` before each call.
 ---@field maxRounds? integer
 ---@field toolTimeoutMs? integer
----@field script? table<string, any> # For the ``scripted`` provider: the responses to play (see README).
+---@field script? table<string, any> # For the ``scripted`` provider: the answers to play (see *Scripted runs*).
 ---@field delegation? boolean # Offer the built-in ``agent_delegate`` / ``agent_handoff`` tools (sub-agents).
 ---@field compaction? "auto"|"off" # ``auto``: when an assembly advises it, the model first writes a checkpoint summary (stored as a compaction entry), then the same turn continues.
 ---@field subscribe? boolean # Stream this run's events to this client from seq 1.
@@ -1059,7 +1059,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "931e61e00fbb269d0d5b05cad1f8c36b",
+  SCHEMA_HASH = "24498342a9b82dc1722b071293c268d2",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
