@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "931e61e00fbb269d0d5b05cad1f8c36b" as const;
+export const SCHEMA_HASH = "39772e6ebda38a1101950886e80307fb" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -857,6 +857,12 @@ export interface Run {
   failure?: RunFailure | null;
   /** The run this one resumed. */
   resumeOf?: string | null;
+  /**
+   * What the run was started with.  Absent from records written before the settings were
+   * kept: ``run/resume`` then uses safe defaults (approval before every tool of the input)
+   * and says so (``settingsDefaulted`` in the new run's ``run.created``).
+   */
+  settings?: RunStartSettings | null;
   /** Totals: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens. */
   usage?: { [key: string]: unknown };
 }
@@ -928,8 +934,8 @@ export interface RunListResult {
 
 export interface RunResumeParams {
   runId: string;
-  /** @default 10 */
-  additionalRounds?: number;
+  /** Model calls the resumed run may make; default: the run's own ``maxRounds``. */
+  additionalRounds?: number | null;
   /** Extra instruction for the continued run (added as a user note). */
   revisionGuidance?: string | null;
   script?: { [key: string]: unknown } | null;
@@ -975,6 +981,36 @@ export interface RunStartResult {
   runId: string;
   sessionId: string;
   inputId: string;
+}
+
+/**
+ * What a run was started with, kept in its record: ``run/resume`` continues with exactly
+ * these (a resumed run keeps them too).
+ */
+export interface RunStartSettings {
+  /** The stored profile named by ``run/start``. */
+  profileId?: string | null;
+  /**
+   * The profile as it was when the run started (inline, or the stored one's content): a
+   * resumed run keeps its model binding, window and instructions even if the stored profile
+   * changed or was deleted since.
+   */
+  profile?: ProfileInput | null;
+  approvalRequired?: string[];
+  /** @default 10 */
+  maxRounds?: number;
+  /** @default 60000 */
+  toolTimeoutMs?: number;
+  /** @default false */
+  delegation?: boolean;
+  /** @default "auto" */
+  compaction?: "auto" | "off";
+  /**
+   * For the ``scripted`` provider: the script still to play, a stored object (``git
+   * cat-file -p`` shows it).  A resumed run without a ``script`` of its own plays the rounds
+   * the run it resumes had not reached.
+   */
+  scriptBlob?: string | null;
 }
 
 export interface RunSubscribeParams {

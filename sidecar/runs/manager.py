@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -32,11 +33,13 @@ import anyio
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from protocol.inputs import FrozenInput, InputFreezeParams
+from protocol.runs import RunStartSettings
+from protocol.snapshots import ProfileInput
 from sidecar.aio import run_to_completion
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id, now_iso
 from sidecar.inputs.loading import load_frozen_input, load_profile
-from sidecar.inputs.profiles import resolve
+from sidecar.inputs.profiles import Effective, resolve
 from sidecar.inputs.snapshots import canonical
 from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
 from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped
@@ -45,7 +48,6 @@ from sidecar.runs.scripted import ScriptedProvider
 
 if TYPE_CHECKING:
     from protocol.runs import RunResumeParams, RunStartParams
-    from protocol.snapshots import ProfileInput
     from sidecar.context.service import ContextService
     from sidecar.store import Store
 
@@ -157,11 +159,10 @@ class RunManager:
         frozen: FrozenInput,
         profile: ProfileInput | None,
         script: dict[str, Any] | None,
-        start_round: int,
     ) -> Provider:
         binding = profile.model_binding if profile else frozen.model_connection
         if script is not None or binding is None or binding.provider == "scripted":
-            return ScriptedProvider(script, start_round)
+            return ScriptedProvider(script)
         try:
             api_key = resolve_secret(binding.connection_ref)
         except ProviderError as exc:  # names the reference, never the value
@@ -207,8 +208,17 @@ class RunManager:
                 frozen = captured.frozen
                 input_id = self.store.blobs.put(canonical(dump_wire(frozen)))
             profile, preset = load_profile(self.store, p.profile_id, p.profile)
-            effective = resolve(profile, preset, frozen)
-            provider = self._provider(frozen, profile, p.script, 0)
+            started = RunStartSettings(
+                profile_id=p.profile_id,
+                profile=_plain(profile),
+                approval_required=p.approval_required,
+                max_rounds=p.max_rounds,
+                tool_timeout_ms=p.tool_timeout_ms,
+                delegation=p.delegation,
+                compaction=p.compaction,
+                script_blob=await self._keep_script(p.script),
+            )
+            provider = self._provider(frozen, profile, p.script)
             from protocol.entries import MessageInput
 
             refs, _ = await self.store.sessions.append(
@@ -217,19 +227,18 @@ class RunManager:
         except BaseException:
             self._busy.pop(p.session_id, None)
             raise
-        settings = RunSettings(
-            max_rounds=p.max_rounds,
-            tool_timeout_s=p.tool_timeout_ms / 1000,
-            approval_required=frozenset(p.approval_required),
-            input_id=input_id,
-            frozen=frozen,
-            effective=effective,
-            turn=[],
-            turn_seqs=[refs[0]["seq"]],
-            compaction=p.compaction,
-            delegation=p.delegation,
+        settings = _loop_settings(
+            started, started.max_rounds, input_id, frozen, resolve(profile, preset, frozen)
         )
-        return self._launch(p.session_id, input_id, settings, provider, p.subscribe, None)
+        settings.turn_seqs = [refs[0]["seq"]]
+        return self._launch(p.session_id, input_id, started, settings, provider, p.subscribe)
+
+    async def _keep_script(self, script: dict[str, Any] | None) -> str | None:
+        """Store a scripted provider's script (a blob) so that a resume can play the rest."""
+        if script is None:
+            return None
+        data = canonical(script)
+        return await anyio.to_thread.run_sync(lambda: self.store.blobs.put(data))
 
     async def resume(self, p: RunResumeParams) -> dict[str, Any]:
         old = self.runs.get(p.run_id).record
@@ -242,8 +251,8 @@ class RunManager:
         session_id = old["sessionId"]
         self._claim(session_id)
         frozen = load_frozen_input(self.store, old["inputId"])
-        profile, preset = load_profile(self.store, old.get("profileId"), None)
-        effective = resolve(profile, preset, frozen)
+        started, defaulted = _started_with(old, frozen)
+        profile, preset = load_profile(self.store, None, started.profile)
         # the turn as history holds it: the user message and every settled round after it
         page = self.store.sessions.read(
             session_id, after_seq=frozen.through_seq, before_seq=None, limit=1000
@@ -281,31 +290,45 @@ class RunManager:
                 f"run {p.run_id} has no turn in history to continue",
                 details={"runId": p.run_id},
             )
-        pending = _unanswered(rest)
-        settings = RunSettings(
-            max_rounds=p.additional_rounds,
-            tool_timeout_s=60.0,
-            approval_required=frozenset(),
-            input_id=old["inputId"],
-            frozen=frozen,
-            effective=effective,
-            turn=rest,
-            turn_seqs=[e["seq"] for e in page.entries],
+        script = p.script
+        if script is None and started.script_blob is not None:
+            # the rounds the resumed run had not reached (a model call plays one round)
+            whole = json.loads(self.store.blobs.get(started.script_blob))
+            script = {**whole, "rounds": whole.get("rounds", [])[int(old.get("rounds", 0)) :]}
+        started = started.model_copy(update={"script_blob": await self._keep_script(script)})
+        provider = self._provider(frozen, profile, script)
+        settings = _loop_settings(
+            started,
+            p.additional_rounds or started.max_rounds,
+            old["inputId"],
+            frozen,
+            resolve(profile, preset, frozen),
         )
-        rounds_done = int(old.get("rounds", 0))
-        provider = self._provider(frozen, profile, p.script, 0 if p.script else rounds_done)
+        settings.turn = rest
+        settings.turn_seqs = [e["seq"] for e in page.entries]
         return self._launch(
-            session_id, old["inputId"], settings, provider, True, p.run_id, pending=pending
+            session_id,
+            old["inputId"],
+            started,
+            settings,
+            provider,
+            True,
+            resume_of=p.run_id,
+            defaulted=defaulted,
+            pending=_unanswered(rest),
         )
 
     def _launch(
         self,
         session_id: str,
         input_id: str,
+        started: RunStartSettings,
         settings: RunSettings,
         provider: Provider,
         subscribe: bool,
-        resume_of: str | None,
+        *,
+        resume_of: str | None = None,
+        defaulted: bool = False,
         pending: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         now = now_iso()
@@ -319,6 +342,7 @@ class RunManager:
             "createdAt": now,
             "updatedAt": now,
             "usage": {},
+            "settings": dump_wire(started),
         }
         if resume_of:
             record["resumeOf"] = resume_of
@@ -347,6 +371,7 @@ class RunManager:
                 "inputId": input_id,
                 "sessionId": session_id,
                 **({"resumeOf": resume_of} if resume_of else {}),
+                **({"settingsDefaulted": True} if defaulted else {}),
             },
         )
         self.spawn(lambda: self._drive(active, loop, pending or []))
@@ -417,6 +442,51 @@ class RunManager:
         active = self._active.get(run_id)
         if active is not None:
             await active.done.wait()
+
+
+def _plain(profile: ProfileInput | None) -> ProfileInput | None:
+    """A profile's content without its stored id (a stored ``Profile`` is a ``ProfileInput``
+    plus ``profileId``)."""
+    if profile is None:
+        return None
+    data = dump_wire(profile)
+    data.pop("profileId", None)
+    return ProfileInput.model_validate(data, by_alias=True)
+
+
+def _started_with(old: dict[str, Any], frozen: FrozenInput) -> tuple[RunStartSettings, bool]:
+    """The settings a run was started with, and whether they had to be defaulted: a record
+    written before they were kept gets run/start's defaults plus approval before every tool
+    of the input (which tools needed it is unknown, and one the user meant to approve must
+    not run unasked)."""
+    if "settings" in old:
+        return RunStartSettings.model_validate(old["settings"], by_alias=True), False
+    logger.warning(
+        "run %s was recorded without its start settings: resuming it with the defaults and "
+        "approval before every tool",
+        old["runId"],
+    )
+    return RunStartSettings(approval_required=sorted(t.name for t in frozen.tools)), True
+
+
+def _loop_settings(
+    started: RunStartSettings,
+    max_rounds: int,
+    input_id: str,
+    frozen: FrozenInput,
+    effective: Effective,
+) -> RunSettings:
+    """What the run loop runs with, from the settings a run was started with."""
+    return RunSettings(
+        max_rounds=max_rounds,
+        tool_timeout_s=started.tool_timeout_ms / 1000,
+        approval_required=frozenset(started.approval_required),
+        input_id=input_id,
+        frozen=frozen,
+        effective=effective,
+        compaction=started.compaction,
+        delegation=started.delegation,
+    )
 
 
 def _unanswered(turn: list[dict[str, Any]]) -> list[dict[str, Any]]:

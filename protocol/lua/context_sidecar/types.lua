@@ -569,6 +569,7 @@
 ---@field updatedAt string
 ---@field failure? context_sidecar.RunFailure
 ---@field resumeOf? string # The run this one resumed.
+---@field settings? context_sidecar.RunStartSettings # What the run was started with.  Absent from records written before the settings were kept: ``run/resume`` then uses safe defaults (approval before every tool of the input) and says so (``settingsDefaulted`` in the new run's ``run.created``).
 ---@field usage? table<string, any> # Totals: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens.
 
 --- Params of the ``run/event`` notification and one line of the run's journal.
@@ -609,7 +610,7 @@
 
 ---@class context_sidecar.RunResumeParams
 ---@field runId string
----@field additionalRounds? integer
+---@field additionalRounds? integer # Model calls the resumed run may make; default: the run's own ``maxRounds``.
 ---@field revisionGuidance? string # Extra instruction for the continued run (added as a user note).
 ---@field script? table<string, any>
 
@@ -632,6 +633,18 @@
 ---@field runId string
 ---@field sessionId string
 ---@field inputId string
+
+--- What a run was started with, kept in its record: ``run/resume`` continues with exactly
+--- these (a resumed run keeps them too).
+---@class context_sidecar.RunStartSettings
+---@field profileId? string # The stored profile named by ``run/start``.
+---@field profile? context_sidecar.ProfileInput # The profile as it was when the run started (inline, or the stored one's content): a resumed run keeps its model binding, window and instructions even if the stored profile changed or was deleted since.
+---@field approvalRequired? string[]
+---@field maxRounds? integer
+---@field toolTimeoutMs? integer
+---@field delegation? boolean
+---@field compaction? "auto"|"off"
+---@field scriptBlob? string # For the ``scripted`` provider: the script still to play, a stored object (``git cat-file -p`` shows it).  A resumed run without a ``script`` of its own plays the rounds the run it resumes had not reached.
 
 ---@class context_sidecar.RunSubscribeParams
 ---@field runId string
@@ -1059,7 +1072,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "931e61e00fbb269d0d5b05cad1f8c36b",
+  SCHEMA_HASH = "39772e6ebda38a1101950886e80307fb",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

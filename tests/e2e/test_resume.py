@@ -1,0 +1,221 @@
+"""``run/resume`` continues a run with exactly what it was started with, after a real kill -9.
+
+The run record keeps every start setting (profile, approvals, tool timeout, round limit,
+delegation, compaction, the scripted provider's script), so a resumed run asks for the same
+approvals, runs on the same provider, window and tools, and a run recorded before the
+settings were kept still resumes, on safe defaults that it names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.e2e.test_runs import TOOLS, Host
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sidecar.client import SidecarClient
+    from tests.conftest import SidecarFactory
+
+pytestmark = pytest.mark.anyio
+
+
+class Approver:
+    """Answers ``approval/request``: never (the first lifetime), or with a fixed decision."""
+
+    def __init__(self, client: SidecarClient, decision: bool | None) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.decision = decision
+        self._never = asyncio.Event()
+        client.on_request("approval/request", self._ask)
+
+    async def _ask(self, params: Any) -> Any:
+        self.requests.append(params)
+        if self.decision is None:
+            await self._never.wait()  # pending until the kill
+        return {"approved": self.decision, "reason": "checked by the test"}
+
+
+async def _killed(client: SidecarClient) -> None:
+    client.kill()
+    await client.wait()
+
+
+async def _session(client: SidecarClient) -> str:
+    return str((await client.request("session/create", {"title": "resume"}))["sessionId"])
+
+
+@pytest.mark.parametrize("approved", [False, True], ids=["deny", "allow"])
+async def test_a_run_killed_during_a_pending_approval_asks_again_when_resumed(
+    sidecars: SidecarFactory, approved: bool
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    approver = Approver(client, None)
+    sid = await _session(client)
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "read a"}],
+            "tools": TOOLS,
+            "approvalRequired": ["read_file"],
+            "toolTimeoutMs": 600_000,
+            "script": {
+                "rounds": [
+                    {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a"}}]},
+                    {"text": "done"},
+                ]
+            },
+        },
+    )
+    run_id = started["runId"]
+    await host.until(lambda: len(approver.requests) == 1)
+    await _killed(client)
+    assert host.tool_calls == []  # asked, never answered
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    approver2 = Approver(restarted, approved)
+    run = await restarted.request("run/get", {"runId": run_id})
+    assert run["settings"]["approvalRequired"] == ["read_file"]
+    assert run["settings"]["toolTimeoutMs"] == 600_000
+    resumed = await restarted.request("run/resume", {"runId": run_id})
+    events = await host2.until_done(resumed["runId"])
+    assert events[-1]["payload"] == {"status": "completed"}
+    assert [r["callId"] for r in approver2.requests] == ["c1"]  # asked again
+    stored = [e["payload"] for e in events if e["type"] == "tool.resultStored"]
+    assert [(s["callId"], s["isError"]) for s in stored] == [("c1", not approved)]
+    assert [c["callId"] for c in host2.tool_calls] == (["c1"] if approved else [])
+    # the script goes on where the killed run stopped: its second round answers
+    deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
+    assert deltas == ["done"]
+    again = await restarted.request("run/get", {"runId": resumed["runId"]})
+    rest = again["settings"].pop("scriptBlob")  # the rounds not yet played
+    assert rest != run["settings"].pop("scriptBlob")
+    assert again["settings"] == run["settings"]  # a resume of the resume asks the same
+
+
+async def test_a_profile_bound_run_resumes_on_the_same_provider_window_and_tools(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    host.block_from_call = 1  # the first tool call never answers: the kill finds it pending
+    sid = await _session(client)
+    # the input names a hosted model; the profile binds the run to a local scripted one
+    frozen = await client.request(
+        "input/freeze",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "read a"}],
+            "tools": TOOLS,
+            "modelConnection": {
+                "provider": "openai",
+                "modelId": "gpt-hosted",
+                "connectionRef": "env:CONTEXT_SIDECAR_TEST_NO_SUCH_KEY",
+            },
+        },
+    )
+    profile = await client.request(
+        "profile/create",
+        {
+            "name": "local",
+            "modelBinding": {"provider": "scripted", "modelId": "toy-local"},
+            "assembly": {"window": 9000, "maxOutput": 512},
+            "agentSystemPrompt": "You are the toy agent.",
+        },
+    )
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "inputId": frozen["inputId"],
+            "profileId": profile["profileId"],
+            "delegation": True,
+            "script": {
+                "rounds": [
+                    {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a"}}]},
+                    {"text": "read it"},
+                ]
+            },
+        },
+    )
+    run_id = started["runId"]
+    await host.until(lambda: len(host.tool_calls) == 1)
+    first = host.of(run_id)
+    await _killed(client)
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    resumed = await restarted.request("run/resume", {"runId": run_id})
+    events = await host2.until_done(resumed["runId"])
+    assert events[-1]["payload"] == {"status": "completed"}
+    assert [c["callId"] for c in host2.tool_calls] == ["c1"]  # the pending call, asked again
+
+    def model(events: list[dict[str, Any]]) -> tuple[str, str]:
+        created = next(e["payload"] for e in events if e["type"] == "model.requestCreated")
+        return created["provider"], created["model"]
+
+    async def prompt(events: list[dict[str, Any]]) -> tuple[int, list[str], str]:
+        assembled = next(e["payload"] for e in events if e["type"] == "context.assembled")
+        snap = await restarted.request("snapshot/get", {"snapshotId": assembled["snapshotId"]})
+        system = " ".join(s["text"] for s in snap["system"])
+        return assembled["dashboard"]["window"], sorted(t["name"] for t in snap["tools"]), system
+
+    assert model(events) == model(first) == ("scripted", "toy-local")
+    window, tools, system = await prompt(events)
+    assert (window, tools, system) == await prompt(first)
+    assert window == 9000 and "You are the toy agent." in system
+    assert tools == ["agent_delegate", "agent_handoff", "read_file"]
+    deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
+    assert deltas == ["read it"]  # the profile's scripted model, where it stopped
+
+
+async def test_a_run_recorded_before_settings_were_kept_resumes_asking_for_every_tool(
+    sidecars: SidecarFactory, store_dir: Path
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    host.block_from_call = 1
+    sid = await _session(client)
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "read a"}],
+            "tools": TOOLS,
+            "script": {
+                "rounds": [
+                    {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a"}}]}
+                ]
+            },
+        },
+    )
+    run_id = started["runId"]
+    await host.until(lambda: len(host.tool_calls) == 1)
+    await _killed(client)
+    # an older sidecar wrote this record: no start settings in it
+    path = store_dir / "runs" / run_id / "run.json"
+    record = json.loads(path.read_bytes())
+    del record["settings"]
+    path.write_text(json.dumps(record))
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    approver = Approver(restarted, False)
+    assert "settings" not in await restarted.request("run/get", {"runId": run_id})
+    resumed = await restarted.request("run/resume", {"runId": run_id})
+    events = await host2.until_done(resumed["runId"])
+    assert events[-1]["payload"]["status"] == "completed"
+    created = events[0]["payload"]
+    assert created["resumeOf"] == run_id and created["settingsDefaulted"] is True
+    # not knowing which tools needed approval, the resumed run asks for every one
+    assert [r["callId"] for r in approver.requests] == ["c1"] and host2.tool_calls == []
+    run = await restarted.request("run/get", {"runId": resumed["runId"]})
+    assert run["settings"]["approvalRequired"] == ["read_file"]
