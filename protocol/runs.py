@@ -160,9 +160,10 @@ class RunStartResult(WireModel):
 
 
 class RunLagged(WireModel):
-    """Server -> client notification: the client read too slowly, so this run's live events
-    stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
-    catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event."""
+    """Server -> client notification: the client read too slowly, so this run's events (live,
+    or a ``run/subscribe`` replay past the 4 MiB backlog bound) stopped being sent after
+    ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}`` catches up (after
+    ``retryAfterMs``).  Nothing is lost: the journal has every event."""
 
     run_id: str
     session_id: str
@@ -199,7 +200,9 @@ class RunSubscribeResult(WireModel):
     head_seq: SeqNumber
     status: RunStatus
     live: bool
-    """False when the run had already ended: nothing more will come."""
+    """False when the run had already ended, or when the replay paused at the backlog bound (a
+    ``run/lagged`` came before this answer): nothing more comes until the next
+    ``run/subscribe``."""
 
 
 class RunUnsubscribeParams(WireModel):

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "39772e6ebda38a1101950886e80307fb" as const;
+export const SCHEMA_HASH = "204bbcbc4c13732808eadf17cad27aa0" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -908,9 +908,10 @@ export interface RunGetParams {
 }
 
 /**
- * Server -> client notification: the client read too slowly, so this run's live events
- * stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
- * catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event.
+ * Server -> client notification: the client read too slowly, so this run's events (live,
+ * or a ``run/subscribe`` replay past the 4 MiB backlog bound) stopped being sent after
+ * ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}`` catches up (after
+ * ``retryAfterMs``).  Nothing is lost: the journal has every event.
  */
 export interface RunLagged {
   runId: string;
@@ -1028,7 +1029,11 @@ export interface RunSubscribeResult {
   replayed: number;
   headSeq: number;
   status: "created" | "assembling" | "callingModel" | "dispatchingTool" | "completed" | "cancelled" | "failed";
-  /** False when the run had already ended: nothing more will come. */
+  /**
+   * False when the run had already ended, or when the replay paused at the backlog bound (a
+   * ``run/lagged`` came before this answer): nothing more comes until the next
+   * ``run/subscribe``.
+   */
   live: boolean;
 }
 

@@ -9,8 +9,9 @@
 - Backpressure: when the client leaves more than ``MAX_BACKLOG_BYTES`` unread, a run's live
   events stop being queued (so memory stays bounded) and one ``run/lagged`` notification
   (``server.overloaded``, ``retryAfterMs``, ``lastSentSeq``) says where to catch up with
-  ``run/subscribe``; the journal keeps every event.  Deltas are not coalesced: replay is
-  exact instead.
+  ``run/subscribe``; the journal keeps every event.  A replay keeps the same bound: past it,
+  it stops with the same ``run/lagged``, so a journal of any size reaches a client in pieces
+  of at most the bound.  Deltas are not coalesced: replay is exact instead.
 - ``cancel`` cancels the run's scope: a pending ``tool/execute`` is cancelled at the host
   (``$/cancelRequest``), the run ends with ``run.completed {status: cancelled}`` and nothing
   after it, and the session is free for the next run.
@@ -91,20 +92,7 @@ class RunManager:
         event = journal.append(event_type, payload)
         if journal.run_id not in self._subscribed:
             return
-        if self.bridge.backlog() > MAX_BACKLOG_BYTES:
-            # The client is not reading: stop queueing this run's live events (the journal
-            # has them all) and tell it, once, where to catch up from.
-            self._subscribed.discard(journal.run_id)
-            self.bridge.notify(
-                "run/lagged",
-                {
-                    "runId": journal.run_id,
-                    "sessionId": journal.record["sessionId"],
-                    "lastSentSeq": event["seq"] - 1,
-                    "code": ErrorCode.OVERLOADED,
-                    "retryAfterMs": LAGGED_RETRY_MS,
-                },
-            )
+        if self._overloaded(journal, event["seq"] - 1):
             logger.warning(
                 "client too slow for run %s: live events paused at seq %d",
                 journal.run_id,
@@ -113,17 +101,42 @@ class RunManager:
             return
         self.bridge.notify("run/event", event)
 
+    def _overloaded(self, journal: RunJournal, last_sent: int) -> bool:
+        """Whether the client left more than the bound unread.  If so, this run's events stop
+        being queued for it (the journal has them all) and it is told, once, where to catch
+        up from: ``run/lagged {lastSentSeq}``, then ``run/subscribe`` from there."""
+        if self.bridge.backlog() <= MAX_BACKLOG_BYTES:
+            return False
+        self._subscribed.discard(journal.run_id)
+        self.bridge.notify(
+            "run/lagged",
+            {
+                "runId": journal.run_id,
+                "sessionId": journal.record["sessionId"],
+                "lastSentSeq": last_sent,
+                "code": ErrorCode.OVERLOADED,
+                "retryAfterMs": LAGGED_RETRY_MS,
+            },
+        )
+        return True
+
     def subscribe(self, run_id: str, after_seq: int) -> dict[str, Any]:
         journal = self.runs.get(run_id)
-        events = journal.events_after(after_seq)
-        for event in events:  # replay, then live: no await in between
+        replayed, paused = 0, False
+        # replay, then live: no await in between.  The replay keeps the backlog bound as live
+        # events do: past it, it pauses with run/lagged and the client subscribes again.
+        for event in journal.iter_after(after_seq):
+            if self._overloaded(journal, event["seq"] - 1):
+                paused = True
+                break
             self.bridge.notify("run/event", event)
-        live = journal.record["status"] not in TERMINAL
+            replayed += 1
+        live = not paused and journal.record["status"] not in TERMINAL
         if live:
             self._subscribed.add(run_id)
         return {
             "runId": run_id,
-            "replayed": len(events),
+            "replayed": replayed,
             "headSeq": journal.head,
             "status": journal.record["status"],
             "live": live,

@@ -591,9 +591,10 @@
 ---@class context_sidecar.RunGetParams
 ---@field runId string
 
---- Server -> client notification: the client read too slowly, so this run's live events
---- stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
---- catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event.
+--- Server -> client notification: the client read too slowly, so this run's events (live,
+--- or a ``run/subscribe`` replay past the 4 MiB backlog bound) stopped being sent after
+--- ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}`` catches up (after
+--- ``retryAfterMs``).  Nothing is lost: the journal has every event.
 ---@class context_sidecar.RunLagged
 ---@field runId string
 ---@field sessionId string
@@ -655,7 +656,7 @@
 ---@field replayed integer # Events sent from the journal (before this answer).
 ---@field headSeq integer
 ---@field status "created"|"assembling"|"callingModel"|"dispatchingTool"|"completed"|"cancelled"|"failed"
----@field live boolean # False when the run had already ended: nothing more will come.
+---@field live boolean # False when the run had already ended, or when the replay paused at the backlog bound (a ``run/lagged`` came before this answer): nothing more comes until the next ``run/subscribe``.
 
 ---@class context_sidecar.RunUnsubscribeParams
 ---@field runId string
@@ -1072,7 +1073,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "39772e6ebda38a1101950886e80307fb",
+  SCHEMA_HASH = "204bbcbc4c13732808eadf17cad27aa0",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
