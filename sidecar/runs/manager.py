@@ -263,6 +263,15 @@ class RunManager:
             )
         session_id = old["sessionId"]
         self._claim(session_id)
+        self._busy[session_id] = "starting"  # held across the awaits below, as in start()
+        try:
+            return await self._resume(old, p)
+        except BaseException:
+            self._busy.pop(session_id, None)
+            raise
+
+    async def _resume(self, old: dict[str, Any], p: RunResumeParams) -> dict[str, Any]:
+        session_id = old["sessionId"]
         frozen = load_frozen_input(self.store, old["inputId"])
         started, defaulted = _started_with(old, frozen)
         profile, preset = load_profile(self.store, None, started.profile)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from sidecar.client import RpcError
 from tests.e2e.test_runs import TOOLS, Host
 
 if TYPE_CHECKING:
@@ -219,3 +220,42 @@ async def test_a_run_recorded_before_settings_were_kept_resumes_asking_for_every
     assert [r["callId"] for r in approver.requests] == ["c1"] and host2.tool_calls == []
     run = await restarted.request("run/get", {"runId": resumed["runId"]})
     assert run["settings"]["approvalRequired"] == ["read_file"]
+
+
+async def test_two_resumes_of_one_run_at_once_start_one_run(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    host.block_from_call = 1
+    sid = await _session(client)
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "read a"}],
+            "tools": TOOLS,
+            "script": {
+                "rounds": [
+                    {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a"}}]},
+                    {"text": "done"},
+                ]
+            },
+        },
+    )
+    await host.until(lambda: len(host.tool_calls) == 1)
+    await _killed(client)
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    # storing the rest of the script takes a moment off the event loop: the session is
+    # claimed across it, so the second resume finds it busy
+    answers = await asyncio.gather(
+        *(restarted.start_request("run/resume", {"runId": started["runId"]})[1] for _ in range(2)),
+        return_exceptions=True,
+    )
+    runs = [a for a in answers if isinstance(a, dict)]
+    refused = [a for a in answers if isinstance(a, RpcError)]
+    assert len(runs) == 1 and [e.data_code for e in refused] == ["session.busy"], answers
+    await host2.until_done(runs[0]["runId"])
+    assert [c["callId"] for c in host2.tool_calls] == ["c1"]
