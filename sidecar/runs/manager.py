@@ -17,7 +17,10 @@
   after it, and the session is free for the next run.
 - ``resume`` starts a new run (``resumeOf``) on the same frozen input, continuing from the
   turn as history holds it: tool calls whose results are stored are never executed again; a
-  call left without a result is asked of the host again.  (A resumed run gets its own id and
+  call left without a result is asked of the host again (its approval too).  It runs with
+  exactly what the run was started with (the record's ``settings``: profile as it was,
+  approvals, tool timeout, round limit, delegation, compaction, the rest of a script) and on
+  the compaction summary the run recorded, if any.  (A resumed run gets its own id and
   journal so that every journal keeps exactly one terminal event.)
 """
 
@@ -314,9 +317,9 @@ class RunManager:
             )
         script = p.script
         if script is None and started.script_blob is not None:
-            # the rounds the resumed run had not reached (a model call plays one round)
             whole = json.loads(self.store.blobs.get(started.script_blob))
-            script = {**whole, "rounds": whole.get("rounds", [])[int(old.get("rounds", 0)) :]}
+            played = _model_calls(self.runs.get(p.run_id))
+            script = {**whole, "rounds": whole.get("rounds", [])[played:]}
         started = started.model_copy(update={"script_blob": await self._keep_script(script)})
         provider = self._provider(frozen, profile, script)
         settings = _loop_settings(
@@ -328,6 +331,10 @@ class RunManager:
         )
         settings.turn = rest
         settings.turn_seqs = [e["seq"] for e in page.entries]
+        # a summary the run recorded after the input's head still stands for that history
+        settings.compacted = next(
+            (e for e in reversed(page.entries) if e["kind"] == "compaction"), None
+        )
         return self._launch(
             session_id,
             old["inputId"],
@@ -508,6 +515,14 @@ def _loop_settings(
         effective=effective,
         compaction=started.compaction,
         delegation=started.delegation,
+    )
+
+
+def _model_calls(journal: RunJournal) -> int:
+    """Model calls a run made, sub-agents' and compaction summaries' included: the rounds of
+    a script it played (each call plays one)."""
+    return sum(
+        e["type"] in ("model.requestCreated", "compaction.started") for e in journal.iter_after(0)
     )
 
 

@@ -259,3 +259,62 @@ async def test_two_resumes_of_one_run_at_once_start_one_run(
     assert len(runs) == 1 and [e.data_code for e in refused] == ["session.busy"], answers
     await host2.until_done(runs[0]["runId"])
     assert [c["callId"] for c in host2.tool_calls] == ["c1"]
+
+
+async def test_a_run_killed_after_compacting_resumes_on_its_summary_without_compacting_again(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    host.block_from_call = 1
+    sid = await _session(client)
+    words = "alpha beta gamma delta epsilon " * 40  # ~200 tokens a message
+    await client.request(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                {
+                    "kind": "message",
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": [{"type": "text", "text": f"{i}: {words}"}],
+                }
+                for i in range(40)
+            ],
+        },
+    )
+    script = {
+        "rounds": [
+            {"text": "Goal: answer questions about 40 notes. Progress: read all of them."},
+            {"toolCalls": [{"id": "c1", "name": "read_file", "arguments": {"path": "a"}}]},
+            {"text": "Here is the answer."},
+        ]
+    }
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "and now?"}],
+            "tools": TOOLS,
+            "profile": {"assembly": {"window": 6000, "maxOutput": 256}},
+            "script": script,
+        },
+    )
+    await host.until(lambda: len(host.tool_calls) == 1)
+    assert any(e["type"] == "compaction.completed" for e in host.of(started["runId"]))
+    await _killed(client)
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    resumed = await restarted.request("run/resume", {"runId": started["runId"]})
+    events = await host2.until_done(resumed["runId"])
+    assert events[-1]["payload"] == {"status": "completed"}
+    types = [e["type"] for e in events]
+    assert "compaction.started" not in types  # the killed run's summary still stands
+    assembled = next(e["payload"] for e in events if e["type"] == "context.assembled")
+    assert assembled["compaction"]["advised"] is False
+    snapshot = await restarted.request("snapshot/get", {"snapshotId": assembled["snapshotId"]})
+    assert "Goal: answer questions" in snapshot["system"][-1]["text"]
+    # the script goes on after the rounds played, the summary's included
+    deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
+    assert deltas == ["Here is the answer."]
