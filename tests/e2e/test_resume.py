@@ -318,3 +318,43 @@ async def test_a_run_killed_after_compacting_resumes_on_its_summary_without_comp
     # the script goes on after the rounds played, the summary's included
     deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
     assert deltas == ["Here is the answer."]
+
+
+async def test_a_resumed_run_keeps_its_tool_timeout_and_round_limit(
+    sidecars: SidecarFactory,
+) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    calls = [
+        {"toolCalls": [{"id": f"c{i}", "name": "read_file", "arguments": {"path": str(i)}}]}
+        for i in range(4)
+    ]
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "read them"}],
+            "tools": TOOLS,
+            "toolTimeoutMs": 300,
+            "maxRounds": 2,
+            "script": {
+                "rounds": [{"deltas": [f"w{i} " for i in range(400)], "delayMs": 20}, *calls]
+            },
+        },
+    )
+    run_id = started["runId"]
+    await host.until(lambda: any(e["type"] == "model.delta" for e in host.of(run_id)))
+    await _killed(client)  # mid-stream: the first round never settled
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    host2.block_from_call = 1  # no tool ever answers: each one times out
+    resumed = await restarted.request("run/resume", {"runId": run_id})
+    events = await host2.until_done(resumed["runId"])
+    failure = events[-1]["payload"]["failure"]
+    assert failure["code"] == "agent.max_tool_rounds_exceeded"  # after 2 rounds, not 10
+    assert [c["callId"] for c in host2.tool_calls] == ["c0", "c1"]
+    history = await restarted.request("session/read", {"sessionId": sid})
+    results = [p for e in history["entries"] for p in e["content"] if p["type"] == "toolResult"]
+    assert [r["content"][0]["text"] for r in results] == ["tool/execute timed out after 0.3 s"] * 2
