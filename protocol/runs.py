@@ -32,6 +32,7 @@ __all__ = [
     "RunResumeParams",
     "RunStartParams",
     "RunStartResult",
+    "RunStartSettings",
     "RunSubscribeParams",
     "RunSubscribeResult",
     "RunUnsubscribeParams",
@@ -78,6 +79,27 @@ class RunEvent(WireModel):
     payload: JsonObject
 
 
+class RunStartSettings(WireModel):
+    """What a run was started with, kept in its record: ``run/resume`` continues with exactly
+    these (a resumed run keeps them too)."""
+
+    profile_id: str | None = None
+    """The stored profile named by ``run/start``."""
+    profile: ProfileInput | None = None
+    """The profile as it was when the run started (inline, or the stored one's content): a
+    resumed run keeps its model binding, window and instructions even if the stored profile
+    changed or was deleted since."""
+    approval_required: list[str] = Field(default_factory=list)
+    max_rounds: int = Field(default=10, ge=1, le=100)
+    tool_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
+    delegation: bool = False
+    compaction: Literal["auto", "off"] = "auto"
+    script_blob: str | None = None
+    """For the ``scripted`` provider: the script still to play, a stored object (``git
+    cat-file -p`` shows it).  A resumed run without a ``script`` of its own plays the rounds
+    the run it resumes had not reached."""
+
+
 class Run(WireModel):
     run_id: str
     session_id: str
@@ -92,6 +114,10 @@ class Run(WireModel):
     failure: RunFailure | None = None
     resume_of: str | None = None
     """The run this one resumed."""
+    settings: RunStartSettings | None = None
+    """What the run was started with.  Absent from records written before the settings were
+    kept: ``run/resume`` then uses safe defaults (approval before every tool of the input)
+    and says so (``settingsDefaulted`` in the new run's ``run.created``)."""
     usage: JsonObject = Field(default_factory=dict)
     """Totals: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens."""
 
@@ -134,9 +160,10 @@ class RunStartResult(WireModel):
 
 
 class RunLagged(WireModel):
-    """Server -> client notification: the client read too slowly, so this run's live events
-    stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
-    catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event."""
+    """Server -> client notification: the client read too slowly, so this run's events (live,
+    or a ``run/subscribe`` replay past the 4 MiB backlog bound) stopped being sent after
+    ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}`` catches up (after
+    ``retryAfterMs``).  Nothing is lost: the journal has every event."""
 
     run_id: str
     session_id: str
@@ -173,7 +200,9 @@ class RunSubscribeResult(WireModel):
     head_seq: SeqNumber
     status: RunStatus
     live: bool
-    """False when the run had already ended: nothing more will come."""
+    """False when the run had already ended, or when the replay paused at the backlog bound (a
+    ``run/lagged`` came before this answer): nothing more comes until the next
+    ``run/subscribe``."""
 
 
 class RunUnsubscribeParams(WireModel):
@@ -182,7 +211,8 @@ class RunUnsubscribeParams(WireModel):
 
 class RunResumeParams(WireModel):
     run_id: NonEmptyStr
-    additional_rounds: int = Field(default=10, ge=1, le=100)
+    additional_rounds: int | None = Field(default=None, ge=1, le=100)
+    """Model calls the resumed run may make; default: the run's own ``maxRounds``."""
     revision_guidance: str | None = None
     """Extra instruction for the continued run (added as a user note)."""
     script: JsonObject | None = None

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "24498342a9b82dc1722b071293c268d2" as const;
+export const SCHEMA_HASH = "c912d356b8648ea2c68683e625242b4d" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -857,6 +857,12 @@ export interface Run {
   failure?: RunFailure | null;
   /** The run this one resumed. */
   resumeOf?: string | null;
+  /**
+   * What the run was started with.  Absent from records written before the settings were
+   * kept: ``run/resume`` then uses safe defaults (approval before every tool of the input)
+   * and says so (``settingsDefaulted`` in the new run's ``run.created``).
+   */
+  settings?: RunStartSettings | null;
   /** Totals: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens. */
   usage?: { [key: string]: unknown };
 }
@@ -902,9 +908,10 @@ export interface RunGetParams {
 }
 
 /**
- * Server -> client notification: the client read too slowly, so this run's live events
- * stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
- * catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event.
+ * Server -> client notification: the client read too slowly, so this run's events (live,
+ * or a ``run/subscribe`` replay past the 4 MiB backlog bound) stopped being sent after
+ * ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}`` catches up (after
+ * ``retryAfterMs``).  Nothing is lost: the journal has every event.
  */
 export interface RunLagged {
   runId: string;
@@ -928,8 +935,8 @@ export interface RunListResult {
 
 export interface RunResumeParams {
   runId: string;
-  /** @default 10 */
-  additionalRounds?: number;
+  /** Model calls the resumed run may make; default: the run's own ``maxRounds``. */
+  additionalRounds?: number | null;
   /** Extra instruction for the continued run (added as a user note). */
   revisionGuidance?: string | null;
   /** For the ``scripted`` provider: the answers to play (see *Scripted runs*). */
@@ -978,6 +985,36 @@ export interface RunStartResult {
   inputId: string;
 }
 
+/**
+ * What a run was started with, kept in its record: ``run/resume`` continues with exactly
+ * these (a resumed run keeps them too).
+ */
+export interface RunStartSettings {
+  /** The stored profile named by ``run/start``. */
+  profileId?: string | null;
+  /**
+   * The profile as it was when the run started (inline, or the stored one's content): a
+   * resumed run keeps its model binding, window and instructions even if the stored profile
+   * changed or was deleted since.
+   */
+  profile?: ProfileInput | null;
+  approvalRequired?: string[];
+  /** @default 10 */
+  maxRounds?: number;
+  /** @default 60000 */
+  toolTimeoutMs?: number;
+  /** @default false */
+  delegation?: boolean;
+  /** @default "auto" */
+  compaction?: "auto" | "off";
+  /**
+   * For the ``scripted`` provider: the script still to play, a stored object (``git
+   * cat-file -p`` shows it).  A resumed run without a ``script`` of its own plays the rounds
+   * the run it resumes had not reached.
+   */
+  scriptBlob?: string | null;
+}
+
 export interface RunSubscribeParams {
   runId: string;
   /**
@@ -993,7 +1030,11 @@ export interface RunSubscribeResult {
   replayed: number;
   headSeq: number;
   status: "created" | "assembling" | "callingModel" | "dispatchingTool" | "completed" | "cancelled" | "failed";
-  /** False when the run had already ended: nothing more will come. */
+  /**
+   * False when the run had already ended, or when the replay paused at the backlog bound (a
+   * ``run/lagged`` came before this answer): nothing more comes until the next
+   * ``run/subscribe``.
+   */
   live: boolean;
 }
 

@@ -17,6 +17,7 @@ brought up to date from the journal.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections import OrderedDict
@@ -32,6 +33,7 @@ from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.jsonl import AppendLog, write_file_atomic
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 __all__ = ["TERMINAL", "RunJournal", "RunStore"]
@@ -104,7 +106,13 @@ class RunJournal:
             await anyio.to_thread.run_sync(write)
 
     def events_after(self, seq: int) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self._lines[seq:]]
+        return list(self.iter_after(seq))
+
+    def iter_after(self, seq: int) -> Iterator[dict[str, Any]]:
+        """The events after ``seq``, decoded one at a time (a replay holds one, not all).
+        The caller must not await while iterating: appends would land under it."""
+        for line in itertools.islice(self._lines, seq, None):
+            yield json.loads(line)
 
     def close(self) -> None:
         if self._log is not None:

@@ -11,19 +11,24 @@
 - Backpressure: when the client leaves more than ``MAX_BACKLOG_BYTES`` unread, a run's live
   events stop being queued (so memory stays bounded) and one ``run/lagged`` notification
   (``server.overloaded``, ``retryAfterMs``, ``lastSentSeq``) says where to catch up with
-  ``run/subscribe``; the journal keeps every event.  Deltas are not coalesced: replay is
-  exact instead.
+  ``run/subscribe``; the journal keeps every event.  A replay keeps the same bound: past it,
+  it stops with the same ``run/lagged``, so a journal of any size reaches a client in pieces
+  of at most the bound.  Deltas are not coalesced: replay is exact instead.
 - ``cancel`` cancels the run's scope: a pending ``tool/execute`` is cancelled at the host
   (``$/cancelRequest``), the run ends with ``run.completed {status: cancelled}`` and nothing
   after it, and the session is free for the next run.
 - ``resume`` starts a new run (``resumeOf``) on the same frozen input, continuing from the
   turn as history holds it: tool calls whose results are stored are never executed again; a
-  call left without a result is asked of the host again.  (A resumed run gets its own id and
+  call left without a result is asked of the host again (its approval too).  It runs with
+  exactly what the run was started with (the record's ``settings``: profile as it was,
+  approvals, tool timeout, round limit, delegation, compaction, the rest of a script) and on
+  the compaction summary the run recorded, if any.  (A resumed run gets its own id and
   journal so that every journal keeps exactly one terminal event.)
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -34,11 +39,13 @@ import anyio
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from protocol.inputs import FrozenInput, InputFreezeParams
+from protocol.runs import RunStartSettings
+from protocol.snapshots import ProfileInput
 from sidecar.aio import run_to_completion
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id, now_iso
 from sidecar.inputs.loading import load_frozen_input, load_profile
-from sidecar.inputs.profiles import resolve
+from sidecar.inputs.profiles import Effective, resolve
 from sidecar.inputs.snapshots import canonical
 from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
 from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped
@@ -47,7 +54,6 @@ from sidecar.runs.scripted import ScriptedProvider
 
 if TYPE_CHECKING:
     from protocol.runs import RunResumeParams, RunStartParams
-    from protocol.snapshots import ProfileInput
     from sidecar.context.service import ContextService
     from sidecar.store import Store
 
@@ -98,20 +104,7 @@ class RunManager:
         event = journal.append(event_type, payload)
         if journal.run_id not in self._subscribed:
             return
-        if self.bridge.backlog() > MAX_BACKLOG_BYTES:
-            # The client is not reading: stop queueing this run's live events (the journal
-            # has them all) and tell it, once, where to catch up from.
-            self._subscribed.discard(journal.run_id)
-            self.bridge.notify(
-                "run/lagged",
-                {
-                    "runId": journal.run_id,
-                    "sessionId": journal.record["sessionId"],
-                    "lastSentSeq": event["seq"] - 1,
-                    "code": ErrorCode.OVERLOADED,
-                    "retryAfterMs": LAGGED_RETRY_MS,
-                },
-            )
+        if self._overloaded(journal, event["seq"] - 1):
             logger.warning(
                 "client too slow for run %s: live events paused at seq %d",
                 journal.run_id,
@@ -120,17 +113,42 @@ class RunManager:
             return
         self.bridge.notify("run/event", event)
 
+    def _overloaded(self, journal: RunJournal, last_sent: int) -> bool:
+        """Whether the client left more than the bound unread.  If so, this run's events stop
+        being queued for it (the journal has them all) and it is told, once, where to catch
+        up from: ``run/lagged {lastSentSeq}``, then ``run/subscribe`` from there."""
+        if self.bridge.backlog() <= MAX_BACKLOG_BYTES:
+            return False
+        self._subscribed.discard(journal.run_id)
+        self.bridge.notify(
+            "run/lagged",
+            {
+                "runId": journal.run_id,
+                "sessionId": journal.record["sessionId"],
+                "lastSentSeq": last_sent,
+                "code": ErrorCode.OVERLOADED,
+                "retryAfterMs": LAGGED_RETRY_MS,
+            },
+        )
+        return True
+
     def subscribe(self, run_id: str, after_seq: int) -> dict[str, Any]:
         journal = self.runs.get(run_id)
-        events = journal.events_after(after_seq)
-        for event in events:  # replay, then live: no await in between
+        replayed, paused = 0, False
+        # replay, then live: no await in between.  The replay keeps the backlog bound as live
+        # events do: past it, it pauses with run/lagged and the client subscribes again.
+        for event in journal.iter_after(after_seq):
+            if self._overloaded(journal, event["seq"] - 1):
+                paused = True
+                break
             self.bridge.notify("run/event", event)
-        live = journal.record["status"] not in TERMINAL
+            replayed += 1
+        live = not paused and journal.record["status"] not in TERMINAL
         if live:
             self._subscribed.add(run_id)
         return {
             "runId": run_id,
-            "replayed": len(events),
+            "replayed": replayed,
             "headSeq": journal.head,
             "status": journal.record["status"],
             "live": live,
@@ -166,11 +184,10 @@ class RunManager:
         frozen: FrozenInput,
         profile: ProfileInput | None,
         script: dict[str, Any] | None,
-        start_round: int,
     ) -> Provider:
         binding = profile.model_binding if profile else frozen.model_connection
         if script is not None or binding is None or binding.provider == "scripted":
-            return ScriptedProvider(script, start_round)
+            return ScriptedProvider(script)
         try:
             api_key = resolve_secret(binding.connection_ref)
         except ProviderError as exc:  # names the reference, never the value
@@ -216,8 +233,17 @@ class RunManager:
                 frozen = captured.frozen
                 input_id = self.store.blobs.put(canonical(dump_wire(frozen)))
             profile, preset = load_profile(self.store, p.profile_id, p.profile)
-            effective = resolve(profile, preset, frozen)
-            provider = self._provider(frozen, profile, p.script, 0)
+            started = RunStartSettings(
+                profile_id=p.profile_id,
+                profile=_plain(profile),
+                approval_required=p.approval_required,
+                max_rounds=p.max_rounds,
+                tool_timeout_ms=p.tool_timeout_ms,
+                delegation=p.delegation,
+                compaction=p.compaction,
+                script_blob=await self._keep_script(p.script),
+            )
+            provider = self._provider(frozen, profile, p.script)
             from protocol.entries import MessageInput
 
             refs, _ = await self.store.sessions.append(
@@ -226,19 +252,18 @@ class RunManager:
         except BaseException:
             self._busy.pop(p.session_id, None)
             raise
-        settings = RunSettings(
-            max_rounds=p.max_rounds,
-            tool_timeout_s=p.tool_timeout_ms / 1000,
-            approval_required=frozenset(p.approval_required),
-            input_id=input_id,
-            frozen=frozen,
-            effective=effective,
-            turn=[],
-            turn_seqs=[refs[0]["seq"]],
-            compaction=p.compaction,
-            delegation=p.delegation,
+        settings = _loop_settings(
+            started, started.max_rounds, input_id, frozen, resolve(profile, preset, frozen)
         )
-        return self._launch(p.session_id, input_id, settings, provider, p.subscribe, None)
+        settings.turn_seqs = [refs[0]["seq"]]
+        return self._launch(p.session_id, input_id, started, settings, provider, p.subscribe)
+
+    async def _keep_script(self, script: dict[str, Any] | None) -> str | None:
+        """Store a scripted provider's script (a blob) so that a resume can play the rest."""
+        if script is None:
+            return None
+        data = canonical(script)
+        return await anyio.to_thread.run_sync(lambda: self.store.blobs.put(data))
 
     async def resume(self, p: RunResumeParams) -> dict[str, Any]:
         old = self.runs.get(p.run_id).record
@@ -250,9 +275,18 @@ class RunManager:
             )
         session_id = old["sessionId"]
         self._claim(session_id)
+        self._busy[session_id] = "starting"  # held across the awaits below, as in start()
+        try:
+            return await self._resume(old, p)
+        except BaseException:
+            self._busy.pop(session_id, None)
+            raise
+
+    async def _resume(self, old: dict[str, Any], p: RunResumeParams) -> dict[str, Any]:
+        session_id = old["sessionId"]
         frozen = load_frozen_input(self.store, old["inputId"])
-        profile, preset = load_profile(self.store, old.get("profileId"), None)
-        effective = resolve(profile, preset, frozen)
+        started, defaulted = _started_with(old, frozen)
+        profile, preset = load_profile(self.store, None, started.profile)
         # the turn as history holds it: the user message and every settled round after it
         page = self.store.sessions.read(
             session_id, after_seq=frozen.through_seq, before_seq=None, limit=1000
@@ -290,31 +324,49 @@ class RunManager:
                 f"run {p.run_id} has no turn in history to continue",
                 details={"runId": p.run_id},
             )
-        pending = _unanswered(rest)
-        settings = RunSettings(
-            max_rounds=p.additional_rounds,
-            tool_timeout_s=60.0,
-            approval_required=frozenset(),
-            input_id=old["inputId"],
-            frozen=frozen,
-            effective=effective,
-            turn=rest,
-            turn_seqs=[e["seq"] for e in page.entries],
+        script = p.script
+        if script is None and started.script_blob is not None:
+            whole = json.loads(self.store.blobs.get(started.script_blob))
+            played = _model_calls(self.runs.get(p.run_id))
+            script = {**whole, "rounds": whole.get("rounds", [])[played:]}
+        started = started.model_copy(update={"script_blob": await self._keep_script(script)})
+        provider = self._provider(frozen, profile, script)
+        settings = _loop_settings(
+            started,
+            p.additional_rounds or started.max_rounds,
+            old["inputId"],
+            frozen,
+            resolve(profile, preset, frozen),
         )
-        rounds_done = int(old.get("rounds", 0))
-        provider = self._provider(frozen, profile, p.script, 0 if p.script else rounds_done)
+        settings.turn = rest
+        settings.turn_seqs = [e["seq"] for e in page.entries]
+        # a summary the run recorded after the input's head still stands for that history
+        settings.compacted = next(
+            (e for e in reversed(page.entries) if e["kind"] == "compaction"), None
+        )
         return self._launch(
-            session_id, old["inputId"], settings, provider, True, p.run_id, pending=pending
+            session_id,
+            old["inputId"],
+            started,
+            settings,
+            provider,
+            True,
+            resume_of=p.run_id,
+            defaulted=defaulted,
+            pending=_unanswered(rest),
         )
 
     def _launch(
         self,
         session_id: str,
         input_id: str,
+        started: RunStartSettings,
         settings: RunSettings,
         provider: Provider,
         subscribe: bool,
-        resume_of: str | None,
+        *,
+        resume_of: str | None = None,
+        defaulted: bool = False,
         pending: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         now = now_iso()
@@ -328,6 +380,7 @@ class RunManager:
             "createdAt": now,
             "updatedAt": now,
             "usage": {},
+            "settings": dump_wire(started),
         }
         if resume_of:
             record["resumeOf"] = resume_of
@@ -356,6 +409,7 @@ class RunManager:
                 "inputId": input_id,
                 "sessionId": session_id,
                 **({"resumeOf": resume_of} if resume_of else {}),
+                **({"settingsDefaulted": True} if defaulted else {}),
             },
         )
         self.spawn(lambda: self._drive(active, loop, pending or []))
@@ -426,6 +480,59 @@ class RunManager:
         active = self._active.get(run_id)
         if active is not None:
             await active.done.wait()
+
+
+def _plain(profile: ProfileInput | None) -> ProfileInput | None:
+    """A profile's content without its stored id (a stored ``Profile`` is a ``ProfileInput``
+    plus ``profileId``)."""
+    if profile is None:
+        return None
+    data = dump_wire(profile)
+    data.pop("profileId", None)
+    return ProfileInput.model_validate(data, by_alias=True)
+
+
+def _started_with(old: dict[str, Any], frozen: FrozenInput) -> tuple[RunStartSettings, bool]:
+    """The settings a run was started with, and whether they had to be defaulted: a record
+    written before they were kept gets run/start's defaults plus approval before every tool
+    of the input (which tools needed it is unknown, and one the user meant to approve must
+    not run unasked)."""
+    if "settings" in old:
+        return RunStartSettings.model_validate(old["settings"], by_alias=True), False
+    logger.warning(
+        "run %s was recorded without its start settings: resuming it with the defaults and "
+        "approval before every tool",
+        old["runId"],
+    )
+    return RunStartSettings(approval_required=sorted(t.name for t in frozen.tools)), True
+
+
+def _loop_settings(
+    started: RunStartSettings,
+    max_rounds: int,
+    input_id: str,
+    frozen: FrozenInput,
+    effective: Effective,
+) -> RunSettings:
+    """What the run loop runs with, from the settings a run was started with."""
+    return RunSettings(
+        max_rounds=max_rounds,
+        tool_timeout_s=started.tool_timeout_ms / 1000,
+        approval_required=frozenset(started.approval_required),
+        input_id=input_id,
+        frozen=frozen,
+        effective=effective,
+        compaction=started.compaction,
+        delegation=started.delegation,
+    )
+
+
+def _model_calls(journal: RunJournal) -> int:
+    """Model calls a run made, sub-agents' and compaction summaries' included: the rounds of
+    a script it played (each call plays one)."""
+    return sum(
+        e["type"] in ("model.requestCreated", "compaction.started") for e in journal.iter_after(0)
+    )
 
 
 def _unanswered(turn: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ class Host:
         self.events: list[dict[str, Any]] = []
         self.tool_calls: list[dict[str, Any]] = []
         self.cancels: list[Any] = []
+        self.lagged: list[dict[str, Any]] = []
         self.block = asyncio.Event()
         self.block_from_call = 10**9
         client.on_notification(self._notified)
@@ -40,6 +41,8 @@ class Host:
             self.events.append(params)
         elif method == "$/cancelRequest":
             self.cancels.append(params["id"])
+        elif method == "run/lagged":
+            self.lagged.append(params)
 
     async def _execute(self, params: Any) -> Any:
         self.tool_calls.append(params)
@@ -56,6 +59,27 @@ class Host:
                 await asyncio.sleep(0.01)
 
         await asyncio.wait_for(wait(), timeout)
+        return self.of(run_id)
+
+    async def catch_up(self, run_id: str, timeout: float = 30) -> list[dict[str, Any]]:
+        """Recover from ``run/lagged`` as every front end does (after ``retryAfterMs``,
+        ``run/subscribe`` from ``lastSentSeq``) until the run's ``run.completed`` arrived."""
+        handled = 0
+
+        async def recover() -> None:
+            nonlocal handled
+            while not any(e["type"] == "run.completed" for e in self.of(run_id)):
+                mine = [lag for lag in self.lagged if lag["runId"] == run_id]
+                if len(mine) == handled:
+                    await asyncio.sleep(0.01)
+                    continue
+                lagged = mine[handled]
+                handled += 1
+                await asyncio.sleep(lagged["retryAfterMs"] / 1000)
+                params = {"runId": run_id, "afterSeq": lagged["lastSentSeq"]}
+                await self.client.request("run/subscribe", params)
+
+        await asyncio.wait_for(recover(), timeout)
         return self.of(run_id)
 
     async def until(self, predicate: Any, timeout: float = 10) -> None:
@@ -309,8 +333,7 @@ async def test_a_slow_client_bounds_memory_and_loses_nothing(
     assert lagged[0]["retryAfterMs"] > 0
     live = host.of(run_id)
     assert [e["seq"] for e in live] == list(range(1, lagged[0]["lastSentSeq"] + 1))
-    await client.request("run/subscribe", {"runId": run_id, "afterSeq": lagged[0]["lastSentSeq"]})
-    events = host.of(run_id)
+    events = await host.catch_up(run_id)
     total = len(journal.read_bytes().splitlines())
     assert [e["seq"] for e in events] == list(range(1, total + 1))  # nothing lost, no dupes
     assert events[-1]["type"] == "run.completed"

@@ -569,6 +569,7 @@
 ---@field updatedAt string
 ---@field failure? context_sidecar.RunFailure
 ---@field resumeOf? string # The run this one resumed.
+---@field settings? context_sidecar.RunStartSettings # What the run was started with.  Absent from records written before the settings were kept: ``run/resume`` then uses safe defaults (approval before every tool of the input) and says so (``settingsDefaulted`` in the new run's ``run.created``).
 ---@field usage? table<string, any> # Totals: inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens.
 
 --- Params of the ``run/event`` notification and one line of the run's journal.
@@ -590,9 +591,10 @@
 ---@class context_sidecar.RunGetParams
 ---@field runId string
 
---- Server -> client notification: the client read too slowly, so this run's live events
---- stopped being sent after ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}``
---- catches up (after ``retryAfterMs``).  Nothing is lost: the journal has every event.
+--- Server -> client notification: the client read too slowly, so this run's events (live,
+--- or a ``run/subscribe`` replay past the 4 MiB backlog bound) stopped being sent after
+--- ``lastSentSeq``; ``run/subscribe {afterSeq: lastSentSeq}`` catches up (after
+--- ``retryAfterMs``).  Nothing is lost: the journal has every event.
 ---@class context_sidecar.RunLagged
 ---@field runId string
 ---@field sessionId string
@@ -609,7 +611,7 @@
 
 ---@class context_sidecar.RunResumeParams
 ---@field runId string
----@field additionalRounds? integer
+---@field additionalRounds? integer # Model calls the resumed run may make; default: the run's own ``maxRounds``.
 ---@field revisionGuidance? string # Extra instruction for the continued run (added as a user note).
 ---@field script? table<string, any> # For the ``scripted`` provider: the answers to play (see *Scripted runs*).
 
@@ -633,6 +635,18 @@
 ---@field sessionId string
 ---@field inputId string
 
+--- What a run was started with, kept in its record: ``run/resume`` continues with exactly
+--- these (a resumed run keeps them too).
+---@class context_sidecar.RunStartSettings
+---@field profileId? string # The stored profile named by ``run/start``.
+---@field profile? context_sidecar.ProfileInput # The profile as it was when the run started (inline, or the stored one's content): a resumed run keeps its model binding, window and instructions even if the stored profile changed or was deleted since.
+---@field approvalRequired? string[]
+---@field maxRounds? integer
+---@field toolTimeoutMs? integer
+---@field delegation? boolean
+---@field compaction? "auto"|"off"
+---@field scriptBlob? string # For the ``scripted`` provider: the script still to play, a stored object (``git cat-file -p`` shows it).  A resumed run without a ``script`` of its own plays the rounds the run it resumes had not reached.
+
 ---@class context_sidecar.RunSubscribeParams
 ---@field runId string
 ---@field afterSeq? integer # Replay journal events after this seq, then continue live.
@@ -642,7 +656,7 @@
 ---@field replayed integer # Events sent from the journal (before this answer).
 ---@field headSeq integer
 ---@field status "created"|"assembling"|"callingModel"|"dispatchingTool"|"completed"|"cancelled"|"failed"
----@field live boolean # False when the run had already ended: nothing more will come.
+---@field live boolean # False when the run had already ended, or when the replay paused at the backlog bound (a ``run/lagged`` came before this answer): nothing more comes until the next ``run/subscribe``.
 
 ---@class context_sidecar.RunUnsubscribeParams
 ---@field runId string
@@ -1059,7 +1073,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "24498342a9b82dc1722b071293c268d2",
+  SCHEMA_HASH = "c912d356b8648ea2c68683e625242b4d",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
