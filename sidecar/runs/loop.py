@@ -8,7 +8,9 @@ message in the session (``history.appended``), then runs each tool call through 
 times out becomes an error result the model sees.  The loop ends when the model stops asking
 for tools, at the round limit (``agent.max_tool_rounds_exceeded``), when the same call is
 repeated three times (``agent.tool_loop_detected``), on a provider error, or on cancellation —
-always with exactly one ``run.completed``.
+always with exactly one ``run.completed``.  Every failure is a :class:`RunStopped` (both retry
+flags set), and a run that stops partway through a round first answers the calls it did not
+run, so history never holds a call without its result.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from sidecar.runs.journal import RunJournal
     from sidecar.store import Store
 
-__all__ = ["ClientBridge", "RunLoop", "RunSettings", "RunStopped"]
+__all__ = ["ClientBridge", "RunLoop", "RunSettings", "RunStopped", "run_failure"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +108,15 @@ class ClientBridge(Protocol):
         ...
 
 
+def run_failure(
+    code: str, message: str, *, retryable: bool = False, user_retryable: bool = True
+) -> dict[str, Any]:
+    """A ``RunFailure`` as it goes on the wire, with both retry flags always present."""
+    return dump_wire(
+        RunFailure(code=code, message=message, retryable=retryable, user_retryable=user_retryable)
+    )
+
+
 class RunStopped(Exception):
     """Ends a run with a failure the host should see.
 
@@ -119,10 +130,8 @@ class RunStopped(Exception):
         self, code: str, message: str, *, retryable: bool = False, user_retryable: bool = True
     ) -> None:
         super().__init__(message)
-        self.failure: dict[str, Any] = dump_wire(
-            RunFailure(
-                code=code, message=message, retryable=retryable, user_retryable=user_retryable
-            )
+        self.failure = run_failure(
+            code, message, retryable=retryable, user_retryable=user_retryable
         )
 
     @classmethod
@@ -360,20 +369,10 @@ class RunLoop:
                 *({"role": m["role"], "content": m["content"]} for m in self.s.turn),
             ],
         }
-        try:
-            answer = await self.bridge.request("assembly/request", params, self.s.tool_timeout_s)
-        except TimeoutError as exc:
-            raise RunStopped(
-                ErrorCode.ASSEMBLY_FAILED,
-                f"assembly/request timed out after {self.s.tool_timeout_s:g} s",
-                retryable=True,
-            ) from exc
-        except SidecarError as exc:
-            raise RunStopped(
-                ErrorCode.ASSEMBLY_FAILED,
-                f"assembly/request failed: {exc.message}",
-                retryable=exc.retryable,
-            ) from exc
+        answer = await self._ask("assembly/request", params, self.s.tool_timeout_s)
+        if isinstance(answer, dict) and "error" in answer and "messages" not in answer:
+            # the host failed or did not answer in time: it may next time
+            raise RunStopped(ErrorCode.ASSEMBLY_FAILED, str(answer["error"]), retryable=True)
         messages = answer.get("messages") if isinstance(answer, dict) else None
         if not isinstance(messages, list) or not messages:
             raise RunStopped(
@@ -462,11 +461,11 @@ class RunLoop:
     def _give_up_compaction(self, advice: dict[str, Any], why: str) -> None:
         self._room_given_up = True
         tokens, threshold = advice["transcriptTokens"], advice["thresholdTokens"]
-        failure = RunStopped(
+        failure = run_failure(
             ErrorCode.COMPACTION_FAILED,
             "compaction did not reduce the transcript below the threshold "
             f"({tokens} > {threshold} tokens): {why}",
-        ).failure
+        )
         self.emit(
             "compaction.failed",
             {**failure, "transcriptTokens": tokens, "thresholdTokens": threshold},
