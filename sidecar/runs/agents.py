@@ -74,7 +74,7 @@ async def run_agent(parent: RunLoop, call: ToolCall) -> None:
         await parent._store_result(call, [{"type": "text", "text": answer}], failed)
         return
     await parent._store_result(call, [{"type": "text", "text": "handed off to a sub-agent"}], False)
-    parent.handoff = answer  # stored as the turn's answer once the round's other calls are
+    parent.handoff = answer  # the parent stores it once the round's other calls are answered
 
 
 def _untagged(parent: RunLoop) -> Any:

@@ -199,22 +199,25 @@ class RunLoop:
         await self.journal.persist()
 
     async def run(self) -> None:
-        for _ in range(self.s.max_rounds):
+        rounds = 0
+        while self.handoff is None:
+            if rounds == self.s.max_rounds:
+                raise RunStopped(
+                    ErrorCode.MAX_ROUNDS,
+                    f"the model still asked for tools after {rounds} rounds",
+                )
+            rounds += 1
             calls = await self._round()
             if not calls:
                 return
             await self.status("dispatchingTool")
             await self.dispatch(calls)
-            if self.handoff is not None:
-                return
-        raise RunStopped(
-            ErrorCode.MAX_ROUNDS,
-            f"the model still asked for tools after {self.s.max_rounds} rounds",
-        )
+        # handed off, in a round of this loop or by a call dispatched before it (run/resume)
+        await self._store_message("assistant", [{"type": "text", "text": self.handoff}])
 
     async def dispatch(self, calls: list[ToolCall]) -> None:
         """Run one round's tool calls in order.  When the run stops (a loop) or hands off
-        partway, each call not run still gets an error result before the run ends or the
+        partway, each call not run still gets an error result, before the run ends or the
         handed-off answer is stored: history never holds a call without its result, and a
         later prompt needs no "interrupted" notes."""
         for index, call in enumerate(calls):
@@ -228,7 +231,6 @@ class RunLoop:
                 raise
             if self.handoff is not None:
                 await self._not_run(calls[index + 1 :], "the turn was handed off")
-                await self._store_message("assistant", [{"type": "text", "text": self.handoff}])
                 return
 
     async def _not_run(self, calls: list[ToolCall], reason: str) -> None:
