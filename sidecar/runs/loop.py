@@ -109,12 +109,22 @@ class ClientBridge(Protocol):
 
 
 def run_failure(
-    code: str, message: str, *, retryable: bool = False, user_retryable: bool = True
+    code: str,
+    message: str,
+    *,
+    retryable: bool = False,
+    user_retryable: bool = True,
+    details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``RunFailure`` as it goes on the wire, with both retry flags always present."""
-    return dump_wire(
-        RunFailure(code=code, message=message, retryable=retryable, user_retryable=user_retryable)
+    failure = RunFailure(
+        code=code,
+        message=message,
+        retryable=retryable,
+        user_retryable=user_retryable,
+        details=details,
     )
+    return dump_wire(failure)
 
 
 class RunStopped(Exception):
