@@ -11,7 +11,8 @@ otherwise the sidecar assembles it.
 - ``agent_delegate``: the child's final answer comes back as the tool's result, and the
   parent continues.
 - ``agent_handoff``: the child's final answer becomes the turn's answer (stored in history as
-  the assistant's message) and the run ends.
+  the assistant's message, after an error result for each call of the round left unrun) and
+  the run ends.
 
 Sub-agents do not delegate further (depth 1).
 """
@@ -34,10 +35,7 @@ CHILD_MAX_ROUNDS = 6
 async def run_agent(parent: RunLoop, call: ToolCall) -> None:
     kind = "handoff" if call.name == "agent_handoff" else "delegate"
     task = str(call.arguments.get("task") or "").strip()
-    parent.emit(
-        "tool.callRequested",
-        {"callId": call.call_id, "name": call.name, "arguments": call.arguments},
-    )
+    parent._requested(call)
     if not task:
         await parent._store_result(call, [{"type": "text", "text": "a task is required"}], True)
         return
@@ -76,8 +74,7 @@ async def run_agent(parent: RunLoop, call: ToolCall) -> None:
         await parent._store_result(call, [{"type": "text", "text": answer}], failed)
         return
     await parent._store_result(call, [{"type": "text", "text": "handed off to a sub-agent"}], False)
-    await parent._store_message("assistant", [{"type": "text", "text": answer}])
-    parent.handed_off = True
+    parent.handoff = answer  # the parent stores it once the round's other calls are answered
 
 
 def _untagged(parent: RunLoop) -> Any:

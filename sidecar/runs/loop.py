@@ -8,7 +8,9 @@ message in the session (``history.appended``), then runs each tool call through 
 times out becomes an error result the model sees.  The loop ends when the model stops asking
 for tools, at the round limit (``agent.max_tool_rounds_exceeded``), when the same call is
 repeated three times (``agent.tool_loop_detected``), on a provider error, or on cancellation —
-always with exactly one ``run.completed``.
+always with exactly one ``run.completed``.  Every failure is a :class:`RunStopped` (both retry
+flags set), and a run that stops partway through a round first answers the calls it did not
+run, so history never holds a call without its result.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from protocol.context import AssembledPrompt
 from protocol.entries import MessageInput
 from protocol.errors import ErrorCode
 from protocol.inputs import FrozenInput
-from protocol.runs import ToolExecuteResult
+from protocol.runs import RunFailure, ToolExecuteResult
 from sidecar.context.assemble import assemble
 from sidecar.errors import SidecarError
 from sidecar.inputs.profiles import Effective
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from sidecar.runs.journal import RunJournal
     from sidecar.store import Store
 
-__all__ = ["ClientBridge", "RunLoop", "RunSettings", "RunStopped"]
+__all__ = ["ClientBridge", "RunLoop", "RunSettings", "RunStopped", "run_failure"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,24 +108,46 @@ class ClientBridge(Protocol):
         ...
 
 
-class RunStopped(Exception):
-    """Ends a run with a failure the host should see."""
+def run_failure(
+    code: str,
+    message: str,
+    *,
+    retryable: bool = False,
+    user_retryable: bool = True,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``RunFailure`` as it goes on the wire, with both retry flags always present."""
+    failure = RunFailure(
+        code=code,
+        message=message,
+        retryable=retryable,
+        user_retryable=user_retryable,
+        details=details,
+    )
+    return dump_wire(failure)
 
-    def __init__(self, failure: dict[str, Any]) -> None:
-        super().__init__(failure["message"])
-        self.failure = failure
+
+class RunStopped(Exception):
+    """Ends a run with a failure the host should see.
+
+    Every failure the loop builds goes through here, so each carries the whole
+    :class:`~protocol.runs.RunFailure`: ``retryable`` (the same request may succeed later:
+    rate limit, overload, a host that did not answer) and ``userRetryable`` (worth offering
+    ``run/resume``; true for every way the loop stops, since a resumed run starts afresh).
+    """
+
+    def __init__(
+        self, code: str, message: str, *, retryable: bool = False, user_retryable: bool = True
+    ) -> None:
+        super().__init__(message)
+        self.failure = run_failure(
+            code, message, retryable=retryable, user_retryable=user_retryable
+        )
 
     @classmethod
     def from_provider(cls, exc: ProviderError) -> RunStopped:
-        """The model call failed: the run ends with the provider's code; the user may retry."""
-        return cls(
-            {
-                "code": exc.code,
-                "message": str(exc),
-                "retryable": exc.retryable,
-                "userRetryable": True,
-            }
-        )
+        """The model call failed: the run ends with the provider's code and retry hint."""
+        return cls(exc.code, str(exc), retryable=exc.retryable)
 
 
 @dataclass(slots=True)
@@ -172,7 +196,10 @@ class RunLoop:
         self.agent = agent
         """For a sub-agent: the call id that started it (tags its events; no history)."""
         self.host_assembles = host_assembles
-        self.handed_off = False
+        self.handoff: str | None = None
+        """A sub-agent's answer that became the turn's answer (``agent_handoff``)."""
+        self._room_given_up = False
+        """Compaction could not bring this run's transcript under the threshold."""
         self.emit = emit if agent is None else (lambda t, p: emit(t, {**p, "agent": agent}))
 
     async def status(self, status: str) -> None:
@@ -182,23 +209,44 @@ class RunLoop:
         await self.journal.persist()
 
     async def run(self) -> None:
-        for _ in range(self.s.max_rounds):
+        rounds = 0
+        while self.handoff is None:
+            if rounds == self.s.max_rounds:
+                raise RunStopped(
+                    ErrorCode.MAX_ROUNDS,
+                    f"the model still asked for tools after {rounds} rounds",
+                )
+            rounds += 1
             calls = await self._round()
             if not calls:
                 return
             await self.status("dispatchingTool")
-            for call in calls:
+            await self.dispatch(calls)
+        # handed off, in a round of this loop or by a call dispatched before it (run/resume)
+        await self._store_message("assistant", [{"type": "text", "text": self.handoff}])
+
+    async def dispatch(self, calls: list[ToolCall]) -> None:
+        """Run one round's tool calls in order.  When the run stops (a loop) or hands off
+        partway, each call not run still gets an error result, before the run ends or the
+        handed-off answer is stored: history never holds a call without its result, and a
+        later prompt needs no "interrupted" notes."""
+        for index, call in enumerate(calls):
+            try:
                 await self._tool(call)
-                if self.handed_off:
-                    return
-        raise RunStopped(
-            {
-                "code": ErrorCode.MAX_ROUNDS,
-                "message": f"the model still asked for tools after {self.s.max_rounds} rounds",
-                "retryable": False,
-                "userRetryable": True,
-            }
-        )
+            except RunStopped as exc:
+                loop = exc.failure["code"] == ErrorCode.TOOL_LOOP
+                await self._not_run(
+                    calls[index + 1 :], "loop detected" if loop else exc.failure["message"]
+                )
+                raise
+            if self.handoff is not None:
+                await self._not_run(calls[index + 1 :], "the turn was handed off")
+                return
+
+    async def _not_run(self, calls: list[ToolCall], reason: str) -> None:
+        for call in calls:
+            self._requested(call)
+            await self._store_result(call, [{"type": "text", "text": f"not run: {reason}"}], True)
 
     # --- one model round ---------------------------------------------------------------------
 
@@ -236,31 +284,8 @@ class RunLoop:
         result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
         if self.agent is not None and self.host_assembles:
             result = await self._host_assembly(result)
-        failures = 0
-        while result["compaction"]["advised"] and self.s.compaction == "auto":
-            try:
-                await self._compact(result)
-            except RunStopped as exc:
-                failures += 1
-                self.emit(
-                    "compaction.failed", {"attempt": failures, "message": exc.failure["message"]}
-                )
-                if failures >= COMPACTION_ATTEMPTS:
-                    raise RunStopped(
-                        {
-                            "code": ErrorCode.COMPACTION_FAILED,
-                            "message": f"compaction failed {failures} times: "
-                            f"{exc.failure['message']}",
-                            "retryable": exc.failure.get("retryable", False),
-                            "userRetryable": True,
-                        }
-                    ) from exc
-                continue
-            result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
-            if result["compaction"]["advised"]:
-                failures += 1  # the summary did not make room: count it, then give up
-                if failures >= COMPACTION_ATTEMPTS:
-                    break
+        if self.s.compaction == "auto" and not self._room_given_up:
+            result, snapshot_id = await self._make_room(result, snapshot_id)
         self.emit(
             "context.assembled",
             {
@@ -356,14 +381,14 @@ class RunLoop:
                 *({"role": m["role"], "content": m["content"]} for m in self.s.turn),
             ],
         }
-        answer = await self.bridge.request("assembly/request", params, self.s.tool_timeout_s)
+        answer = await self._ask("assembly/request", params, self.s.tool_timeout_s)
+        if isinstance(answer, dict) and "error" in answer and "messages" not in answer:
+            # the host failed or did not answer in time: it may next time
+            raise RunStopped(ErrorCode.ASSEMBLY_FAILED, str(answer["error"]), retryable=True)
         messages = answer.get("messages") if isinstance(answer, dict) else None
         if not isinstance(messages, list) or not messages:
             raise RunStopped(
-                {
-                    "code": ErrorCode.ASSEMBLY_FAILED,
-                    "message": "the host's assembly/request answer has no messages",
-                }
+                ErrorCode.ASSEMBLY_FAILED, "the host's assembly/request answer has no messages"
             )
         out = dict(result)
         out["messages"] = [
@@ -394,6 +419,69 @@ class RunLoop:
         return out
 
     # --- compaction ----------------------------------------------------------------------
+
+    async def _make_room(
+        self, result: dict[str, Any], snapshot_id: str
+    ) -> tuple[dict[str, Any], str]:
+        """Compact while the assembly advises it and a summary can still make room.
+
+        A summary is a paid model call, so one is asked for only when it would archive
+        history no summary of this run stands for yet, and asked for again only when the
+        last one reduced the transcript (at most :data:`COMPACTION_ATTEMPTS` calls).  When
+        compaction cannot bring the transcript under the threshold, one ``compaction.failed``
+        says why and the run goes on over the threshold (the assembly still fits the window:
+        it evicts by budget); later rounds of the run do not try again.  A summary call that
+        fails is retried; the last attempt failing ends the run (``agent.compaction_failed``).
+        """
+        advice = result["compaction"]
+        calls = 0
+        while advice["advised"]:
+            if not self._archives_more(advice):
+                self._give_up_compaction(
+                    advice, "nothing older than the recent part kept verbatim is left to summarize"
+                )
+                break
+            if calls == COMPACTION_ATTEMPTS:
+                self._give_up_compaction(advice, f"{calls} summaries did not make room")
+                break
+            calls += 1
+            try:
+                await self._compact(result)
+            except RunStopped as exc:
+                self.emit("compaction.failed", {"attempt": calls, **exc.failure})
+                if calls == COMPACTION_ATTEMPTS:
+                    raise RunStopped(
+                        ErrorCode.COMPACTION_FAILED,
+                        f"compaction failed {calls} times: {exc.failure['message']}",
+                        retryable=exc.failure["retryable"],
+                    ) from exc
+                continue
+            before = advice
+            result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
+            advice = result["compaction"]
+            if advice["advised"] and advice["transcriptTokens"] >= before["transcriptTokens"]:
+                self._give_up_compaction(advice, "the summary made no room")
+                break
+        return result, snapshot_id
+
+    def _archives_more(self, advice: dict[str, Any]) -> bool:
+        """Whether compacting as advised would archive history not archived already."""
+        done = self.s.compacted
+        already = _archived_through(done.get("keepFromSeq"), done["throughSeq"]) if done else 0
+        return _archived_through(advice.get("keepFromSeq"), self.s.frozen.through_seq) > already
+
+    def _give_up_compaction(self, advice: dict[str, Any], why: str) -> None:
+        self._room_given_up = True
+        tokens, threshold = advice["transcriptTokens"], advice["thresholdTokens"]
+        failure = run_failure(
+            ErrorCode.COMPACTION_FAILED,
+            "compaction did not reduce the transcript below the threshold "
+            f"({tokens} > {threshold} tokens): {why}",
+        )
+        self.emit(
+            "compaction.failed",
+            {**failure, "transcriptTokens": tokens, "thresholdTokens": threshold},
+        )
 
     async def _compact(self, result: dict[str, Any]) -> None:
         """Ask the model for a checkpoint summary of the conversation it sees, store it as a
@@ -441,12 +529,7 @@ class RunLoop:
             raise RunStopped.from_provider(exc) from exc
         summary = "".join(text).strip()
         if not summary:
-            raise RunStopped(
-                {
-                    "code": ErrorCode.COMPACTION_FAILED,
-                    "message": "the model returned an empty summary",
-                }
-            )
+            raise RunStopped(ErrorCode.COMPACTION_FAILED, "the model returned an empty summary")
         from protocol.entries import CompactionInput
 
         entry = CompactionInput(
@@ -469,22 +552,15 @@ class RunLoop:
             return
         key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True)}"
         self._calls[key] = self._calls.get(key, 0) + 1
-        self.emit(
-            "tool.callRequested",
-            {"callId": call.call_id, "name": call.name, "arguments": call.arguments},
-        )
+        self._requested(call)
         if self._calls[key] >= LOOP_REPEATS:
             await self._store_result(
-                call, [{"type": "text", "text": "stopped: repeated call"}], True
+                call, [{"type": "text", "text": "not run: loop detected (repeated call)"}], True
             )
             raise RunStopped(
-                {
-                    "code": ErrorCode.TOOL_LOOP,
-                    "message": f"{call.name} was called {LOOP_REPEATS} times with the same "
-                    "arguments; stopped as a loop",
-                    "retryable": False,
-                    "userRetryable": True,
-                }
+                ErrorCode.TOOL_LOOP,
+                f"{call.name} was called {LOOP_REPEATS} times with the same arguments; "
+                "stopped as a loop",
             )
         params = {
             "runId": self.journal.run_id,
@@ -512,6 +588,12 @@ class RunLoop:
                 content = [{"type": "text", "text": f"invalid tool result from the host: {exc}"}]
                 is_error = True
         await self._store_result(call, content, is_error)
+
+    def _requested(self, call: ToolCall) -> None:
+        self.emit(
+            "tool.callRequested",
+            {"callId": call.call_id, "name": call.name, "arguments": call.arguments},
+        )
 
     async def _ask(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
         try:
@@ -570,3 +652,9 @@ class RunLoop:
         self.s.turn_seqs.append(ref["seq"])
         self.emit("history.appended", {"seqs": [ref["seq"]], "role": role})
         return int(ref["seq"])
+
+
+def _archived_through(keep: int | None, through: int) -> int:
+    """The newest seq a compaction through ``through`` keeping ``keep`` onwards verbatim
+    stands for (0: none)."""
+    return keep - 1 if keep is not None and keep <= through else through
