@@ -45,6 +45,7 @@ RunStatus = Literal[
     "assembling",
     "callingModel",
     "dispatchingTool",
+    "compacting",
     "completed",
     "cancelled",
     "failed",

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "c912d356b8648ea2c68683e625242b4d" as const;
+export const SCHEMA_HASH = "423f861d51fb54e4b830d6a961104537" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -847,7 +847,7 @@ export interface Run {
   runId: string;
   sessionId: string;
   inputId: string;
-  status: "created" | "assembling" | "callingModel" | "dispatchingTool" | "completed" | "cancelled" | "failed";
+  status: "created" | "assembling" | "callingModel" | "dispatchingTool" | "compacting" | "completed" | "cancelled" | "failed";
   /** Model calls made so far. */
   rounds: number;
   /** Seq of the run's newest journal event. */
@@ -1029,7 +1029,7 @@ export interface RunSubscribeResult {
   /** Events sent from the journal (before this answer). */
   replayed: number;
   headSeq: number;
-  status: "created" | "assembling" | "callingModel" | "dispatchingTool" | "completed" | "cancelled" | "failed";
+  status: "created" | "assembling" | "callingModel" | "dispatchingTool" | "compacting" | "completed" | "cancelled" | "failed";
   /**
    * False when the run had already ended, or when the replay paused at the backlog bound (a
    * ``run/lagged`` came before this answer): nothing more comes until the next

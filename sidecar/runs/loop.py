@@ -29,7 +29,7 @@ from protocol.context import AssembledPrompt
 from protocol.entries import MessageInput
 from protocol.errors import ErrorCode
 from protocol.inputs import FrozenInput
-from protocol.runs import RunFailure, ToolExecuteResult
+from protocol.runs import RunFailure, RunStatus, ToolExecuteResult
 from sidecar.context.assemble import assemble
 from sidecar.errors import SidecarError
 from sidecar.inputs.profiles import Effective
@@ -202,7 +202,7 @@ class RunLoop:
         """Compaction could not bring this run's transcript under the threshold."""
         self.emit = emit if agent is None else (lambda t, p: emit(t, {**p, "agent": agent}))
 
-    async def status(self, status: str) -> None:
+    async def status(self, status: RunStatus) -> None:
         if self.agent is None:
             self.journal.record["status"] = status
         self.emit("run.statusChanged", {"status": status})

@@ -48,7 +48,7 @@ from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import Effective, resolve
 from sidecar.inputs.snapshots import canonical
 from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
-from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped
+from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped, run_failure
 from sidecar.runs.providers.base import Provider, ProviderError, resolve_secret
 from sidecar.runs.scripted import ScriptedProvider
 
@@ -424,32 +424,22 @@ class RunManager:
                     from sidecar.runs.providers.base import ToolCall
 
                     await loop.status("dispatchingTool")
-                    for call in pending:
-                        await loop._tool(ToolCall(call["callId"], call["name"], call["arguments"]))
+                    await loop.dispatch(
+                        [ToolCall(c["callId"], c["name"], c["arguments"]) for c in pending]
+                    )
                 await loop.run()
             except RunStopped as exc:
                 status, failure = "failed", exc.failure
             except SidecarError as exc:
-                status, failure = (
-                    "failed",
-                    {
-                        "code": exc.code,
-                        "message": exc.message,
-                        "retryable": exc.retryable,
-                        "userRetryable": True,
-                        "details": exc.details,
-                    },
+                status = "failed"
+                failure = run_failure(
+                    exc.code, exc.message, retryable=exc.retryable, details=exc.details
                 )
             except Exception as exc:
                 logger.exception("run %s crashed", journal.run_id)
-                status, failure = (
-                    "failed",
-                    {
-                        "code": "agent.internal_error",
-                        "message": f"internal error: {type(exc).__name__}",
-                        "retryable": False,
-                        "userRetryable": True,
-                    },
+                status = "failed"
+                failure = run_failure(
+                    "agent.internal_error", f"internal error: {type(exc).__name__}"
                 )
         if active.scope.cancel_called:
             status, failure = "cancelled", None

@@ -562,7 +562,7 @@
 ---@field runId string
 ---@field sessionId string
 ---@field inputId string
----@field status "created"|"assembling"|"callingModel"|"dispatchingTool"|"completed"|"cancelled"|"failed"
+---@field status "created"|"assembling"|"callingModel"|"dispatchingTool"|"compacting"|"completed"|"cancelled"|"failed"
 ---@field rounds integer # Model calls made so far.
 ---@field headSeq integer # Seq of the run's newest journal event.
 ---@field createdAt string
@@ -655,7 +655,7 @@
 ---@field runId string
 ---@field replayed integer # Events sent from the journal (before this answer).
 ---@field headSeq integer
----@field status "created"|"assembling"|"callingModel"|"dispatchingTool"|"completed"|"cancelled"|"failed"
+---@field status "created"|"assembling"|"callingModel"|"dispatchingTool"|"compacting"|"completed"|"cancelled"|"failed"
 ---@field live boolean # False when the run had already ended, or when the replay paused at the backlog bound (a ``run/lagged`` came before this answer): nothing more comes until the next ``run/subscribe``.
 
 ---@class context_sidecar.RunUnsubscribeParams
@@ -1073,7 +1073,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "c912d356b8648ea2c68683e625242b4d",
+  SCHEMA_HASH = "423f861d51fb54e4b830d6a961104537",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
