@@ -7,6 +7,8 @@ The keep-set is everything something live refers to:
 - per session, the newest ``keep_recent`` snapshots, each with its frozen input and every
   blob the input names (instructions, skills, pinned files, attachments) and the items the
   snapshot carries;
+- every run record's frozen input, the blobs it names, and the script it was started with
+  (``run/resume`` needs them for as long as the run is kept);
 - anything younger than ``grace_seconds`` (an input being frozen right now is not referenced
   by anything yet).
 
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["collect"]
 
-_BLOB_KEYS = {"blob", "hash", "inputId"}
+_BLOB_KEYS = {"blob", "hash", "inputId", "scriptBlob"}
 
 
 def _refs(node: Any, out: set[str], hex_len: int) -> None:
@@ -69,6 +71,19 @@ def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool
                 except (NotFoundError, ValueError):
                     continue
             keep.add(entry["inputId"])
+    runs = store.root / "runs"
+    for record_path in sorted(runs.glob("*/run.json")) if runs.exists() else []:
+        try:
+            record = json.loads(record_path.read_bytes())
+        except (OSError, ValueError):
+            continue  # a torn record is repaired by the run store, not judged here
+        _refs(record, keep, hex_len)
+        input_id = record.get("inputId")
+        if isinstance(input_id, str):
+            try:
+                _refs(json.loads(blobs.get(input_id)), keep, hex_len)
+            except (NotFoundError, ValueError):
+                pass
     now = time.time()
     kept_count = collected = collected_bytes = 0
     objects = blobs.root / "objects"

@@ -358,3 +358,36 @@ async def test_a_resumed_run_keeps_its_tool_timeout_and_round_limit(
     history = await restarted.request("session/read", {"sessionId": sid})
     results = [p for e in history["entries"] for p in e["content"] if p["type"] == "toolResult"]
     assert [r["content"][0]["text"] for r in results] == ["tool/execute timed out after 0.3 s"] * 2
+
+
+async def test_a_kept_run_can_be_resumed_after_a_gc(sidecars: SidecarFactory) -> None:
+    """gc keeps what a run record names (its frozen input and script): resume needs them."""
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    frozen = await client.request(
+        "input/freeze",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "say it slowly"}],
+            "attachments": [{"kind": "snippet", "path": "notes", "content": "only in the input"}],
+        },
+    )
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "inputId": frozen["inputId"],
+            "script": {"rounds": [{"deltas": [f"w{i} " for i in range(400)], "delayMs": 20}]},
+        },
+    )
+    run_id = started["runId"]
+    await host.until(lambda: any(e["type"] == "model.delta" for e in host.of(run_id)))
+    await _killed(client)
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    await restarted.request("store/gc", {"graceSeconds": 0, "keepRecent": 0})
+    resumed = await restarted.request("run/resume", {"runId": run_id})
+    events = await host2.until_done(resumed["runId"])
+    assert events[-1]["payload"] == {"status": "completed"}
