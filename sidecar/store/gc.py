@@ -21,6 +21,7 @@ one of those keys.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -80,10 +81,8 @@ def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool
         _refs(record, keep, hex_len)
         input_id = record.get("inputId")
         if isinstance(input_id, str):
-            try:
+            with contextlib.suppress(NotFoundError, ValueError):
                 _refs(json.loads(blobs.get(input_id)), keep, hex_len)
-            except (NotFoundError, ValueError):
-                pass
     now = time.time()
     kept_count = collected = collected_bytes = 0
     objects = blobs.root / "objects"
