@@ -22,6 +22,8 @@ from sidecar.context.tokens import Tokenizers
 from sidecar.store import Store
 
 TOKENIZERS = Tokenizers.discover()
+#: Output tokens every assembly here reserves.
+MAX_OUTPUT = 256
 
 
 def msg(role: str, content: list[dict[str, Any]]) -> dict[str, Any]:
@@ -74,7 +76,7 @@ def assemble_entries(
                 {
                     "model": "test-model",
                     "window": window,
-                    "maxOutput": 256,
+                    "maxOutput": MAX_OUTPUT,
                     "historyWindow": {"maxMessages": max_messages, "maxTokens": max_tokens},
                 },
                 by_alias=True,
