@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "931e61e00fbb269d0d5b05cad1f8c36b" as const;
+export const SCHEMA_HASH = "6de0a3af791a9f6c639b1561c51df913" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -722,7 +722,8 @@ export interface PromptComponent {
   content: string;
   /**
    * ``relative``: a system section in preset order; ``inChat``: injected into the
-   * transcript ``depth`` messages from the end.
+   * transcript ``depth`` messages from the end, moved back to the start of a tool call and its
+   * results when it would fall between them.
    * @default "relative"
    */
   position?: "relative" | "inChat";

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocol.context import AssembledPrompt
+from sidecar.context.assemble import item_id
 from sidecar.context.lower import lower
 from tests.unit import test_lower as lowering
 from tests.unit.selection_kit import TOOL, assemble_entries, call, msg, result, text
@@ -131,6 +132,28 @@ def test_a_summary_that_fits_stands_for_the_archived_history() -> None:
     assert [(i["fromSeq"], i["throughSeq"]) for i in archived] == [(1, 4)]
     assert "remember the number 42" not in _texts(prompt)
     assert prompt["diagnostics"] == []
+
+
+def test_a_dropped_summary_gives_way_to_the_archived_history_too() -> None:
+    summary_id = item_id("summary", "summary:5")  # the compaction is entry 5
+    entries = [
+        *ARCHIVED,
+        {"kind": "compaction", "summary": "42 and teal", "throughSeq": 4},
+        {"kind": "drop", "target": {"kind": "item", "itemId": summary_id}},
+    ]
+    prompt, _ = assemble_entries(entries, window=4000)
+    summary = [i for i in prompt["ledger"] if i["kind"] == "summary"]
+    assert [(i["itemId"], i["visibility"]) for i in summary] == [(summary_id, "dropped")]
+    assert summary[0]["reason"] == (
+        "dropped by a drop entry; the archived history 1-4 is offered instead"
+    )
+    assert _texts(prompt)[:4] == [
+        "remember the number 42",
+        "noted",
+        "and the colour teal",
+        "noted too",
+    ]
+    assert [d["code"] for d in prompt["diagnostics"]] == ["context.summary_omitted"]
 
 
 # --- pins act on whole groups ------------------------------------------------------------------

@@ -478,7 +478,7 @@
 ---@field identifier string
 ---@field role? "system"|"user"|"assistant"
 ---@field content string # Raw template: macros are evaluated at assembly, on a working copy.
----@field position? "relative"|"inChat" # ``relative``: a system section in preset order; ``inChat``: injected into the transcript ``depth`` messages from the end.
+---@field position? "relative"|"inChat" # ``relative``: a system section in preset order; ``inChat``: injected into the transcript ``depth`` messages from the end, moved back to the start of a tool call and its results when it would fall between them.
 ---@field depth? integer
 ---@field enabled? boolean
 
@@ -1059,7 +1059,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "931e61e00fbb269d0d5b05cad1f8c36b",
+  SCHEMA_HASH = "6de0a3af791a9f6c639b1561c51df913",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
