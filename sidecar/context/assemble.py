@@ -9,7 +9,11 @@ does not fit, the answer is ``context.budget_exceeded``), pins, project instruct
 first), activated skills, the skills catalog, host sources (by priority), the compaction
 summary, then the transcript newest to oldest by whole groups, bounded by the history window,
 and finally trimmed so it starts on a user turn.  An item larger than the whole budget is
-``blocked``; one that no longer fits is a ``candidate``; nothing is ever truncated.
+``blocked``; one that no longer fits is a ``candidate``; nothing is ever truncated.  A pin on
+any entry of a call/result group pins the whole group.  A summary that is not shown gives way
+to the history it stands for: that history joins the transcript walk, and the summary's
+ledger reason and a ``context.summary_omitted`` diagnostic say so.  In-chat preset components
+are inserted at group boundaries, never between a call and its results.
 
 Rendering order is stable-first for prompt caching: tools, then the system sections
 (fragments, environment, instructions root-first, skills, pins, host sources, summary), then

@@ -5,7 +5,8 @@
   represented by the summary (rendered elsewhere as the checkpoint section).
 - **Groups**: an assistant message with tool calls and the user messages carrying their
   results form one atomic group; every other message is a group of its own.  Selection takes
-  or leaves whole groups, so a tool call is never separated from its result.
+  or leaves whole groups, so a tool call is never separated from its result;
+  :func:`group_bounds` finds the group around one entry (a pin takes the whole group).
 - **Interruptions**: a tool call whose result never arrived is rendered as a short text note
   in place of the call (history is not rewritten, the tool is not re-run); a result whose call
   is not right before it (e.g. the call was compacted away) is rendered as text.  Providers
