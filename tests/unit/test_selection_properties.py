@@ -319,7 +319,7 @@ def _check_window(
     return unpinned
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     entries=conversations(),
     window=WINDOWS,
@@ -335,15 +335,18 @@ def _check_window(
     max_tokens=None,
     user_turn="word " * 5000,
 )
-# a pinned tool exchange, and a pinned message too big for what the user turn leaves
+# a pinned tool exchange, a pinned message too big for what the user turn leaves, and one
+# larger than the whole budget
 @example(
     entries=[
         msg("user", [text("hi")]),
         msg("assistant", [{"type": "toolCall", "callId": "c0", "name": "t", "arguments": {}}]),
         msg("user", [{"type": "toolResult", "callId": "c0", "content": [text("r")]}]),
         msg("user", [text("big " * 1500)]),
+        msg("user", [text("huge " * 2000)]),
         {"kind": "pin", "target": {"kind": "range", "fromSeq": 3, "throughSeq": 3}},
         {"kind": "pin", "target": {"kind": "range", "fromSeq": 4, "throughSeq": 4}},
+        {"kind": "pin", "target": {"kind": "range", "fromSeq": 5, "throughSeq": 5}},
         msg("assistant", [text("ok")]),
     ],
     window=3000,
