@@ -87,7 +87,8 @@ class PromptComponent(WireModel):
     """Raw template: macros are evaluated at assembly, on a working copy."""
     position: Literal["relative", "inChat"] = "relative"
     """``relative``: a system section in preset order; ``inChat``: injected into the
-    transcript ``depth`` messages from the end."""
+    transcript ``depth`` messages from the end, moved back to the start of a tool call and its
+    results when it would fall between them."""
     depth: int = Field(default=4, ge=0)
     enabled: bool = True
 

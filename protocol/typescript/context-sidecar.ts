@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "423f861d51fb54e4b830d6a961104537" as const;
+export const SCHEMA_HASH = "9c2fa9d4511e2337a9ed8fdbc47db4bf" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -722,7 +722,8 @@ export interface PromptComponent {
   content: string;
   /**
    * ``relative``: a system section in preset order; ``inChat``: injected into the
-   * transcript ``depth`` messages from the end.
+   * transcript ``depth`` messages from the end, moved back to the start of a tool call and its
+   * results when it would fall between them.
    * @default "relative"
    */
   position?: "relative" | "inChat";

@@ -9,7 +9,11 @@ does not fit, the answer is ``context.budget_exceeded``), pins, project instruct
 first), activated skills, the skills catalog, host sources (by priority), the compaction
 summary, then the transcript newest to oldest by whole groups, bounded by the history window,
 and finally trimmed so it starts on a user turn.  An item larger than the whole budget is
-``blocked``; one that no longer fits is a ``candidate``; nothing is ever truncated.
+``blocked``; one that no longer fits is a ``candidate``; nothing is ever truncated.  A pin on
+any entry of a call/result group pins the whole group.  A summary that is not shown gives way
+to the history it stands for: that history joins the transcript walk, and the summary's
+ledger reason and a ``context.summary_omitted`` diagnostic say so.  In-chat preset components
+are inserted at group boundaries, never between a call and its results.
 
 Rendering order is stable-first for prompt caching: tools, then the system sections
 (fragments, environment, instructions root-first, skills, pins, host sources, summary), then
@@ -21,7 +25,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import xxhash
 
@@ -31,13 +35,10 @@ from sidecar.context.cache import place_breakpoints
 from sidecar.context.controls import ControlState
 from sidecar.context.limits import available_input
 from sidecar.context.tokens import Tokenizer, count_entries
-from sidecar.context.transcript import Group, TranscriptRange, iter_groups
+from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
 from sidecar.errors import InvalidRequestError
 from sidecar.jsonbytes import canonical
 from sidecar.store.history import HistoryView
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
 
 __all__ = [
     "AUTO_COMPACT_SHARE",
@@ -142,6 +143,10 @@ class _Assembler:
         self.ledger: list[dict[str, Any]] = []
         self.sections: dict[str, dict[str, Any]] = {}
         self.messages_json = b"[]"
+        self.diagnostics: list[dict[str, Any]] = list(inp.diagnostics)
+        self.summary_shown = True
+        """False once a compaction summary was offered and not shown: the history it stands
+        for is then offered to the transcript walk instead."""
 
     # --- counting --------------------------------------------------------------------------
 
@@ -164,7 +169,7 @@ class _Assembler:
         locator: str | None = None,
         first: int | None = None,
         last: int | None = None,
-    ) -> None:
+    ) -> dict[str, Any]:
         item: dict[str, Any] = {
             "itemId": key if key.startswith("ctx_") else item_id(kind, key),
             "kind": kind,
@@ -177,13 +182,15 @@ class _Assembler:
         if first is not None:
             item["fromSeq"], item["throughSeq"] = first, last
         self.ledger.append(item)
+        return item
 
-    def offer(self, section: SectionInput, reason: str, *, force: bool = False) -> None:
+    def offer(self, section: SectionInput, reason: str, *, force: bool = False) -> dict[str, Any]:
+        """Offer a system section to the budget; returns its ledger item."""
         tokens = self.count_text(section.text)
         if self.inp.controls.is_dropped(
             section.ledger_kind, section.locator, item_id(section.ledger_kind, section.id)
         ):
-            self.record(
+            return self.record(
                 section.ledger_kind,
                 section.id,
                 "dropped",
@@ -191,7 +198,6 @@ class _Assembler:
                 tokens,
                 section.locator,
             )
-            return
         visibility, why = self.budget.take(tokens, section.category, force=force)
         if visibility == "visible":
             if section.pinned:
@@ -206,7 +212,9 @@ class _Assembler:
                 "provenance": section.provenance,
             }
             why = reason
-        self.record(section.ledger_kind, section.id, visibility, why, tokens, section.locator)
+        return self.record(
+            section.ledger_kind, section.id, visibility, why, tokens, section.locator
+        )
 
     # --- stages ----------------------------------------------------------------------------
 
@@ -240,14 +248,11 @@ class _Assembler:
             self.offer(section, f"host source (priority {section.priority})")
         self._summary()
         groups, advice = self._transcript(pinned_groups)
-        transcript = [m for g in groups for m in g.messages]
         if in_chat:
-            for depth, message in sorted(in_chat, key=lambda dm: -dm[0]):
-                transcript.insert(max(len(transcript) - depth, 0), message)
-            messages = [*transcript, user_msg, *turn]
+            messages = [*_inject(groups, in_chat), user_msg, *turn]
             self.messages_json = canonical(messages)
         else:
-            messages = [*transcript, user_msg, *turn]
+            messages = [*(m for g in groups for m in g.messages), user_msg, *turn]
             self.messages_json = (
                 b"["
                 + b",".join(
@@ -327,7 +332,7 @@ class _Assembler:
     def _candidate_range(self) -> TranscriptRange:
         head = self.inp.view.head
         compaction = self.inp.controls.compaction
-        if compaction is None:
+        if compaction is None or not self.summary_shown:
             return TranscriptRange(((1, head),)) if head else TranscriptRange(())
         through = compaction["throughSeq"]
         keep = compaction.get("keepFromSeq")
@@ -339,23 +344,21 @@ class _Assembler:
         return TranscriptRange(tuple(spans))
 
     def _pinned_groups(self) -> list[Group]:
+        """Groups holding a pinned entry, whole: pinning a tool result pins its call too."""
         pinned = self.inp.controls.pinned_seqs
         if not pinned:
             return []
         candidate = self._candidate_range()
-        spans = _spans(
-            sorted(
-                s
-                for s in pinned
-                if candidate.contains(s) and s not in self.inp.controls.dropped_seqs
-            )
-        )
+        dropped = self.inp.controls.dropped_seqs
+        bounds: list[tuple[int, int]] = []
+        for seq in sorted(pinned):
+            span = candidate.span_of(seq)
+            if span is None or seq in dropped or (bounds and seq <= bounds[-1][1]):
+                continue
+            bounds.append(group_bounds(self.inp.view, span, seq, dropped.__contains__))
         out: list[Group] = []
         for group in iter_groups(
-            self.inp.view,
-            TranscriptRange(spans),
-            self.inp.controls.dropped_seqs.__contains__,
-            self.count_message,
+            self.inp.view, TranscriptRange(tuple(bounds)), dropped.__contains__, self.count_message
         ):
             visibility, why = self.budget.take(group.tokens, "pinned")
             key = group.ledger_id
@@ -395,14 +398,16 @@ class _Assembler:
             },
             ledger_kind="summary",
         )
-        self.offer(section, "latest compaction summary")
+        offered = self.offer(section, "latest compaction summary")
         keep = compaction.get("keepFromSeq")
         archived_to = (
             (keep - 1)
             if keep is not None and keep <= compaction["throughSeq"]
             else compaction["throughSeq"]
         )
-        if archived_to >= 1:
+        if archived_to < 1:
+            return
+        if offered["visibility"] == "visible":
             self.record(
                 "transcript",
                 f"archived:1-{archived_to}",
@@ -412,6 +417,21 @@ class _Assembler:
                 first=1,
                 last=archived_to,
             )
+            return
+        # The summary stands for the archived history: when the model cannot see it, the
+        # history itself is offered to the transcript walk (newest first, what fits is shown,
+        # the rest is accounted as left out) rather than lost with no trace.
+        self.summary_shown = False
+        offered["reason"] += f"; the archived history 1-{archived_to} is offered instead"
+        self.diagnostics.append(
+            {
+                "severity": "warning",
+                "code": "context.summary_omitted",
+                "path": f"compaction:{compaction['seq']}",
+                "message": f"the compaction summary (entry {compaction['seq']}) is not shown: "
+                f"{offered['reason']}",
+            }
+        )
 
     def _transcript(self, pinned: list[Group]) -> tuple[list[Group], dict[str, Any]]:
         inp = self.inp
@@ -619,19 +639,30 @@ class _Assembler:
             "modelLimits": inp.limits.model_dump(mode="json", by_alias=True),
             "compaction": advice,
             "instructionsDiff": inp.instructions_diff,
-            "diagnostics": inp.diagnostics,
+            "diagnostics": self.diagnostics,
             "throughSeq": inp.view.head,
         }
 
 
-def _spans(seqs: Iterable[int]) -> tuple[tuple[int, int], ...]:
-    out: list[list[int]] = []
-    for seq in seqs:
-        if out and out[-1][1] == seq - 1:
-            out[-1][1] = seq
-        else:
-            out.append([seq, seq])
-    return tuple((a, b) for a, b in out)
+def _inject(groups: list[Group], in_chat: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The transcript with each in-chat component ``depth`` messages from its end, moved back
+    to the start of the group it would split: a component between a tool call and its result
+    would break the pair (providers reject it, and lowerings would have to move it)."""
+    total = sum(len(g.messages) for g in groups)
+    boundaries = [0]  # message index of each group start, and the end
+    for group in groups:
+        boundaries.append(boundaries[-1] + len(group.messages))
+    at: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for depth, message in sorted(in_chat, key=lambda dm: -dm[0]):
+        wanted = max(total - depth, 0)
+        at[max(b for b in boundaries if b <= wanted)].append(message)
+    out: list[dict[str, Any]] = []
+    for index, group in enumerate(groups):
+        out += at.pop(boundaries[index], [])
+        out += group.messages
+    for messages in at.values():  # depth 0: after the last group
+        out += messages
+    return out
 
 
 def assemble(inputs: AssemblyInputs) -> dict[str, Any]:

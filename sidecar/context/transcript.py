@@ -5,7 +5,8 @@
   represented by the summary (rendered elsewhere as the checkpoint section).
 - **Groups**: an assistant message with tool calls and the user messages carrying their
   results form one atomic group; every other message is a group of its own.  Selection takes
-  or leaves whole groups, so a tool call is never separated from its result.
+  or leaves whole groups, so a tool call is never separated from its result;
+  :func:`group_bounds` finds the group around one entry (a pin takes the whole group).
 - **Interruptions**: a tool call whose result never arrived is rendered as a short text note
   in place of the call (history is not rewritten, the tool is not re-run); a result whose call
   is not right before it (e.g. the call was compacted away) is rendered as text.  Providers
@@ -28,7 +29,7 @@ import xxhash
 from sidecar.jsonbytes import canonical
 from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
 
-__all__ = ["Group", "TranscriptRange", "iter_groups"]
+__all__ = ["Group", "TranscriptRange", "group_bounds", "iter_groups"]
 
 MessageCounter = Callable[[dict[str, Any]], int]
 _GROUP_CACHE = 50_000
@@ -41,7 +42,11 @@ class TranscriptRange:
     spans: tuple[tuple[int, int], ...]
 
     def contains(self, seq: int) -> bool:
-        return any(a <= seq <= b for a, b in self.spans)
+        return self.span_of(seq) is not None
+
+    def span_of(self, seq: int) -> tuple[int, int] | None:
+        """The span holding ``seq``, if any."""
+        return next(((a, b) for a, b in self.spans if a <= seq <= b), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +207,36 @@ class _Walker:
         last = max([seq] + [s for s, _ in members])
         group = Group.build(seq, last, record["id"], tuple(messages), False, interrupted)
         return group, others
+
+
+def group_bounds(
+    view: HistoryView, span: tuple[int, int], seq: int, excluded: Callable[[int], bool]
+) -> tuple[int, int]:
+    """``(first, last)`` seqs of the group :func:`iter_groups` makes around ``seq`` when it walks
+    ``span``: a call message and its result messages are one group whichever of them ``seq``
+    names, so a pin on any of them keeps the whole exchange well-formed."""
+    first, last = span
+
+    def skipped(s: int) -> bool:
+        return view.shape(s) == SHAPE_OTHER or excluded(s)
+
+    start = seq
+    if view.shape(seq) == SHAPE_RESULTS:
+        # results belong to the nearest call message before them, as in the backward walk
+        start = seq - 1
+        while start >= first and (view.shape(start) == SHAPE_RESULTS or skipped(start)):
+            start -= 1
+        if start < first or view.shape(start) != SHAPE_CALLS:
+            return seq, seq  # no call before it in this span: an orphan, a group of its own
+    elif view.shape(seq) != SHAPE_CALLS:
+        return seq, seq
+    end = start
+    after = start + 1
+    while after <= last and (view.shape(after) == SHAPE_RESULTS or skipped(after)):
+        if not skipped(after):
+            end = after
+        after += 1
+    return start, end
 
 
 def iter_groups(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from protocol import methods as m
-from protocol.context import AssembledPrompt
+from protocol.context import AssembledPrompt, ContextAssembleResult
 from sidecar.client import RpcError, SidecarClient
 from tests.conftest import SidecarFactory
 
@@ -252,6 +253,85 @@ async def test_drop_recover_and_compact(sidecars: SidecarFactory, workspace: Pat
             "session/compact", {"sessionId": sid, "summary": "s", "throughSeq": 99}
         )
     assert err.value.data_code == "session.seq_out_of_range"
+
+
+READ_FILE = {
+    "name": "read_file",
+    "description": "Read a file",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+}
+
+
+async def test_a_summary_that_does_not_fit_gives_way_to_the_archived_history(
+    sidecars: SidecarFactory, workspace: Path
+) -> None:
+    client = await sidecars.start()
+    sid = await _session(client, workspace)
+    await client.request(
+        "session/compact", {"sessionId": sid, "summary": "word " * 5000, "throughSeq": 4}
+    )
+    result = await client.request(
+        "context/assemble",
+        {
+            "sessionId": sid,
+            "userTurn": [text("x")],
+            "date": "2026-11-30",
+            "tools": [READ_FILE],
+            "profile": {"model": "tiny", "window": 4096, "maxOutput": 256},
+            "lowerTo": "anthropic-messages",
+        },
+    )
+    ContextAssembleResult.model_validate(result)
+    assert not any(s["category"] == "summary" for s in result["system"])
+    summary = [i for i in result["ledger"] if i["kind"] == "summary"]
+    assert [i["visibility"] for i in summary] == ["blocked"]
+    assert summary[0]["reason"].endswith("; the archived history 1-4 is offered instead")
+    assert not any(i["visibility"] == "summaryOnly" for i in result["ledger"])
+    # the history the summary stood for is shown again, the tool exchange whole
+    assert [m["provenance"][0].get("fromSeq") for m in result["messages"][:-1]] == [1, 2, 3, 4]
+    blocks = [b["type"] for m in result["body"]["messages"] for b in m["content"]]
+    assert blocks.count("tool_use") == blocks.count("tool_result") == 1
+    omitted = [d for d in result["diagnostics"] if d["code"] == "context.summary_omitted"]
+    assert len(omitted) == 1 and "larger than the whole input budget" in omitted[0]["message"]
+
+
+async def test_pinning_a_tool_result_pins_the_call_with_it(
+    sidecars: SidecarFactory, workspace: Path
+) -> None:
+    client = await sidecars.start()
+    sid = await _session(client, workspace)
+    await client.request(
+        "session/append",
+        {"sessionId": sid, "entries": [msg("user", text("word " * 400)) for _ in range(12)]},
+    )
+    await client.request(
+        "session/pin",
+        {"sessionId": sid, "target": {"kind": "range", "fromSeq": 3, "throughSeq": 3}},
+    )
+    for target in ("anthropic-messages", "openai-chat"):
+        result = await client.request(
+            "context/assemble",
+            {
+                "sessionId": sid,
+                "userTurn": [text("x")],
+                "date": "2026-11-30",
+                "tools": [READ_FILE],
+                "profile": {"model": "tiny", "window": 6000, "maxOutput": 256},
+                "lowerTo": target,
+            },
+        )
+        pinned = [i for i in result["ledger"] if i["visibility"] == "pinned"]
+        assert [(i["fromSeq"], i["throughSeq"]) for i in pinned] == [(2, 3)]
+        # the older turns did not fit: the pinned exchange is shown alone, once, whole
+        assert any(i["visibility"] == "candidate" for i in result["ledger"])
+        shown = [m["provenance"][0]["fromSeq"] for m in result["messages"][:-1]]
+        assert shown[:2] == [2, 3] and 1 not in shown and shown.count(2) == 1
+        body = json.dumps(result["body"])
+        assert "interrupted" not in body and "earlier tool call" not in body
+        if target == "anthropic-messages":
+            assert body.count('"tool_use"') == body.count('"tool_result"') == 1
+        else:
+            assert body.count('"tool_call_id": "c1"') == 1 and '"tool_calls"' in body
 
 
 async def test_user_turn_over_budget_is_a_clear_error(

@@ -407,3 +407,55 @@ async def test_in_chat_components_and_inspect(
     assert "diff (first snapshot)" in shown.stdout
     info = await client.request("server/info", {})
     assert info["storeWritable"] is True  # inspect never took the write lock
+
+
+async def test_in_chat_components_keep_a_tool_call_with_its_result(
+    sidecars: SidecarFactory, workspace: Path
+) -> None:
+    client = await sidecars.start()
+    sid = await _session(client, workspace)
+    call = {"type": "toolCall", "callId": "c1", "name": "read_file", "arguments": {"path": "a"}}
+    answer = {"type": "toolResult", "callId": "c1", "content": [text("file a")]}
+    await client.request(
+        "session/append",
+        {
+            "sessionId": sid,
+            "entries": [
+                {"kind": "message", "role": "assistant", "content": [call]},
+                {"kind": "message", "role": "user", "content": [answer]},
+            ],
+        },
+    )
+    params = {
+        **_freeze_params(sid, "Next?"),
+        "attachments": [],
+        "tools": [{"name": "read_file", "description": "Read a file"}],
+        "components": [
+            # depth 1 falls between the call (seq 3) and its result (seq 4)
+            {"identifier": "reminder", "position": "inChat", "depth": 1, "content": "Be brief."}
+        ],
+    }
+    frozen = await client.request("input/freeze", params)
+    snap = await client.request(
+        "snapshot/assemble", {"sessionId": sid, "inputId": frozen["inputId"]}
+    )
+    full = await client.request("snapshot/get", {"snapshotId": snap["snapshotId"]})
+    kinds = [m["content"][0].get("text", m["content"][0]["type"]) for m in full["messages"]]
+    assert kinds == [
+        "What does health() return?",
+        "A status dict.",
+        "[system note] Be brief.",
+        "toolCall",
+        "toolResult",
+        "Next?",
+    ]
+    for target in ("anthropic-messages", "openai-chat"):
+        lowered = await client.request(
+            "snapshot/lower", {"snapshotId": snap["snapshotId"], "target": target}
+        )
+        body = json.dumps(lowered["body"])
+        assert "earlier tool call" not in body and "interrupted" not in body, body
+        if target == "anthropic-messages":
+            assert body.count('"tool_use"') == body.count('"tool_result"') == 1
+        else:
+            assert body.count('"tool_call_id": "c1"') == 1 and '"tool_calls"' in body

@@ -478,7 +478,7 @@
 ---@field identifier string
 ---@field role? "system"|"user"|"assistant"
 ---@field content string # Raw template: macros are evaluated at assembly, on a working copy.
----@field position? "relative"|"inChat" # ``relative``: a system section in preset order; ``inChat``: injected into the transcript ``depth`` messages from the end.
+---@field position? "relative"|"inChat" # ``relative``: a system section in preset order; ``inChat``: injected into the transcript ``depth`` messages from the end, moved back to the start of a tool call and its results when it would fall between them.
 ---@field depth? integer
 ---@field enabled? boolean
 
@@ -1073,7 +1073,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "423f861d51fb54e4b830d6a961104537",
+  SCHEMA_HASH = "9c2fa9d4511e2337a9ed8fdbc47db4bf",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
