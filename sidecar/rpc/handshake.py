@@ -200,7 +200,7 @@ def answer_initialize_early(
     start.pending.pop(0)
     start.initialize = first
     start.answer = answer
-    start.process_id = request["params"]["processId"]
+    start.process_id = request["params"].get("processId")
     return start
 
 
@@ -239,6 +239,25 @@ def _plain_initialize(body: bytes) -> dict[str, Any] | None:
     for name, kinds in _LSP_FIELDS.items():  # what pygls would refuse to structure
         if name in params and params[name] is not None and not isinstance(params[name], kinds):
             return None
+    if not _plain_fields(params):
+        return None
     if deeper_than(message, MAX_JSON_DEPTH):
         return None
     return message
+
+
+def _plain_fields(params: dict[str, Any]) -> bool:
+    """The nested shapes ``sidecar.rpc.initialize_params`` checks: anything else is left to
+    it, so that a bad ``initialize`` gets ``params.invalid`` with ``errors[]``."""
+    info = params.get("clientInfo")
+    if info is not None and not isinstance(info.get("name"), str):
+        return False
+    if info is not None and not isinstance(info.get("version", ""), str | None):
+        return False
+    if params.get("trace") not in (None, "off", "messages", "verbose"):
+        return False
+    folders = params.get("workspaceFolders") or []
+    return all(
+        isinstance(f, dict) and isinstance(f.get("uri"), str) and isinstance(f.get("name"), str)
+        for f in folders
+    )

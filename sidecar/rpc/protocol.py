@@ -41,6 +41,7 @@ from protocol.limits import MAX_JSON_DEPTH
 from sidecar.jsonbytes import deeper_than, dumps_bytes
 from sidecar.rpc import errors
 from sidecar.rpc.handshake import initialize_result
+from sidecar.rpc.initialize_params import check_initialize_params
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
@@ -135,6 +136,8 @@ class SidecarProtocol(LanguageServerProtocol):
             )
             return
         try:
+            if message.get("method") == types.INITIALIZE and msg_id is not None:
+                message["params"] = check_initialize_params(message.get("params"))
             structured = self.structure_message(message)
         except JsonRpcException as exc:
             if msg_id is not None and "method" in message:

@@ -335,3 +335,47 @@ async def test_a_normal_session_writes_nothing_to_stderr(sidecars: SidecarFactor
     await client.request("server/ping", {})
     assert await client.close() == 0
     assert sidecars.stderr_of(client) == ""
+
+
+# --- raw-JSON hosts: every optional LSP field may be missing (issue 11 item 7) ---------------
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["early-answer", "pygls-answer"])
+async def test_initialize_without_process_id_is_served(
+    sidecars: SidecarFactory, first: bool
+) -> None:
+    """Tauri/Electron hosts send only ``capabilities``: the answer comes, the sidecar stays
+    up (it died with ``KeyError: 'processId'`` after answering), requests are served."""
+    client = await sidecars.start(initialize=False)
+    if not first:  # a request before initialize: pygls, not the early path, answers it
+        with pytest.raises(RpcError):
+            await client.request("server/ping", {})
+    result = await client.request("initialize", {"capabilities": {}})
+    assert "contextSidecar" in result["capabilities"]["experimental"]
+    client.notify("initialized", {})
+    assert "time" in await client.request("server/ping", {})
+    assert await client.close() == 0
+    assert sidecars.stderr_of(client) == ""
+
+
+@pytest.mark.parametrize(
+    ("params", "loc"),
+    [
+        ({}, "capabilities"),
+        ({"processId": "me", "capabilities": {}}, "processId"),
+        ({"capabilities": {}, "clientInfo": {"version": "1"}}, "clientInfo.name"),
+        ({"capabilities": {}, "trace": "loud"}, "trace"),
+    ],
+)
+async def test_a_bad_initialize_gets_params_invalid_with_errors(
+    sidecars: SidecarFactory, params: dict[str, Any], loc: str
+) -> None:
+    client = await sidecars.start(initialize=False)
+    with pytest.raises(RpcError) as err:
+        await client.request("initialize", params)
+    assert err.value.code == -32602 and err.value.data_code == "params.invalid"
+    assert loc in [e["loc"] for e in err.value.data["errors"]], err.value.data
+    # the connection survives: a good initialize follows
+    assert "capabilities" in await client.request("initialize", {"capabilities": {}})
+    assert "time" in await client.request("server/ping", {})
+    assert await client.close() == 0
