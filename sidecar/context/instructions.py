@@ -73,7 +73,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from protocol.context import Diagnostic, InstructionFile, InstructionsDiff
-from sidecar.context.paths import (
+from sidecar.paths import (
     CappedText,
     UnreadableFileError,
     is_within,

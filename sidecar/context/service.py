@@ -43,13 +43,13 @@ from sidecar.context.instructions import (
     discover_instructions,
 )
 from sidecar.context.limits import resolve_limits
-from sidecar.context.paths import UnreadableFileError, is_within, read_capped_text, real_path
 from sidecar.context.skills import Skill, discover_skills, render_catalog
 from sidecar.context.tokens import Tokenizers, count_entries
 from sidecar.errors import InvalidRequestError, NotFoundError, SidecarError
 from sidecar.inputs.items import capture_item
 from sidecar.inputs.macros import MacroContext, MacroEngine
 from sidecar.jsonbytes import canonical
+from sidecar.paths import UnreadableFileError, is_within, read_capped_text, real_path
 from sidecar.store.blobs import git_blob_id
 
 if TYPE_CHECKING:

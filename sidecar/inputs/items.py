@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from protocol.errors import ErrorCode
 from protocol.inputs import ContextItem, ContextItemInput
-from sidecar.context.paths import UnreadableFileError, is_within, open_regular, real_path
 from sidecar.errors import InvalidRequestError
+from sidecar.paths import UnreadableFileError, is_within, open_regular, real_path
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -31,7 +31,7 @@ from sidecar.context.instructions import (
     diff_instructions,
     discover_instructions,
 )
-from sidecar.context.paths import cut_utf8
+from sidecar.paths import cut_utf8
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "instructions"
 

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protocol.context import Diagnostic, SkillReference
-from sidecar.context.paths import UnreadableFileError, cut_utf8, is_within, open_regular, real_path
 from sidecar.context.skills.frontmatter import FRONTMATTER_MAX_BYTES, FrontmatterError, body_offset
 from sidecar.context.skills.skill import SKILL_MD, Skill, report
+from sidecar.paths import UnreadableFileError, cut_utf8, is_within, open_regular, real_path
 
 __all__ = ["Activation", "activate_skill"]
 

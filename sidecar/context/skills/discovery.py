@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from protocol.context import Diagnostic
-from sidecar.context.paths import is_within, real_path
 from sidecar.context.skills.frontmatter import read_skill_info
 from sidecar.context.skills.skill import SKILL_MD, Skill, report
+from sidecar.paths import is_within, real_path
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

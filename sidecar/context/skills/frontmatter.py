@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from protocol.context import SkillInfo
-from sidecar.context.paths import UnreadableFileError, open_regular
 from sidecar.context.skills.skill import SKILL_MD, report
+from sidecar.paths import UnreadableFileError, open_regular
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,4 +1,4 @@
-"""Confined, read-only file access for the context sources (instructions, skills).
+"""Confined, read-only file access for the context sources (instructions, skills, captured files).
 
 This module owns the two rules every source reader follows (DESIGN §8):
 
