@@ -17,7 +17,7 @@ from typing import Any
 
 from bench.common import Options, Row, machine, render_table
 
-SUITES = ("assembly", "rpc", "store")
+SUITES = ("assembly", "rpc", "store", "cache")
 DEFAULT_OUT = Path("bench/results/bench.json")
 
 
