@@ -205,6 +205,17 @@ class RunManager:
             return AnthropicProvider(
                 base_url=base_url or "https://api.anthropic.com", api_key=api_key
             )
+        if binding.provider == "gemini":
+            from sidecar.runs.providers.gemini import DEFAULT_BASE_URL, GeminiProvider
+
+            try:
+                return GeminiProvider(
+                    binding.model_id, base_url=base_url or DEFAULT_BASE_URL, api_key=api_key
+                )
+            except ValueError as exc:  # no model name: it is part of the URL
+                raise InvalidRequestError(
+                    ErrorCode.PARAMS_INVALID, str(exc), details={"modelId": binding.model_id}
+                ) from None
         raise InvalidRequestError(
             ErrorCode.PARAMS_INVALID,
             f"provider {binding.provider!r} cannot run yet",

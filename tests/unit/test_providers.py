@@ -28,6 +28,7 @@ import pytest
 from sidecar.runs.providers import (
     AnthropicProvider,
     Completed,
+    GeminiProvider,
     OpenAIProvider,
     Provider,
     ProviderError,
@@ -74,6 +75,42 @@ ANTHROPIC_BODY: dict[str, Any] = {
         }
     ],
     "messages": [{"role": "user", "content": [{"type": "text", "text": "Explain the store."}]}],
+}
+
+GEMINI_BODY: dict[str, Any] = {
+    "systemInstruction": {"parts": [{"text": "You are a careful coding assistant."}]},
+    "contents": [
+        {"role": "user", "parts": [{"text": "What does src/store.py define?"}]},
+        {
+            "role": "model",
+            "parts": [{"functionCall": {"name": "read_file", "args": {"path": "src/store.py"}}}],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "functionResponse": {
+                        "name": "read_file",
+                        "response": {"output": "def load(): ...\ndef save(): ..."},
+                    }
+                }
+            ],
+        },
+    ],
+    "tools": [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "read_file",
+                    "parameters": {
+                        "type": "OBJECT",
+                        "properties": {"path": {"type": "STRING"}},
+                    },
+                }
+            ]
+        }
+    ],
+    "generationConfig": {"maxOutputTokens": 1024},
 }
 
 
@@ -258,6 +295,12 @@ def anthropic(server: FakeServer, **kwargs: Any) -> AnthropicProvider:
     return AnthropicProvider(base_url=server.url, **kwargs)
 
 
+def gemini(server: FakeServer, **kwargs: Any) -> GeminiProvider:
+    kwargs.setdefault("api_key", KEY)
+    kwargs.setdefault("backoff_ms", 1)
+    return GeminiProvider("gemini-2.5-flash", base_url=server.url, **kwargs)
+
+
 async def collect(provider: Provider, body: dict[str, Any]) -> list[ProviderEvent]:
     with anyio.fail_after(5):
         return [event async for event in provider.stream(body)]
@@ -279,6 +322,8 @@ def text_of(events: list[ProviderEvent]) -> str:
 
 OPENAI_TEXT = "The file defines two functions: `load` and `save`."
 ANTHROPIC_TEXT = "The store keeps one JSONL file per session — append only."
+GEMINI_TEXT = ANTHROPIC_TEXT
+GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 
 
 # -- SSE parsing ---------------------------------------------------------------------------
@@ -775,6 +820,267 @@ async def test_anthropic_malformed_tool_input_passes_raw(
     assert "malformed JSON arguments" in caplog.text
 
 
+# -- Gemini --------------------------------------------------------------------------------
+
+
+def google_error(code: int, status: str, message: str, *details: dict[str, Any]) -> bytes:
+    """An error body as the Gemini API sends it."""
+    error: dict[str, Any] = {"code": code, "message": message, "status": status}
+    if details:
+        error["details"] = list(details)
+    return json.dumps({"error": error}).encode()
+
+
+def crlf_events(raw: bytes) -> list[bytes]:
+    """A recorded Gemini stream (CRLF line ends) split into its events."""
+    return [block + b"\r\n\r\n" for block in raw.split(b"\r\n\r\n") if block.strip()]
+
+
+async def test_gemini_text_thoughts_and_cached_usage(server: FakeServer) -> None:
+    server.script(Reply(body=fixture("gemini_text.sse"), chunk_size=7))
+    events = await collect(gemini(server), GEMINI_BODY)
+
+    assert isinstance(events[0], ReasoningDelta)
+    assert events[0].text.startswith("**Reading the layout**")
+    assert text_of(events) == GEMINI_TEXT
+    assert all(isinstance(event, TextDelta) for event in events[1:-2])
+    # promptTokenCount includes the cached part; thinking is output, as elsewhere
+    assert events[-2:] == [Usage(2006, 13 + 38, cache_read_tokens=1536), Completed("end_turn")]
+    [request] = server.requests
+    assert (request.method, request.path) == ("POST", GEMINI_PATH)
+    assert request.headers["x-goog-api-key"] == KEY
+    assert "authorization" not in request.headers and KEY not in request.path
+    assert request.headers["content-type"] == "application/json"
+    assert request.body == GEMINI_BODY  # the lowered body as it is: alt=sse is in the URL
+
+
+async def test_gemini_parallel_function_calls_in_one_chunk(server: FakeServer) -> None:
+    server.script(
+        Reply(body=fixture("gemini_function_calls.sse"), chunk_size=5),
+        Reply(body=fixture("gemini_function_calls.sse")),
+    )
+    events = await collect(gemini(server, api_key=None), GEMINI_BODY)
+
+    assert events[0] == TextDelta("I'll read both files.")
+    read, grep = events[1:3]
+    assert isinstance(read, ToolCall) and isinstance(grep, ToolCall)
+    assert (read.name, read.arguments) == ("read_file", {"path": "src/store.py", "limit": 200})
+    assert (grep.name, grep.arguments) == ("grep", {"pattern": "def \\w+\\(", "path": "src"})
+    assert read.call_id.startswith("call_") and read.call_id != grep.call_id
+    assert events[3:] == [Usage(1310, 49 + 85), Completed("tool_use")]  # Gemini said STOP
+    assert "x-goog-api-key" not in server.requests[0].headers
+
+    again = await collect(gemini(server), GEMINI_BODY)  # the same answer: the same ids
+    assert [e.call_id for e in again if isinstance(e, ToolCall)] == [read.call_id, grep.call_id]
+
+
+async def test_gemini_call_ids_are_the_apis_or_unique_made_up_ones(
+    server: FakeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    def answer(response_id: str | None) -> bytes:
+        chunk: dict[str, Any] = {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"functionCall": {"id": "fc-7", "name": "ls", "args": {"dir": "."}}},
+                            {"functionCall": {"name": "ls"}},
+                            {"functionCall": {"name": "ls", "args": ["not", "an", "object"]}},
+                        ],
+                    },
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
+            ]
+        }
+        if response_id is not None:
+            chunk["responseId"] = response_id
+        return sse(chunk)
+
+    server.script(*(Reply(body=answer(response_id)) for response_id in (None, None, "r-1", "r-2")))
+    with caplog.at_level(logging.WARNING):
+        rounds = [await collect(gemini(server), GEMINI_BODY) for _ in range(4)]
+
+    ids: list[str] = []
+    for events in rounds:
+        given, bare, odd = events[:3]
+        assert isinstance(given, ToolCall) and isinstance(bare, ToolCall)
+        assert isinstance(odd, ToolCall)
+        assert (given.call_id, given.arguments) == ("fc-7", {"dir": "."})
+        assert bare.arguments == {}
+        assert odd.arguments == {"_raw": '["not", "an", "object"]'}
+        assert events[3:] == [Completed("tool_use")]
+        ids += [bare.call_id, odd.call_id]
+    assert len(set(ids)) == len(ids)  # unique across rounds, so results pair with their call
+    assert "not an object" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("finish", "stop"),
+    [
+        ("STOP", "end_turn"),
+        ("MAX_TOKENS", "max_tokens"),
+        ("SAFETY", "content_filter"),
+        ("RECITATION", "content_filter"),
+        ("PROHIBITED_CONTENT", "content_filter"),
+        ("MALFORMED_FUNCTION_CALL", "malformed_function_call"),
+        ("OTHER", "other"),
+    ],
+)
+async def test_gemini_finish_reasons(server: FakeServer, finish: str, stop: str) -> None:
+    candidate = {"content": {"role": "model", "parts": [{"text": "Hm"}]}, "index": 0}
+    server.script(
+        Reply(
+            body=sse(
+                {"candidates": [candidate]},
+                {"candidates": [{"finishReason": finish, "index": 0}]},
+            )
+        )
+    )
+    events = await collect(gemini(server), GEMINI_BODY)
+    assert events == [TextDelta("Hm"), Completed(stop)]
+
+
+async def test_gemini_blocked_prompt_ends_without_a_candidate(server: FakeServer) -> None:
+    server.script(
+        Reply(
+            body=sse(
+                {
+                    "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+                    "usageMetadata": {"promptTokenCount": 12, "totalTokenCount": 12},
+                }
+            )
+        )
+    )
+    events = await collect(gemini(server), GEMINI_BODY)
+    assert events == [Usage(12, 0), Completed("content_filter")]
+    assert len(server.requests) == 1  # an answer, not a cut stream to retry
+
+
+async def test_gemini_429_then_success_honours_retry_after(
+    server: FakeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    exhausted = google_error(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted.")
+    server.script(
+        Reply(429, exhausted, headers={"retry-after": "0.3"}, content_type="application/json"),
+        Reply(body=fixture("gemini_text.sse")),
+    )
+    with caplog.at_level(logging.WARNING):
+        events = await collect(gemini(server, backoff_ms=5000), GEMINI_BODY)
+
+    assert len(server.requests) == 2
+    assert server.requests[0].body == server.requests[1].body == GEMINI_BODY
+    # the server's 300 ms, not the 5 s backoff
+    assert "model.rate_limited" in caplog.text and "retry 1 of 2 in 300 ms" in caplog.text
+    assert text_of(events) == GEMINI_TEXT
+    assert events[-1] == Completed("end_turn")
+
+
+async def test_gemini_retry_delay_in_the_error_body_is_honoured(
+    server: FakeServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    retry_info = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.05s"}
+    exhausted = google_error(429, "RESOURCE_EXHAUSTED", "Quota exceeded.", retry_info)
+    server.script(
+        Reply(429, exhausted, content_type="application/json"),
+        Reply(body=fixture("gemini_text.sse")),
+        Reply(429, exhausted, content_type="application/json"),
+    )
+    with caplog.at_level(logging.WARNING):
+        events = await collect(gemini(server, backoff_ms=5000), GEMINI_BODY)
+    assert "retry 1 of 2 in 50 ms" in caplog.text
+    assert text_of(events) == GEMINI_TEXT
+
+    _, error = await collect_error(gemini(server, max_retries=0), GEMINI_BODY)
+    assert (error.code, error.status, error.retryable, error.retry_after_ms) == (
+        "model.rate_limited",
+        429,
+        True,
+        50,
+    )
+    assert "Quota exceeded." in error.message
+    assert len(server.requests) == 3
+
+
+async def test_gemini_invalid_key_is_an_auth_error_without_retry(server: FakeServer) -> None:
+    reason = {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "API_KEY_INVALID",
+        "domain": "googleapis.com",
+    }
+    invalid = google_error(
+        400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", reason
+    )
+    server.script(Reply(400, invalid, content_type="application/json"))
+    _, error = await collect_error(gemini(server), GEMINI_BODY)
+
+    assert len(server.requests) == 1
+    assert (error.code, error.status, error.retryable) == ("model.auth_failed", 400, False)
+    assert "API key not valid" in error.message
+    assert KEY not in str(error) and KEY not in repr(error)
+
+
+async def test_gemini_stream_cut_without_finish_reason(server: FakeServer) -> None:
+    events_in = crlf_events(fixture("gemini_text.sse"))
+    assert len(events_in) == 4
+    server.script(Reply(body=b"".join(events_in[:-1])), Reply(body=fixture("gemini_text.sse")))
+    events, error = await collect_error(gemini(server), GEMINI_BODY)
+
+    assert text_of(events) == "The store keeps one JSONL file per session — append"
+    assert not any(isinstance(event, (Usage, Completed)) for event in events)
+    assert (error.code, error.retryable) == ("model.request_failed", True)
+    assert "finishReason" in error.message
+    assert len(server.requests) == 1  # text was yielded: never replayed
+
+
+async def test_gemini_connection_dropped_mid_event(server: FakeServer) -> None:
+    raw = fixture("gemini_text.sse")
+    server.script(Reply(body=raw[: raw.index(b" file per session")], chunked=True, truncate=True))
+    events, error = await collect_error(gemini(server), GEMINI_BODY)
+    assert text_of(events) == "The store keeps one JSONL"
+    assert (error.code, error.retryable) == ("model.request_failed", True)
+    assert len(server.requests) == 1
+
+
+async def test_gemini_stream_cut_before_any_output_is_retried(server: FakeServer) -> None:
+    usage_only = {"usageMetadata": {"promptTokenCount": 2006, "totalTokenCount": 2006}}
+    server.script(Reply(body=sse(usage_only)), Reply(body=fixture("gemini_text.sse")))
+    events = await collect(gemini(server), GEMINI_BODY)
+    assert len(server.requests) == 2
+    assert text_of(events) == GEMINI_TEXT
+
+
+async def test_gemini_error_event_mid_stream(server: FakeServer) -> None:
+    head = crlf_events(fixture("gemini_text.sse"))[1]
+    error_event = sse(json.loads(google_error(503, "UNAVAILABLE", "The model is overloaded.")))
+    server.script(Reply(body=head + error_event))
+    events, error = await collect_error(gemini(server), GEMINI_BODY)
+    assert events == [TextDelta("The store keeps one JSONL")]
+    assert (error.code, error.retryable) == ("model.overloaded", True)
+    assert "UNAVAILABLE: The model is overloaded." in error.message
+
+
+async def test_gemini_url_forms_and_generation_parameters(server: FakeServer) -> None:
+    server.script(Reply(body=fixture("gemini_text.sse")), Reply(body=fixture("gemini_text.sse")))
+    # the run loop adds a profile's parameters at the top of the body
+    body = {**GEMINI_BODY, "temperature": 0.2, "topP": 0.9, "maxOutputTokens": 9}
+    versioned = GeminiProvider("models/gemini-2.5-pro", base_url=server.url + "/v1beta/")
+    await collect(versioned, body)
+    await collect(GeminiProvider("gemini 2.5/x", base_url=server.url), GEMINI_BODY)
+
+    first, second = server.requests
+    assert first.path == "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+    assert first.body == {
+        **GEMINI_BODY,
+        # the lowering's own settings win over a parameter of the same name
+        "generationConfig": {"maxOutputTokens": 1024, "temperature": 0.2, "topP": 0.9},
+    }
+    assert second.path == "/v1beta/models/gemini%202.5%2Fx:streamGenerateContent?alt=sse"
+    with pytest.raises(ValueError, match="model name"):
+        GeminiProvider("models/", base_url=server.url)
+
+
 # -- cancellation --------------------------------------------------------------------------
 
 
@@ -787,6 +1093,7 @@ async def test_anthropic_malformed_tool_input_passes_raw(
         ("anthropic", True, "task.cancel"),
         ("openai", True, "cancel scope"),
         ("anthropic", False, "cancel scope"),
+        ("gemini", False, "task.cancel"),
     ],
 )
 async def test_cancelling_the_consumer_closes_the_connection(
@@ -795,15 +1102,21 @@ async def test_cancelling_the_consumer_closes_the_connection(
     if kind == "openai":
         head = sse_events(fixture("openai_text.sse"))[:3]
         body = OPENAI_BODY
-    else:
+    elif kind == "anthropic":
         head = sse_events(fixture("anthropic_text.sse"))[:4]
         body = ANTHROPIC_BODY
+    else:
+        head = crlf_events(fixture("gemini_text.sse"))[1:3]
+        body = GEMINI_BODY
     server.script(Reply(body=b"".join(head), hang=True))
     async with httpx.AsyncClient() as client:
+        shared = client if shared_client else None
         provider: Provider = (
-            openai(server, client=client if shared_client else None)
+            openai(server, client=shared)
             if kind == "openai"
-            else anthropic(server, client=client if shared_client else None)
+            else anthropic(server, client=shared)
+            if kind == "anthropic"
+            else gemini(server, client=shared)
         )
         seen: list[ProviderEvent] = []
         got_text = asyncio.Event()

@@ -1,8 +1,9 @@
 """Model providers: one interface (:mod:`.base`) and its HTTP implementations.
 
-``OpenAIProvider`` speaks Chat Completions (OpenAI and compatible servers), and
-``AnthropicProvider`` the Messages API; both stream over SSE (:mod:`.sse`) with the retry and
-cleanup rules of :mod:`.transport`.  ``resolve_secret`` finds their API keys.
+``OpenAIProvider`` speaks Chat Completions (OpenAI and compatible servers),
+``AnthropicProvider`` the Messages API and ``GeminiProvider`` the Gemini API's
+``streamGenerateContent``; all stream over SSE (:mod:`.sse`) with the retry and cleanup rules
+of :mod:`.transport`.  ``resolve_secret`` finds their API keys.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sidecar.runs.providers.base import (
     Usage,
     resolve_secret,
 )
+from sidecar.runs.providers.gemini import GeminiProvider
 from sidecar.runs.providers.openai import OpenAIProvider
 
 __all__ = [
@@ -35,4 +37,5 @@ __all__ = [
     "resolve_secret",
     "OpenAIProvider",
     "AnthropicProvider",
+    "GeminiProvider",
 ]

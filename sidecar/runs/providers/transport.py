@@ -12,7 +12,9 @@ Status codes
     The message carries the provider's own error message (``error.message`` in the JSON body,
     else the start of the body), shortened, with the API key blanked out should the provider
     echo it.  A ``200`` answered with JSON instead of an event stream is treated the same way
-    (some proxies do that) or, without an error in it, as ``model.bad_response``.
+    (some proxies do that) or, without an error in it, as ``model.bad_response``.  A
+    provider may refine such an error from what its JSON error body says beyond a type and a
+    message (``_refine_error``; Gemini reads a retry delay and an invalid-key reason there).
 
 Retries
     Retryable failures (the statuses above, connection errors and timeouts, a stream that ends
@@ -133,6 +135,11 @@ class HttpStreamProvider:
         """Provider events from SSE events; must end with ``Completed`` or raise."""
         raise NotImplementedError
 
+    def _refine_error(self, error: ProviderError, data: Any) -> ProviderError:
+        """``error`` (from an error status or a JSON body) adjusted with what the provider's
+        JSON error body ``data`` says beyond its type and message; as it is by default."""
+        return error
+
     def _error_detail(self, data: Any) -> tuple[str | None, str | None]:
         """``(error type, message)`` from a JSON error body, either possibly unknown."""
         error = data.get("error") if isinstance(data, dict) else None
@@ -242,14 +249,16 @@ class HttpStreamProvider:
                     f"{self.name}: expected an event stream, got a JSON body",
                     status=status,
                 )
-            raise ProviderError(
+            error = ProviderError(
                 _code_for_kind(kind),
                 f"{self.name}: {_shorten(message)}",
                 retryable=_retryable_kind(kind),
                 status=status,
                 retry_after_ms=retry_after,
             )
-        raise _status_error(self.name, status, kind, message, retry_after)
+        else:
+            error = _status_error(self.name, status, kind, message, retry_after)
+        raise self._refine_error(error, data)
 
     def _transport_error(self, exc: httpx.HTTPError | SSEError) -> ProviderError:
         if isinstance(exc, SSEError):
