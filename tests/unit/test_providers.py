@@ -40,6 +40,7 @@ from sidecar.runs.providers import (
     Usage,
     resolve_secret,
 )
+from sidecar.runs.providers.gemini import SKIP_SIGNATURE
 from sidecar.runs.providers.sse import ServerSentEvent, SSEDecoder, SSEError
 
 pytestmark = pytest.mark.anyio
@@ -867,6 +868,8 @@ async def test_gemini_parallel_function_calls_in_one_chunk(server: FakeServer) -
     assert (read.name, read.arguments) == ("read_file", {"path": "src/store.py", "limit": 200})
     assert (grep.name, grep.arguments) == ("grep", {"pattern": "def \\w+\\(", "path": "src"})
     assert read.call_id.startswith("call_") and read.call_id != grep.call_id
+    assert read.signature is not None and read.signature.startswith("CiQB0e2K")
+    assert grep.signature is None  # Gemini signs only the first of parallel calls
     assert events[3:] == [Usage(1310, 49 + 85), Completed("tool_use")]  # Gemini said STOP
     assert "x-goog-api-key" not in server.requests[0].headers
 
@@ -1059,6 +1062,49 @@ async def test_gemini_error_event_mid_stream(server: FakeServer) -> None:
     assert events == [TextDelta("The store keeps one JSONL")]
     assert (error.code, error.retryable) == ("model.overloaded", True)
     assert "UNAVAILABLE: The model is overloaded." in error.message
+
+
+async def test_gemini_3_gets_a_stand_in_signature_on_unsigned_calls_of_the_current_turn(
+    server: FakeServer,
+) -> None:
+    def call(path: str, **extra: Any) -> dict[str, Any]:
+        return {"functionCall": {"name": "read_file", "args": {"path": path}}, **extra}
+
+    def results(*paths: str) -> dict[str, Any]:
+        parts = [
+            {"functionResponse": {"name": "read_file", "response": {"output": path}}}
+            for path in paths
+        ]
+        return {"role": "user", "parts": parts}
+
+    contents = [
+        {"role": "user", "parts": [{"text": "Read a.py"}]},
+        {"role": "model", "parts": [call("a.py")]},  # an earlier turn: not checked by the API
+        results("a.py"),
+        {"role": "model", "parts": [{"text": "Done."}]},
+        {"role": "user", "parts": [{"text": "Now b.py and c.py, then d.py"}]},  # this turn
+        {"role": "model", "parts": [{"text": "Reading."}, call("b.py"), call("c.py")]},
+        results("b.py", "c.py"),
+        {"role": "model", "parts": [call("d.py", thoughtSignature="real-signature")]},
+        results("d.py"),
+    ]
+    body = {**GEMINI_BODY, "contents": contents}
+    original = json.loads(json.dumps(body))
+    server.script(*(Reply(body=fixture("gemini_text.sse")) for _ in range(3)))
+    for model in ("gemini-3-flash-preview", "gemini-2.5-pro", "gemini-flash-latest"):
+        await collect(GeminiProvider(model, base_url=server.url), body)
+
+    assert body == original  # the caller's body is not changed
+    gemini_3, gemini_2_5, alias = (request.body["contents"] for request in server.requests)
+    assert gemini_2_5 == contents
+    for sent in (gemini_3, alias):
+        changed = [i for i, content in enumerate(sent) if content != contents[i]]
+        assert changed == [5]
+        assert sent[5]["parts"] == [
+            {"text": "Reading."},
+            call("b.py", thoughtSignature=SKIP_SIGNATURE),
+            call("c.py"),
+        ]
 
 
 async def test_gemini_url_forms_and_generation_parameters(server: FakeServer) -> None:

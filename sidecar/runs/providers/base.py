@@ -87,11 +87,14 @@ class ReasoningDelta:
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     """A complete tool call.  Arguments that are not a JSON object arrive as
-    ``{"_raw": "<the text>"}`` (and a warning is logged)."""
+    ``{"_raw": "<the text>"}`` (and a warning is logged).  ``signature`` is an opaque token
+    the provider attached to the call (Gemini's ``thoughtSignature``), to be sent back with it;
+    ``None`` for the others."""
 
     call_id: str
     name: str
     arguments: dict[str, Any]
+    signature: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

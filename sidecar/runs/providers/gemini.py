@@ -8,18 +8,28 @@ already ends in an API version (``.../v1beta``) is used as it is.  Top-level bod
 ``GenerateContentRequest`` does not have (generation parameters such as ``temperature``, put
 there by the run loop) move into ``generationConfig``, where the API expects them.
 
+Thought signatures: Gemini 3 models refuse (400) a request whose current turn holds a
+``functionCall`` part without the ``thoughtSignature`` it came with, and the history the
+lowering renders keeps no signatures.  For those models (``gemini-3...`` and later, and
+unversioned aliases such as ``gemini-flash-latest``) each model step of the current turn (the
+contents after the last user message that is not only function responses) whose calls carry no
+signature gets Google's documented stand-in, :data:`SKIP_SIGNATURE`, on its first call.  A
+signature already in the body is left alone; older models (``gemini-2.5-...``) get the body
+as it is.  The signature a call came with is kept on :class:`ToolCall` (``signature``).
+
 Reading the stream: every event's ``data`` is a whole ``GenerateContentResponse`` JSON object;
 there is no terminator event, the last chunk carries the ``finishReason``.
 
 - only candidate ``0`` is read (the sidecar never asks for more);
 - in ``content.parts``: ``text`` -> :class:`TextDelta`, a part with ``thought: true`` ->
   :class:`ReasoningDelta`; ``functionCall`` -> :class:`ToolCall` at once (Gemini sends each call
-  whole, several in one chunk for parallel calls) with ``args`` as the arguments.  The call's
+  whole, several in one chunk for parallel calls) with ``args`` as the arguments and the
+  part's ``thoughtSignature`` as ``signature``.  The call's
   ``id`` is used when the API sends one; otherwise an id is made up: ``call_<tag>_<n>``, ``n``
   counting the calls of this answer and ``tag`` derived from the answer's ``responseId`` (a
   random tag without one), so ids stay unique across the rounds of a session.
-  ``thoughtSignature`` fields and other part kinds (``inlineData``, ``executableCode``, ...) are
-  skipped: the events have no place for them;
+  Signatures of other parts and other part kinds (``inlineData``, ``executableCode``, ...)
+  are skipped: the events have no place for them;
 - ``finishReason`` -> the stop reason: ``STOP`` -> ``end_turn`` (``tool_use`` when calls were
   yielded: Gemini says ``STOP`` after function calls), ``MAX_TOKENS`` -> ``max_tokens``, the
   content filters (``SAFETY``, ``RECITATION``, ``BLOCKLIST``, ``PROHIBITED_CONTENT``, ``SPII``,
@@ -76,7 +86,7 @@ if TYPE_CHECKING:
 
     from sidecar.runs.providers.sse import ServerSentEvent
 
-__all__ = ["GeminiProvider", "DEFAULT_BASE_URL", "API_VERSION", "STOP_REASONS"]
+__all__ = ["GeminiProvider", "DEFAULT_BASE_URL", "API_VERSION", "STOP_REASONS", "SKIP_SIGNATURE"]
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +108,9 @@ STOP_REASONS = {
         )
     },
 }
+#: The value Google documents for a function call whose real thought signature is not known
+#: (history from elsewhere, or rebuilt): the API then skips validating it.
+SKIP_SIGNATURE = "skip_thought_signature_validator"
 #: ``GenerateContentRequest`` fields (both JSON spellings); any other top-level key is a
 #: generation parameter and belongs in ``generationConfig``.
 _REQUEST_FIELDS = frozenset(
@@ -126,6 +139,7 @@ _ERROR_KINDS = {
     "UNAUTHENTICATED": "authentication_error",
     "PERMISSION_DENIED": "permission_error",
 }
+_MAJOR = re.compile(r"^gemini-(\d+)")
 _VERSIONED = re.compile(r"/v\d+(?:alpha|beta)?\d*$")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)s\s*$")
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
@@ -159,6 +173,10 @@ class GeminiProvider(HttpStreamProvider):
         if not model:
             raise ValueError("a Gemini provider needs a model name")
         self.model = model
+        major = _MAJOR.match(model)
+        self._signs_calls = model.startswith("gemini-") and (
+            major is None or int(major.group(1)) >= 3
+        )
 
     def _url(self) -> str:
         root = (
@@ -186,6 +204,9 @@ class GeminiProvider(HttpStreamProvider):
             for key, value in moved.items():
                 merged.setdefault(key, value)
             payload[config_key] = merged
+        contents = payload.get("contents")
+        if self._signs_calls and isinstance(contents, list):
+            payload["contents"] = _signed_current_turn(contents)
         return payload
 
     def _error_detail(self, data: Any) -> tuple[str | None, str | None]:
@@ -255,7 +276,12 @@ class GeminiProvider(HttpStreamProvider):
                 elif isinstance(call, dict):
                     if tag is None:
                         tag = secrets.token_hex(5)
-                    yield self._tool_call(call, f"call_{tag}_{calls}")
+                    signature = part.get("thoughtSignature")
+                    yield self._tool_call(
+                        call,
+                        f"call_{tag}_{calls}",
+                        signature if isinstance(signature, str) and signature else None,
+                    )
                     calls += 1
                 elif not part.get("thought"):
                     logger.debug("%s: skipping a part with %s", self.name, sorted(part))
@@ -268,7 +294,7 @@ class GeminiProvider(HttpStreamProvider):
             yield usage
         yield Completed(_stop_reason(finish, calls))
 
-    def _tool_call(self, call: dict[str, Any], made_up_id: str) -> ToolCall:
+    def _tool_call(self, call: dict[str, Any], made_up_id: str, signature: str | None) -> ToolCall:
         call_id = call.get("id")
         call_id = call_id if isinstance(call_id, str) and call_id else made_up_id
         name = call.get("name")
@@ -289,7 +315,39 @@ class GeminiProvider(HttpStreamProvider):
                 type(args).__name__,
             )
             arguments = {"_raw": json.dumps(args)}
-        return ToolCall(call_id, name, arguments)
+        return ToolCall(call_id, name, arguments, signature)
+
+
+def _signed_current_turn(contents: list[Any]) -> list[Any]:
+    """``contents`` with :data:`SKIP_SIGNATURE` on the first call of each unsigned model step
+    of the current turn (see the module docstring); the given contents are not changed."""
+    start = 0
+    for index, content in enumerate(contents):
+        parts = _parts(content)
+        if not isinstance(content, dict) or content.get("role") != "user":
+            continue
+        if not any("functionResponse" in part for part in parts):
+            start = index + 1
+    signed = list(contents)
+    for index in range(start, len(contents)):
+        content = contents[index]
+        parts = _parts(content)
+        calls = [i for i, part in enumerate(parts) if "functionCall" in part]
+        if not calls or content.get("role") != "model":
+            continue
+        if any(parts[i].get("thoughtSignature") for i in calls):
+            continue
+        new_parts = list(content["parts"])
+        new_parts[calls[0]] = {**parts[calls[0]], "thoughtSignature": SKIP_SIGNATURE}
+        signed[index] = {**content, "parts": new_parts}
+    return signed
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    """The parts of a ``Content`` (nothing for anything else); the list keeps positions."""
+    if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+        return []
+    return [part if isinstance(part, dict) else {} for part in content["parts"]]
 
 
 def _first_candidate(candidates: Any) -> dict[str, Any] | None:
