@@ -257,7 +257,8 @@ class GeminiProvider(HttpStreamProvider):
                 usage = _usage(raw_usage)
             candidate = _first_candidate(chunk.get("candidates"))
             if candidate is None:
-                blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+                feedback = chunk.get("promptFeedback")
+                blocked = feedback.get("blockReason") if isinstance(feedback, dict) else None
                 if blocked:
                     logger.warning("%s: the prompt was blocked (%s)", self.name, blocked)
                     finish = "content_filter"
