@@ -24,8 +24,8 @@ test: $(STAMP) lint typecheck contract dashboard-deps
 	$(MAKE) host-test
 	$(MAKE) vscode-test
 
-# The VS Code extension: strict TS build, node tests against the real sidecar, `vsce package`
-# and a check of the .vsix manifest.
+# The VS Code extension: strict TS check, an esbuild bundle of the extension with editors/host
+# inside, node tests against the real sidecar, `vsce package` and a check of the .vsix.
 VSC := editors/vscode
 $(VSC)/node_modules/.installed: $(VSC)/package-lock.json
 	cd $(VSC) && $(NPM) ci --no-audit --no-fund --loglevel=error

@@ -15,7 +15,7 @@ import {
   type ServerRequests,
 } from "./types.js";
 
-const { createMessageConnection, StreamMessageReader, StreamMessageWriter, ResponseError, CancellationTokenSource } =
+const { createMessageConnection, StreamMessageReader, StreamMessageWriter, ResponseError, CancellationTokenSource, Trace } =
   rpc;
 
 /** JSON-RPC code of a request cancelled with `$/cancelRequest`. */
@@ -64,6 +64,10 @@ export interface StartOptions {
   clientName?: string;
   /** Give up starting after this long (default 20 s). */
   startTimeoutMs?: number;
+  /** Receives the sidecar's stderr line by line (with `stderr: "pipe"`), e.g. for an editor's log. */
+  onStderrLine?: (line: string) => void;
+  /** Receives every JSON-RPC message, both directions (vscode-jsonrpc's verbose trace). */
+  onTrace?: (line: string) => void;
 }
 
 export type ServerRequestHandler<M extends ServerRequestMethod> = (
@@ -170,10 +174,16 @@ export class SidecarHost {
     const stderrChunks: Buffer[] = [];
     if (child.stderr) {
       let size = 0;
+      let partial = "";
+      const onLine = opts.onStderrLine;
       child.stderr.on("data", (chunk: Buffer) => {
         stderrChunks.push(chunk);
         size += chunk.length;
         while (size > STDERR_TAIL_BYTES && stderrChunks.length > 1) size -= stderrChunks.shift()!.length;
+        if (onLine === undefined) return;
+        const lines = (partial + chunk.toString("utf8")).split("\n");
+        partial = lines.pop() ?? "";
+        for (const line of lines) if (line.trim() !== "") onLine(line);
       });
     }
     const tail = (): string => Buffer.concat(stderrChunks).toString("utf8").trim();
@@ -205,6 +215,13 @@ export class SidecarHost {
     );
     // A write after the child is gone must not crash the host.
     child.stdin.on("error", () => undefined);
+    const traceSink = opts.onTrace;
+    if (traceSink !== undefined) {
+      void connection.trace(Trace.Verbose, {
+        log: (message: unknown, data?: string) =>
+          traceSink(typeof message === "string" ? (data ? `${message}\n${data}` : message) : JSON.stringify(message)),
+      });
+    }
     connection.listen();
 
     const timeoutMs = opts.startTimeoutMs ?? 20_000;
@@ -244,6 +261,11 @@ export class SidecarHost {
 
   get pid(): number | undefined {
     return this.process.pid;
+  }
+
+  /** False once `close()` was called or the process has exited. */
+  get running(): boolean {
+    return this.exitInfo === undefined && this.closing === undefined;
   }
 
   /** The last 64 KiB the sidecar wrote to stderr (when started with `stderr: "pipe"`). */

@@ -127,6 +127,23 @@ describe("SidecarHost against the real sidecar", () => {
     await closeHost(host);
   });
 
+  test("onStderrLine and onTrace see the sidecar's log and every message; running ends at close()", async () => {
+    const stderrLines: string[] = [];
+    const trace: string[] = [];
+    const host = await startHost(freshStore(), {
+      args: ["-v"],
+      onStderrLine: (line) => stderrLines.push(line),
+      onTrace: (line) => trace.push(line),
+    });
+    assert.equal(host.running, true);
+    await host.request("server/ping", {});
+    assert.ok(trace.some((line) => line.includes("server/ping")), `no server/ping in the trace: ${trace.join("\n")}`);
+    await closeHost(host);
+    assert.equal(host.running, false);
+    assert.ok(stderrLines.length > 0, "no stderr line seen with -v");
+    assert.ok(stderrLines.every((line) => !line.includes("\n") && line.trim() !== ""));
+  });
+
   test("a scripted run with a tool call answered by the host", async () => {
     const host = await startHost(freshStore());
     const { calls, events, completed } = await scriptedRun(host);

@@ -35,7 +35,16 @@ local ok, err = xpcall(function()
   check(vim.tbl_contains(completions, "assemble") and vim.tbl_contains(completions, "snapshot"),
     "subcommands complete: " .. table.concat(completions, ","))
 
-  cs.setup({ cmd = { python, "-m", "sidecar", "serve", "--store", store } })
+  local tool_calls = {}
+  cs.setup({
+    cmd = { python, "-m", "sidecar", "serve", "--store", store },
+    tools = { { name = "read_file", parameters = { type = "object", properties = { path = { type = "string" } } } } },
+    approval_required = { "read_file" },
+    tool_handler = function(params)
+      tool_calls[#tool_calls + 1] = params.arguments.path
+      return { content = { { type = "text", text = "contents of " .. params.arguments.path } } }
+    end,
+  })
   vim.cmd("ContextSidecar start")
   local client = cs.client()
   check(client ~= nil, "sidecar started")
@@ -129,8 +138,109 @@ local ok, err = xpcall(function()
   check((client.lagged or 0) >= 1, "the sidecar did pause live events (run/lagged)")
 
   -- the server -> client tool/execute default answer
-  local tool = client.tool_handler({ runId = "r", callId = "c", name = "x", arguments = {} })
+  local tool = require("context_sidecar.client").default_tool_handler({ runId = "r", callId = "c", name = "x", arguments = {} })
   check(tool.isError and tool.content[1].text == "no tool handler configured", "default tool handler")
+
+  -- approvals: read_file needs one (approval_required); vim.ui.select is stubbed to answer.
+  -- A fresh session: the flood's history would make the run compact first.
+  cs.state.session_id = nil
+  local asked, answer, held, notes = {}, nil, nil, {}
+  local real_select, real_notify = vim.ui.select, vim.notify
+  vim.notify = function(msg, level)
+    notes[#notes + 1] = msg
+    return real_notify(msg, level)
+  end
+  vim.ui.select = function(items, opts, on_choice)
+    local float = ""
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      local b = vim.api.nvim_win_get_buf(win)
+      if vim.bo[b].filetype == "context_sidecar_approval" and vim.api.nvim_win_get_config(win).relative ~= "" then
+        float = buf_text(b)
+      end
+    end
+    local labels = vim.tbl_map(opts.format_item, items)
+    asked[#asked + 1] = { labels = labels, prompt = opts.prompt, float = float, statusline = cs.statusline() }
+    if answer == nil then
+      held = function() on_choice(items[1], 1) end
+      return
+    end
+    for i, item in ipairs(items) do
+      if labels[i] == answer then
+        return on_choice(item, i)
+      end
+    end
+  end
+  local function read(path)
+    return { name = "read_file", arguments = { path = path } }
+  end
+  --- A scripted run through :ContextSidecar's run path; its tool results' isError flags.
+  local function approval_run(rounds)
+    local id = cs.run("read it", { script = { rounds = rounds } })
+    local run_buf = vim.api.nvim_get_current_buf()
+    check(vim.wait(20000, function() return contains(buf_text(run_buf), "run.completed") end, 10),
+      "approval run completed:\n" .. buf_text(run_buf))
+    vim.cmd("close")
+    local flags = {}
+    for _, e in ipairs(client.events[id]) do
+      if e.type == "tool.resultStored" then
+        flags[#flags + 1] = e.payload.isError
+      end
+    end
+    return id, flags
+  end
+  local function last_entries(n)
+    local r = api.session_read({ sessionId = cs.state.session_id, beforeSeq = 1000000, limit = n })
+    return vim.json.encode(r.entries)
+  end
+
+  answer = "Allow once"
+  local _, flags = approval_run({ { toolCalls = { read("Makefile") } }, { text = "done" } })
+  check(#asked == 1 and vim.deep_equal(asked[1].labels, { "Allow once", "Allow for this session", "Deny" }),
+    "asked once with the three choices: " .. vim.inspect(asked))
+  check(contains(asked[1].prompt, "read_file"), "the prompt names the tool")
+  check(contains(asked[1].float, "read_file") and contains(asked[1].float, 'path: "Makefile"'),
+    "the float shows the tool and its arguments:\n" .. asked[1].float)
+  check(asked[1].statusline == "ctx: approve read_file?", "statusline while asking: " .. asked[1].statusline)
+  check(vim.deep_equal(flags, { false }) and vim.deep_equal(tool_calls, { "Makefile" }), "allowed once: the tool ran")
+  check(cs.statusline() == "", "statusline clear after the answer")
+
+  answer = "Deny"
+  _, flags = approval_run({ { toolCalls = { read("Makefile") } }, { text = "ok" } })
+  check(vim.deep_equal(flags, { true }) and #tool_calls == 1, "denied: the tool did not run")
+  check(contains(last_entries(3), "not approved: denied by the user"), "the model is told it was denied")
+
+  -- a cancel while asking: the sidecar's $/cancelRequest takes the question down
+  answer, held = nil, nil
+  local n_asked = #asked
+  local wait_id = cs.run("wait", { script = { rounds = { { toolCalls = { read("Makefile") } }, { text = "never" } } } })
+  local wait_buf = vim.api.nvim_get_current_buf()
+  check(vim.wait(10000, function() return held ~= nil end, 10), "asked while the run waits")
+  check(#client.approvals == 1 and cs.statusline() == "ctx: approve read_file?", "the run waits on the approval")
+  vim.cmd("ContextSidecar cancel")
+  check(vim.wait(10000, function()
+    return #client.approvals == 0 and cs.statusline() == "" and contains(buf_text(wait_buf), "run.completed cancelled")
+  end, 10), "the question is withdrawn when the run is cancelled")
+  local withdrawn = vim.tbl_filter(function(m) return contains(m, "withdrawn") end, notes)
+  check(#withdrawn == 1 and contains(withdrawn[1], "the sidecar withdrew the request"),
+    "withdrawn by the sidecar's $/cancelRequest: " .. vim.inspect(withdrawn))
+  local floats = vim.tbl_filter(function(win)
+    return vim.bo[vim.api.nvim_win_get_buf(win)].filetype == "context_sidecar_approval"
+  end, vim.api.nvim_list_wins())
+  check(#floats == 0, "the arguments float is closed")
+  held() -- a late answer is ignored
+  vim.wait(200, function() return false end)
+  check(#tool_calls == 1 and #asked == n_asked + 1, "the late answer ran nothing")
+  check(api.run_get({ runId = wait_id }).status == "cancelled", "the waiting run was cancelled")
+  vim.cmd("close")
+
+  answer = "Allow for this session"
+  n_asked = #asked
+  _, flags = approval_run({ { toolCalls = { read("README.md") } }, { toolCalls = { read("pyproject.toml") } }, { text = "ok" } })
+  check(vim.deep_equal(flags, { false, false }), "allowed for the session: both calls ran")
+  _, flags = approval_run({ { toolCalls = { read("Makefile") } }, { text = "ok" } })
+  check(vim.deep_equal(flags, { false }) and #asked == n_asked + 1, "asked once for the whole session")
+  check(vim.deep_equal(tool_calls, { "Makefile", "README.md", "pyproject.toml", "Makefile" }), "tool calls in order")
+  vim.ui.select, vim.notify = real_select, real_notify
 
   vim.cmd("checkhealth context_sidecar")
   local health = buf_text(vim.api.nvim_get_current_buf())

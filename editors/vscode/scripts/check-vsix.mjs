@@ -1,8 +1,13 @@
-// Check a packaged .vsix (a zip): the manifest declares every command and setting, and the
-// compiled entry point and the dashboard page are inside. Reads the zip's central directory
-// itself (node:zlib for deflated entries), so it needs no `unzip`.
+// Check a packaged .vsix (a zip): the manifest declares every command and setting; the entry
+// point is esbuild's bundle with the host library inside (no node_modules, no require of
+// editors/host or vscode-jsonrpc); the dashboard page is inside; and the main, unpacked alone
+// into an empty folder, loads and activates with a stub `vscode`. Reads the zip's central
+// directory itself (node:zlib for deflated entries), so it needs no `unzip`.
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import Module, { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
 import zlib from "node:zlib";
 
 const COMMANDS = [
@@ -15,14 +20,10 @@ const COMMANDS = [
   "contextSidecar.showSnapshot",
   "contextSidecar.cancelRun",
 ];
-const SETTINGS = ["contextSidecar.command", "contextSidecar.store", "contextSidecar.logLevel"];
-const REQUIRED = [
-  "extension/package.json",
-  "extension/dist/extension.js",
-  "extension/dist/sidecarClient.js",
-  "extension/media/dashboard.html",
-  "extension/node_modules/vscode-jsonrpc/node.js",
-];
+const SETTINGS = ["contextSidecar.command", "contextSidecar.store", "contextSidecar.logLevel", "contextSidecar.approvalRequired"];
+const REQUIRED = ["extension/package.json", "extension/dist/extension.js", "extension/media/dashboard.html"];
+/** Node's own modules and `vscode` are all the bundle may require. */
+const ALLOWED_REQUIRES = /^(node:.*|vscode|crypto|fs|net|os|path|util|child_process|events|stream)$/;
 
 /** name -> {method, compressedSize, offset} from the central directory. */
 function readEntries(buf) {
@@ -67,7 +68,9 @@ const buf = fs.readFileSync(file);
 const entries = readEntries(buf);
 for (const name of REQUIRED) assert.ok(entries.has(name), `${file} lacks ${name}`);
 for (const name of entries.keys()) {
-  assert.ok(!name.startsWith("extension/src/") && !name.startsWith("extension/dist/test/"), `${file} ships ${name}`);
+  for (const banned of ["extension/src/", "extension/dist/test/", "extension/node_modules/"]) {
+    assert.ok(!name.startsWith(banned), `${file} ships ${name}`);
+  }
 }
 
 const manifest = JSON.parse(readEntry(buf, entries.get("extension/package.json")).toString("utf8"));
@@ -80,6 +83,47 @@ assert.equal(manifest.main, "./dist/extension.js");
 const html = readEntry(buf, entries.get("extension/media/dashboard.html")).toString("utf8");
 assert.ok(html.includes("renderSnapshot"), "media/dashboard.html is not the dashboard page");
 
+// The bundle: the host library is inside, and nothing outside node and vscode is required.
+const main = readEntry(buf, entries.get("extension/dist/extension.js")).toString("utf8");
+assert.ok(/class _?SidecarHost\b/.test(main), "dist/extension.js does not carry the host library (SidecarHost)");
+assert.ok(main.includes("createMessageConnection"), "dist/extension.js does not carry vscode-jsonrpc");
+const requires = new Set([...main.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]));
+for (const name of requires) assert.match(name, ALLOWED_REQUIRES, `dist/extension.js requires ${name}`);
+
+// Load the main from the .vsix alone (an empty temp folder: no node_modules above it) and activate it.
+const unpacked = fs.mkdtempSync(path.join(os.tmpdir(), "vsix-check-"));
+try {
+  const mainPath = path.join(unpacked, "extension", "dist", "extension.js");
+  fs.mkdirSync(path.dirname(mainPath), { recursive: true });
+  fs.writeFileSync(mainPath, main);
+  const registered = [];
+  const nothing = { dispose() {} };
+  const vscodeStub = {
+    StatusBarAlignment: { Left: 1, Right: 2 },
+    workspace: { getConfiguration: () => ({ get: (_key, dflt) => dflt }), onDidChangeConfiguration: () => nothing },
+    window: {
+      createOutputChannel: () => ({ append() {}, appendLine() {}, show() {}, dispose() {} }),
+      createStatusBarItem: () => ({ text: "", show() {}, dispose() {} }),
+    },
+    commands: { registerCommand: (id) => (registered.push(id), nothing) },
+  };
+  const originalLoad = Module._load;
+  Module._load = (request, ...rest) => (request === "vscode" ? vscodeStub : originalLoad(request, ...rest));
+  try {
+    const extension = createRequire(mainPath)(mainPath);
+    assert.equal(typeof extension.deactivate, "function", "the main exports no deactivate");
+    const api = extension.activate({ subscriptions: [], extensionUri: { fsPath: path.dirname(path.dirname(mainPath)) } });
+    assert.deepEqual([...registered].sort(), [...COMMANDS].sort(), "activate registered other commands");
+    assert.equal(typeof api.host, "function", "activate returned no API");
+    await extension.deactivate();
+  } finally {
+    Module._load = originalLoad;
+  }
+} finally {
+  fs.rmSync(unpacked, { recursive: true, force: true });
+}
+
 process.stdout.write(
-  `${file}: ${entries.size} files, ${COMMANDS.length} commands, ${SETTINGS.length} settings, dashboard and entry point present\n`,
+  `${file}: ${entries.size} files, ${COMMANDS.length} commands, ${SETTINGS.length} settings, dashboard present; ` +
+    `the main is a self-contained bundle with the host library (${main.length} bytes) and activates from the .vsix alone\n`,
 );

@@ -1,12 +1,17 @@
 // The `contextSidecar.*` commands. Each one is a few requests to the sidecar and a UI update.
 import * as vscode from "vscode";
 
-import type { SidecarConnection } from "./client";
+import type { SidecarConnection } from "./connection";
 import type { DashboardPanel } from "./dashboard";
+import { describeArguments } from "./format";
+import type { RunEvent, RunStartParams, SidecarHost } from "./host";
 import { describe, type Logger } from "./logger";
-import type { SidecarClient, RunEvent } from "./sidecarClient";
 import type { ContextStatusBar } from "./statusBar";
 import { TOOLS } from "./tools";
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
 
 export interface CommandDeps {
   connection: SidecarConnection;
@@ -24,13 +29,21 @@ interface State {
   snapshotId: string | undefined;
 }
 
-export function registerCommands(deps: CommandDeps): { disposables: vscode.Disposable[]; onRunEvent(e: RunEvent): void } {
+export interface Commands {
+  disposables: vscode.Disposable[];
+  /** Fed every run/event. */
+  onRunEvent(event: RunEvent): void;
+  /** What *Run Prompt* does after asking for the prompt; `extra` adds run/start params (a script). */
+  startRun(prompt: string, extra?: Partial<RunStartParams>): Promise<string>;
+}
+
+export function registerCommands(deps: CommandDeps): Commands {
   const { connection, logger, statusBar, dashboard, runOutput } = deps;
   const state: State = { sessionId: undefined, runId: undefined, snapshotId: undefined };
 
   const workspaceRoots = (): string[] => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
 
-  async function ensureSession(client: SidecarClient): Promise<string> {
+  async function ensureSession(client: SidecarHost): Promise<string> {
     if (state.sessionId) return state.sessionId;
     const session = await client.request("session/create", { title: "VS Code", workspaceRoots: workspaceRoots() });
     state.sessionId = session.sessionId;
@@ -49,6 +62,24 @@ export function registerCommands(deps: CommandDeps): { disposables: vscode.Dispo
         void vscode.window.showErrorMessage(`Context Sidecar: ${name} failed: ${describe(err)}`);
       }
     };
+
+  async function startRun(prompt: string, extra: Partial<RunStartParams> = {}): Promise<string> {
+    const client = await connection.ensure();
+    const sessionId = await ensureSession(client);
+    dashboard.resetEvents();
+    runOutput.show(true);
+    runOutput.appendLine(`> ${prompt}`);
+    const { runId } = await client.request("run/start", {
+      sessionId,
+      userTurn: [{ type: "text", text: prompt }],
+      tools: TOOLS,
+      approvalRequired: connection.settings.approvalRequired,
+      ...extra,
+    });
+    state.runId = runId;
+    logger.info(`run ${runId} started`);
+    return runId;
+  }
 
   const commands: Record<string, () => Promise<void>> = {
     "contextSidecar.start": async () => {
@@ -96,19 +127,7 @@ export function registerCommands(deps: CommandDeps): { disposables: vscode.Dispo
     },
     "contextSidecar.run": async () => {
       const prompt = await vscode.window.showInputBox({ prompt: "Ask the model (Context Sidecar run)" });
-      if (!prompt) return;
-      const client = await connection.ensure();
-      const sessionId = await ensureSession(client);
-      dashboard.resetEvents();
-      runOutput.show(true);
-      runOutput.appendLine(`> ${prompt}`);
-      const { runId } = await client.request("run/start", {
-        sessionId,
-        userTurn: [{ type: "text", text: prompt }],
-        tools: TOOLS,
-      });
-      state.runId = runId;
-      logger.info(`run ${runId} started`);
+      if (prompt) await startRun(prompt);
     },
     "contextSidecar.showDashboard": async () => {
       await dashboard.show();
@@ -159,7 +178,10 @@ export function registerCommands(deps: CommandDeps): { disposables: vscode.Dispo
         break;
       }
       case "tool.callRequested":
-        runOutput.appendLine(`\n[tool ${String(p["name"] ?? "?")}]`);
+        runOutput.appendLine(`\n[tool ${String(p["name"] ?? "?")} ${describeArguments(asRecord(p["arguments"]), 200)}]`);
+        break;
+      case "tool.resultStored":
+        if (p["isError"] === true) runOutput.appendLine(`[tool call ${String(p["callId"])} failed or was not approved]`);
         break;
       case "run.completed":
         if (p["agent"] !== undefined) break;
@@ -174,5 +196,6 @@ export function registerCommands(deps: CommandDeps): { disposables: vscode.Dispo
   return {
     disposables: Object.entries(commands).map(([id, body]) => vscode.commands.registerCommand(id, guarded(id, body))),
     onRunEvent,
+    startRun,
   };
 }

@@ -2,7 +2,7 @@
 // fed with `{type: "snapshot" | "events", data}` messages.
 import * as vscode from "vscode";
 
-import type { RunEvent } from "./sidecarClient";
+import type { RunEvent } from "./host";
 
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:;";
 

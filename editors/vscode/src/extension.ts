@@ -1,19 +1,30 @@
-// Entry point: wires settings, logger, the sidecar connection, the status bar, the dashboard
-// and the commands. No logic of its own.
+// Entry point: wires settings, logger, the sidecar connection, approvals, the status bar, the
+// dashboard and the commands. No logic of its own. `activate` returns the extension's API (for
+// other extensions, and for the tests, which drive the bundled extension against the real sidecar).
 import * as vscode from "vscode";
 
-import { SidecarConnection } from "./client";
+import { Approvals, askWithQuickPick } from "./approvals";
 import { registerCommands } from "./commands";
+import { SidecarConnection } from "./connection";
 import { DashboardPanel } from "./dashboard";
+import type { RunEvent, RunStartParams, SidecarHost } from "./host";
 import { Logger } from "./logger";
 import { onSettingsChanged, readSettings } from "./settings";
-import type { RunEvent } from "./sidecarClient";
 import { ContextStatusBar } from "./statusBar";
 import { executeTool } from "./tools";
 
+export interface ContextSidecarApi {
+  /** The running sidecar (started if needed): the host library's client. */
+  host(): Promise<SidecarHost>;
+  /** Start a run in the current session as *Run Prompt* does; `extra` adds run/start params. */
+  startRun(prompt: string, extra?: Partial<RunStartParams>): Promise<string>;
+  /** The `approval/request` handler and what waits on the user. */
+  readonly approvals: Approvals;
+}
+
 let connection: SidecarConnection | undefined;
 
-export function activate(context: vscode.ExtensionContext): void {
+export function activate(context: vscode.ExtensionContext): ContextSidecarApi {
   const settings = readSettings();
   const logger = new Logger("Context Sidecar", settings.logLevel);
   const runOutput = vscode.window.createOutputChannel("Context Sidecar Run");
@@ -21,15 +32,24 @@ export function activate(context: vscode.ExtensionContext): void {
   const dashboard = new DashboardPanel(context.extensionUri);
 
   let forward: (event: RunEvent) => void = () => undefined;
-  connection = new SidecarConnection(settings, logger, {
+  const approvals: Approvals = new Approvals({
+    ask: askWithQuickPick,
+    sessionOf: (runId: string): Promise<string> => current.sessionOf(runId),
+    onPendingChanged: (pending) => statusBar.showApprovals(pending),
+  });
+  const current: SidecarConnection = new SidecarConnection(settings, logger, {
     onRunEvent: (event) => forward(event),
     onToolExecute: executeTool,
-    onStateChanged: (state) => statusBar.setState(state),
+    onApproval: (params, signal) => approvals.handle(params, signal),
+    onStateChanged: (state) => {
+      statusBar.setState(state);
+      if (state === "stopped") approvals.forget();
+    },
   });
-  const commands = registerCommands({ connection, logger, statusBar, dashboard, runOutput });
+  connection = current;
+  const commands = registerCommands({ connection: current, logger, statusBar, dashboard, runOutput });
   forward = commands.onRunEvent;
 
-  const current = connection;
   context.subscriptions.push(
     logger,
     runOutput,
@@ -43,6 +63,7 @@ export function activate(context: vscode.ExtensionContext): void {
       logger.info("settings changed; they apply from the next start");
     }),
   );
+  return { host: () => current.ensure(), startRun: commands.startRun, approvals };
 }
 
 export async function deactivate(): Promise<void> {

@@ -12,21 +12,26 @@ export interface Settings {
   /** `--store DIR`; empty for the sidecar's default. */
   store: string;
   logLevel: LogLevel;
+  /** Tools whose every call in a run waits for the user's approval (`approvalRequired`). */
+  approvalRequired: string[];
 }
 
 const DEFAULT_COMMAND = ["context-sidecar", "serve"];
+const DEFAULT_APPROVAL_REQUIRED = ["read_file"];
+
+function stringList(value: unknown, fallback: string[]): string[] {
+  return Array.isArray(value) && value.every((a) => typeof a === "string") ? (value as string[]) : fallback;
+}
 
 export function readSettings(): Settings {
   const config = vscode.workspace.getConfiguration(SECTION);
-  const command = config.get<unknown>("command");
+  const command = stringList(config.get<unknown>("command"), DEFAULT_COMMAND);
   const level = config.get<string>("logLevel", "info");
   return {
-    command:
-      Array.isArray(command) && command.length > 0 && command.every((a) => typeof a === "string")
-        ? (command as string[])
-        : DEFAULT_COMMAND,
+    command: command.length > 0 ? command : DEFAULT_COMMAND,
     store: config.get<string>("store", "").trim(),
     logLevel: (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : "info",
+    approvalRequired: stringList(config.get<unknown>("approvalRequired"), DEFAULT_APPROVAL_REQUIRED),
   };
 }
 

@@ -2,7 +2,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 
-import type { ToolDefinition, ToolExecuteParams, ToolExecuteResult } from "./sidecarClient";
+import type { ToolDefinition, ToolExecuteParams, ToolExecuteResult } from "./host";
 
 const MAX_BYTES = 256 * 1024;
 

@@ -12,9 +12,23 @@ local PROTOCOL_VERSION = 1
 ---@field events table<string, context_sidecar.RunEvent[]>  run events received, by runId
 ---@field listeners table<string, fun(event: context_sidecar.RunEvent)[]>  by runId
 ---@field tool_handler fun(params: context_sidecar.ToolExecuteParams): context_sidecar.ToolExecuteResult
+---@field approval_handler context_sidecar.ApprovalHandler
+---@field approvals context_sidecar.PendingApproval[]  approval/request calls not answered yet, oldest first
 ---@field lagged integer?  how many times the sidecar paused live events for us (we caught up each time)
+---@field private _approval_ids any[]  ids of approval/request messages read, not yet dispatched
 local Client = {}
 Client.__index = Client
+
+--- Answers an approval/request: call `respond` once, now or later (after asking the user). It
+--- may return a function that takes the question down when the sidecar withdraws the request
+--- ($/cancelRequest: run cancelled, tool timeout); `respond` does nothing after that.
+---@alias context_sidecar.ApprovalHandler fun(params: context_sidecar.ApprovalRequestParams, respond: fun(result: context_sidecar.ApprovalRequestResult), client: context_sidecar.Client): (fun(reason: string))?
+
+---@class context_sidecar.PendingApproval
+---@field id any  the JSON-RPC id of the request (nil if it could not be read)
+---@field params context_sidecar.ApprovalRequestParams
+---@field finish fun(result: table?, err: table?)
+---@field withdraw (fun(reason: string))?
 
 ---@param params context_sidecar.ToolExecuteParams
 ---@return context_sidecar.ToolExecuteResult
@@ -26,10 +40,16 @@ local function default_tool_handler(params)
 end
 M.default_tool_handler = default_tool_handler
 
---- The OS pid of the process behind a vim.lsp.rpc client (its transport's vim.system object).
+---@type context_sidecar.ApprovalHandler
+local function default_approval_handler(_, respond)
+  respond({ approved = false, reason = "no approval handler configured" })
+end
+M.default_approval_handler = default_approval_handler
+
+--- The vim.lsp.rpc client object behind its public face (an upvalue of its methods).
 ---@param rpc vim.lsp.rpc.PublicClient
----@return integer?
-local function rpc_pid(rpc)
+---@return table?
+local function rpc_internal(rpc)
   for _, fn in ipairs({ rpc.is_closing, rpc.terminate }) do
     local i = 1
     while true do
@@ -38,10 +58,7 @@ local function rpc_pid(rpc)
         break
       end
       if name == "client" and type(value) == "table" and value.transport then
-        local sysobj = value.transport.sysobj
-        if sysobj and sysobj.pid then
-          return sysobj.pid
-        end
+        return value
       end
       i = i + 1
     end
@@ -49,10 +66,42 @@ local function rpc_pid(rpc)
   return nil
 end
 
+--- The OS pid of the process behind a vim.lsp.rpc client (its transport's vim.system object).
+---@param rpc vim.lsp.rpc.PublicClient
+---@return integer?
+local function rpc_pid(rpc)
+  local internal = rpc_internal(rpc)
+  local sysobj = internal and internal.transport.sysobj
+  return sysobj and sysobj.pid or nil
+end
+
+--- vim.lsp.rpc hands a server request to its dispatcher without the request's id, which a
+--- `$/cancelRequest` names: note the ids of approval/request messages as they are read (the
+--- dispatcher is scheduled in the same order, so it takes them first in, first out).
+---@param rpc vim.lsp.rpc.PublicClient
+---@param ids any[]
+local function note_approval_ids(rpc, ids)
+  local internal = rpc_internal(rpc)
+  if not (internal and type(internal.handle_body) == "function") then
+    return
+  end
+  local handle_body = internal.handle_body
+  internal.handle_body = function(this, body)
+    if type(body) == "string" and body:find("approval/request", 1, true) then
+      local ok, msg = pcall(vim.json.decode, body)
+      if ok and type(msg) == "table" and msg.method == "approval/request" and msg.id ~= nil then
+        ids[#ids + 1] = msg.id
+      end
+    end
+    return handle_body(this, body)
+  end
+end
+
 ---@class context_sidecar.StartOpts
 ---@field cmd string[]
 ---@field cwd? string
 ---@field tool_handler? fun(params: context_sidecar.ToolExecuteParams): context_sidecar.ToolExecuteResult
+---@field approval_handler? context_sidecar.ApprovalHandler
 ---@field on_exit? fun(code: integer, signal: integer)
 ---@field timeout_ms? integer
 
@@ -66,6 +115,9 @@ function M.start(opts)
     events = {},
     listeners = {},
     tool_handler = opts.tool_handler or default_tool_handler,
+    approval_handler = opts.approval_handler or default_approval_handler,
+    approvals = {},
+    _approval_ids = {},
   }, Client)
 
   local dispatchers = {
@@ -74,6 +126,10 @@ function M.start(opts)
         self:_on_run_event(params)
       elseif method == "run/lagged" then
         self:_on_lagged(params)
+      elseif method == "$/cancelRequest" and type(params) == "table" then
+        self:_withdraw_approvals(function(p)
+          return p.id ~= nil and p.id == params.id
+        end, "the sidecar withdrew the request")
       end
     end,
     server_request = function(method, params)
@@ -83,12 +139,19 @@ function M.start(opts)
           return { content = { { type = "text", text = tostring(result) } }, isError = true }
         end
         return result
+      elseif method == "approval/request" then
+        return self:_on_approval(params)
       end
       return nil, vim.lsp.rpc.rpc_response_error(-32601, "method not supported by this client: " .. method)
     end,
     on_exit = function(code, signal)
       self.exited = true
       self.exit_code = code
+      vim.schedule(function()
+        self:_withdraw_approvals(function()
+          return true
+        end, "the sidecar exited")
+      end)
       if opts.on_exit then
         opts.on_exit(code, signal)
       end
@@ -107,6 +170,7 @@ function M.start(opts)
   end
   self.rpc = rpc
   self.pid = rpc_pid(rpc)
+  note_approval_ids(rpc, self._approval_ids)
 
   local result, err = self:request_sync("initialize", {
     processId = vim.fn.getpid(),
@@ -152,6 +216,72 @@ function Client:_on_run_event(event)
   list[#list + 1] = event
   for _, listener in ipairs(self.listeners[event.runId] or {}) do
     listener(event)
+  end
+  -- A question the run no longer waits for goes away even if no $/cancelRequest named it.
+  if event.type == "run.completed" and not (event.payload or {}).agent then
+    self:_withdraw_approvals(function(p)
+      return p.params.runId == event.runId
+    end, "the run ended")
+  elseif event.type == "tool.resultStored" then
+    self:_withdraw_approvals(function(p)
+      return p.params.runId == event.runId and p.params.callId == (event.payload or {}).callId
+    end, "the call was settled")
+  end
+end
+
+--- The server_request dispatcher runs in a coroutine (vim.lsp.rpc): yield until the handler
+--- responds or the sidecar withdraws the request.
+---@param params context_sidecar.ApprovalRequestParams
+---@return context_sidecar.ApprovalRequestResult?
+---@return table? err
+function Client:_on_approval(params)
+  local co, is_main = coroutine.running()
+  local id = table.remove(self._approval_ids, 1)
+  if not co or is_main then
+    return { approved = false, reason = "this client cannot wait for an answer here" }
+  end
+  local done = false
+  ---@type context_sidecar.PendingApproval
+  local pending = { id = id, params = params }
+  function pending.finish(result, err)
+    if done then
+      return
+    end
+    done = true
+    for i, p in ipairs(self.approvals) do
+      if p == pending then
+        table.remove(self.approvals, i)
+        break
+      end
+    end
+    -- scheduled: a handler may respond before the coroutine has yielded
+    vim.schedule(function()
+      coroutine.resume(co, result, err)
+    end)
+  end
+  self.approvals[#self.approvals + 1] = pending
+  local ok, withdraw = pcall(self.approval_handler, params, function(result)
+    pending.finish(result)
+  end, self)
+  if not ok then
+    pending.finish({ approved = false, reason = "approval handler failed: " .. tostring(withdraw) })
+  elseif type(withdraw) == "function" then
+    pending.withdraw = withdraw
+  end
+  return coroutine.yield()
+end
+
+--- Take down the questions `match` selects and answer their requests as cancelled.
+---@param match fun(p: context_sidecar.PendingApproval): boolean
+---@param reason string
+function Client:_withdraw_approvals(match, reason)
+  for _, p in ipairs(vim.list_slice(self.approvals)) do
+    if match(p) then
+      if p.withdraw then
+        pcall(p.withdraw, reason)
+      end
+      p.finish(nil, vim.lsp.rpc.rpc_response_error(-32800, "withdrawn: " .. reason))
+    end
   end
 end
 

@@ -7,6 +7,9 @@ local M = {}
 ---@field log_level? "warn"|"info"|"debug"  sidecar log level (-v / -vv)
 ---@field cwd? string  working directory of the sidecar process
 ---@field tool_handler? fun(params: context_sidecar.ToolExecuteParams): context_sidecar.ToolExecuteResult
+---@field tools? context_sidecar.ToolDefinition[]  tools offered to runs (tool_handler executes them)
+---@field approval_required? string[]  tool names whose every call waits for the user's approval
+---@field approval_handler? context_sidecar.ApprovalHandler  default: ask (context_sidecar.approvals)
 
 ---@type context_sidecar.Config
 M.config = { cmd = { "context-sidecar", "serve" } }
@@ -62,6 +65,7 @@ function M.start()
     cmd = M.command_line(),
     cwd = M.config.cwd,
     tool_handler = M.config.tool_handler,
+    approval_handler = M.config.approval_handler or require("context_sidecar.approvals").handler,
   })
   if not client then
     notify(err or "start failed", vim.log.levels.ERROR)
@@ -77,6 +81,16 @@ function M.stop()
     client:stop()
   end
   M.state = {}
+  require("context_sidecar.approvals").forget()
+end
+
+--- For 'statusline' / 'winbar': "" or "ctx: approve read_file?" while a run waits on you
+--- (`set statusline+=%{v:lua.require'context_sidecar'.statusline()}`; the User event
+--- ContextSidecarApproval fires when it changes).
+---@return string
+function M.statusline()
+  local waiting = require("context_sidecar.approvals").statusline()
+  return waiting ~= "" and ("ctx: " .. waiting) or ""
 end
 
 ---@return context_sidecar.Client?
@@ -159,7 +173,12 @@ function M.run(text, extra)
     return nil
   end
   ---@type context_sidecar.RunStartParams
-  local params = vim.tbl_extend("force", { sessionId = session_id, userTurn = user_turn(text) }, extra or {})
+  local params = vim.tbl_extend("force", {
+    sessionId = session_id,
+    userTurn = user_turn(text),
+    tools = M.config.tools,
+    approvalRequired = M.config.approval_required,
+  }, extra or {})
   local result, err = require("context_sidecar.api").run_start(params)
   if not result then
     notify("run/start: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)

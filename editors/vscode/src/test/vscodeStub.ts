@@ -1,0 +1,111 @@
+// A stand-in for the `vscode` module, installed on import (before anything requires "vscode"):
+// what the extension touches, recorded for the tests. Shared by the test files (esbuild inlines
+// it into each bundle; it is no test file of its own).
+import fs from "node:fs";
+import Module from "node:module";
+import os from "node:os";
+import path from "node:path";
+
+/** The repository root: the nearest ancestor holding pyproject.toml and sidecar/. */
+function findRepoRoot(): string {
+  let dir = __dirname;
+  for (;;) {
+    if (fs.existsSync(path.join(dir, "pyproject.toml")) && fs.existsSync(path.join(dir, "sidecar"))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`repository root not found above ${__dirname}`);
+    dir = parent;
+  }
+}
+
+export const REPO = findRepoRoot();
+export const PYTHON = process.env["SIDECAR_PYTHON"] ?? path.join(REPO, ".venv", "bin", "python");
+// The sidecar of this checkout, whatever `SIDECAR_PYTHON` has installed (children inherit it).
+process.env["PYTHONPATH"] = [REPO, process.env["PYTHONPATH"]].filter(Boolean).join(path.delimiter);
+export const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "sidecar-vscode-test-"));
+
+export interface QuickPickCall {
+  items: { label: string; detail?: string; choice?: string }[];
+  options: { title?: string; placeHolder?: string };
+  token: StubToken;
+  /** The status bar text while the pick was shown. */
+  statusText: string;
+}
+
+class StubToken {
+  isCancellationRequested = false;
+  private readonly listeners: (() => void)[] = [];
+  onCancellationRequested(listener: () => void): { dispose(): void } {
+    this.listeners.push(listener);
+    return { dispose: () => undefined };
+  }
+  fire(): void {
+    if (this.isCancellationRequested) return;
+    this.isCancellationRequested = true;
+    for (const l of this.listeners) l();
+  }
+}
+export type { StubToken };
+
+const disposable = { dispose() {} };
+const uriFile = (p: string) => ({ fsPath: p, scheme: "file", toString: () => `file://${p}` });
+
+/** What the tests read and steer. */
+export const ui = {
+  commands: new Map<string, () => Promise<void>>(),
+  statusItem: { text: "", tooltip: "", command: "", show() {}, dispose() {} },
+  errors: [] as string[],
+  settings: { command: [PYTHON, "-m", "sidecar", "serve"], store: fs.mkdtempSync(path.join(TMP, "store-")), logLevel: "debug" } as Record<string, unknown>,
+  quickPicks: [] as QuickPickCall[],
+  /** Answers a quick pick (default: dismiss it). */
+  answerQuickPick: (_call: QuickPickCall): Promise<unknown> => Promise.resolve(undefined),
+};
+
+const vscodeStub = {
+  StatusBarAlignment: { Left: 1, Right: 2 },
+  ViewColumn: { Active: -1, Beside: -2 },
+  CancellationTokenSource: class {
+    readonly token = new StubToken();
+    cancel(): void {
+      this.token.fire();
+    }
+    dispose(): void {}
+  },
+  Uri: { file: uriFile, joinPath: (u: { fsPath: string }, ...p: string[]) => uriFile(path.join(u.fsPath, ...p)) },
+  workspace: {
+    workspaceFolders: [{ uri: uriFile(REPO) }],
+    getConfiguration: () => ({ get: (key: string, dflt?: unknown) => ui.settings[key] ?? dflt }),
+    onDidChangeConfiguration: () => disposable,
+    asRelativePath: (u: { fsPath: string }) => path.relative(REPO, u.fsPath),
+    fs: { readFile: async (u: { fsPath: string }) => fs.readFileSync(u.fsPath) },
+  },
+  window: {
+    activeTextEditor: {
+      document: { uri: uriFile(path.join(REPO, "Makefile")), getText: () => "" },
+      selection: { isEmpty: true },
+    },
+    createOutputChannel: () => ({ append() {}, appendLine() {}, show() {}, dispose() {} }),
+    createStatusBarItem: () => ui.statusItem,
+    showErrorMessage: async (m: string) => void ui.errors.push(m),
+    showWarningMessage: async (m: string) => void ui.errors.push(m),
+    showInformationMessage: async () => undefined,
+    showQuickPick: (items: QuickPickCall["items"], options: QuickPickCall["options"], token: StubToken) => {
+      const call = { items, options, token, statusText: ui.statusItem.text };
+      ui.quickPicks.push(call);
+      return ui.answerQuickPick(call);
+    },
+  },
+  commands: {
+    registerCommand: (id: string, fn: () => Promise<void>) => {
+      ui.commands.set(id, fn);
+      return disposable;
+    },
+  },
+};
+
+const loader = Module as unknown as { _load: (request: string, ...rest: unknown[]) => unknown };
+const originalLoad = loader._load;
+loader._load = (request: string, ...rest: unknown[]) => (request === "vscode" ? vscodeStub : originalLoad(request, ...rest));
+
+export function removeTmp(): void {
+  fs.rmSync(TMP, { recursive: true, force: true });
+}
