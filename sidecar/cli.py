@@ -12,10 +12,13 @@ their stdout is theirs); ``serve`` never writes to stdout outside the protocol.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from sidecar import __version__
 from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES, STORE_ENV, TRACE_ENV, default_store_root
@@ -78,6 +81,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _exit_now(code: int) -> NoReturn:
+    """End the serving process as soon as its work is done.
+
+    By now the store is closed (every write fsynced), the transport has written its last
+    frame and the log says why it exits; what is left is the interpreter tearing down every
+    module and object (tiktoken's tables, the wire models, pygls), which took 0.4-1.5 s on a
+    loaded 2-core machine after the client's ``exit``.  Hosts wait for the process to end
+    (no orphans) and some kill it after a short grace period: skip the teardown.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
@@ -85,13 +104,14 @@ def main(argv: list[str] | None = None) -> int:
 
         setup_logging(args.verbose, args.log_file)
         trace = args.trace or (Path(os.environ[TRACE_ENV]) if os.environ.get(TRACE_ENV) else None)
-        return serve_stdio(
+        code = serve_stdio(
             ServeOptions(
                 store=args.store or default_store_root(),
                 max_message_bytes=args.max_message_bytes,
                 trace=trace,
             )
         )
+        _exit_now(code)
     setup_logging(0)
     import asyncio
 
