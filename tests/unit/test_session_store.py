@@ -360,6 +360,40 @@ async def test_reopening_the_store_restores_everything(root: Path) -> None:
         second.close()
 
 
+async def test_an_append_answers_after_its_write_and_fsync(
+    store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``SessionStore.append`` returns (the RPC answer) only after the history file was
+    written and fsynced: an ordering spy on the store module's ``os.write``/``os.fsync``."""
+    from sidecar.store import jsonl
+
+    sid = await new_session(store.sessions)
+    history = str(root.resolve() / "sessions" / sid / "history.jsonl")
+    events: list[str] = []
+    real_write, real_fsync = os.write, os.fsync
+
+    def is_history(fd: int) -> bool:
+        return os.readlink(f"/proc/self/fd/{fd}") == history
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        written = real_write(fd, data)
+        if is_history(fd):
+            events.append("write")
+        return written
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        if is_history(fd):
+            events.append("fsync")
+
+    monkeypatch.setattr(jsonl.os, "write", write)
+    monkeypatch.setattr(jsonl.os, "fsync", fsync)
+    await append(store.sessions, sid, msgs("a", "b"))
+    events.append("answered")
+    monkeypatch.undo()
+    assert events == ["write", "fsync", "answered"]
+
+
 # --- the writer lock -------------------------------------------------------------------------
 
 
