@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from sidecar.errors import StoreCorruptError
-from sidecar.store import jsonl
 from sidecar.store.jsonl import AppendLog, LoadedLog, write_file_atomic
 
 
@@ -48,8 +47,8 @@ def test_append_writes_then_fsyncs_then_returns(
         if fd == log.fd:
             events.append(("fsync", b""))
 
-    monkeypatch.setattr(jsonl.os, "write", write)
-    monkeypatch.setattr(jsonl.os, "fsync", fsync)
+    monkeypatch.setattr("sidecar.store.jsonl.os.write", write)
+    monkeypatch.setattr("sidecar.store.jsonl.os.fsync", fsync)
     payload = line({"seq": 1}) + line({"seq": 2})
     log.append(payload)
     events.append(("returned", b""))

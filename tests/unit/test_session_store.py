@@ -365,8 +365,6 @@ async def test_an_append_answers_after_its_write_and_fsync(
 ) -> None:
     """``SessionStore.append`` returns (the RPC answer) only after the history file was
     written and fsynced: an ordering spy on the store module's ``os.write``/``os.fsync``."""
-    from sidecar.store import jsonl
-
     sid = await new_session(store.sessions)
     history = str(root.resolve() / "sessions" / sid / "history.jsonl")
     events: list[str] = []
@@ -386,8 +384,8 @@ async def test_an_append_answers_after_its_write_and_fsync(
         if is_history(fd):
             events.append("fsync")
 
-    monkeypatch.setattr(jsonl.os, "write", write)
-    monkeypatch.setattr(jsonl.os, "fsync", fsync)
+    monkeypatch.setattr("sidecar.store.jsonl.os.write", write)
+    monkeypatch.setattr("sidecar.store.jsonl.os.fsync", fsync)
     await append(store.sessions, sid, msgs("a", "b"))
     events.append("answered")
     monkeypatch.undo()
