@@ -143,7 +143,10 @@ SESSION_FORK = MethodSpec(
 )
 SESSION_RENAME = MethodSpec("session/rename", SessionRenameParams, Session, "Retitle a session.")
 SESSION_DELETE = MethodSpec(
-    "session/delete", SessionRef, SessionDeleteResult, "Move a session to the store's trash."
+    "session/delete",
+    SessionRef,
+    SessionDeleteResult,
+    "Move a session to the store's trash; `session.busy` (retryable) while a run is active on it.",
 )
 SESSION_PIN = MethodSpec(
     "session/pin", SessionControlParams, SessionAppendResult, "Pin an item into the prompt."

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "STORE_ENV", "TRACE_ENV", "default_store_root"]
+__all__ = [
+    "DEFAULT_MAX_LOADED_SESSIONS",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "MAX_LOADED_SESSIONS_ENV",
+    "STORE_ENV",
+    "TRACE_ENV",
+    "default_store_root",
+    "max_loaded_sessions",
+]
+
+logger = logging.getLogger(__name__)
 
 #: Largest JSON-RPC body accepted by default (``--max-message-bytes``).
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -13,6 +24,10 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 TRACE_ENV = "CONTEXT_SIDECAR_TRACE"
 #: Environment variable naming the store root; ``--store`` wins over it.
 STORE_ENV = "CONTEXT_SIDECAR_STORE"
+#: Environment variable bounding how many idle sessions stay loaded (each holds its history's
+#: index and an open file); sessions in use are never dropped, so more may be loaded at once.
+MAX_LOADED_SESSIONS_ENV = "CONTEXT_SIDECAR_MAX_LOADED_SESSIONS"
+DEFAULT_MAX_LOADED_SESSIONS = 64
 
 
 def default_store_root() -> Path:
@@ -23,3 +38,23 @@ def default_store_root() -> Path:
         return Path(explicit).expanduser()
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state).expanduser() / "context-sidecar"
+
+
+def max_loaded_sessions() -> int:
+    """``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS`` (a positive integer), else 64."""
+    raw = os.environ.get(MAX_LOADED_SESSIONS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_LOADED_SESSIONS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        logger.warning(
+            "%s=%r is not a positive integer; using %d",
+            MAX_LOADED_SESSIONS_ENV,
+            raw,
+            DEFAULT_MAX_LOADED_SESSIONS,
+        )
+        return DEFAULT_MAX_LOADED_SESSIONS
+    return value

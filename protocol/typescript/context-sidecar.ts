@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "9c2fa9d4511e2337a9ed8fdbc47db4bf" as const;
+export const SCHEMA_HASH = "a3b8cff9cf401a0dd62f529a000ef9c7" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -1557,7 +1557,9 @@ export interface ClientRequests {
   "session/fork": { params: SessionForkParams; result: Session };
   /** Retitle a session. */
   "session/rename": { params: SessionRenameParams; result: Session };
-  /** Move a session to the store's trash. */
+  /**
+   * Move a session to the store's trash; `session.busy` (retryable) while a run is active on it.
+   */
   "session/delete": { params: SessionRef; result: SessionDeleteResult };
   /** Pin an item into the prompt. */
   "session/pin": { params: SessionControlParams; result: SessionAppendResult };

@@ -172,10 +172,11 @@ class ContextService:
         root, here = self.workspace(params.session_id, params.cwd)
         diagnostics: list[dict[str, Any]] = []
         tokenizer = self.tokenizers.get(None)
-        view = self.store.sessions.history(
+        with self.store.sessions.history(
             params.session_id, tokenizer.info.id, lambda r: count_entries(tokenizer, r)
-        )
-        controls = fold_controls(view)
+        ) as view:
+            controls = fold_controls(view)
+            through_seq = view.head
         pinned_paths = [
             t["locator"] for t in controls.pinned.values() if t["kind"] in ("file", "instruction")
         ]
@@ -227,7 +228,7 @@ class ContextService:
         overrides = self._workspace_fragments(root, diagnostics)
         frozen = FrozenInput(
             session_id=params.session_id,
-            through_seq=view.head,
+            through_seq=through_seq,
             clock=params.clock or _now_clock(),
             user_turn=params.user_turn,
             attachments=attachments,

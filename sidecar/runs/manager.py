@@ -1,6 +1,8 @@
 """Active runs, subscriptions and the run methods' logic (no pygls here).
 
-- One active run per session (``session.busy`` otherwise).
+- One active run per session (``session.busy`` otherwise).  ``session/delete`` goes through
+  here too: refused with ``session.busy`` while a run is active, and no run starts while the
+  session is being deleted.
 - ``emit`` appends an event to the run's journal and only then sends it, to this connection,
   if it is subscribed to the run.
 - ``subscribe {afterSeq}`` sends the journal's events after ``afterSeq`` and registers the
@@ -64,6 +66,8 @@ logger = logging.getLogger(__name__)
 #: Bytes the client may leave unread before a run's live events stop being queued for it.
 MAX_BACKLOG_BYTES = 4 * 1024 * 1024
 LAGGED_RETRY_MS = 250
+#: What ``_busy`` holds for a session while it is being deleted (else a run id or "starting").
+_DELETING = "deleting"
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
@@ -171,6 +175,13 @@ class RunManager:
     def _claim(self, session_id: str) -> None:
         self.store.sessions.get(session_id)
         current = self._busy.get(session_id)
+        if current == _DELETING:
+            raise BusyError(
+                ErrorCode.SESSION_BUSY,
+                f"session {session_id} is being deleted",
+                details={"sessionId": session_id},
+                retry_after_ms=500,
+            )
         if current is not None:
             raise BusyError(
                 ErrorCode.SESSION_BUSY,
@@ -178,6 +189,16 @@ class RunManager:
                 details={"sessionId": session_id, "runId": current},
                 retry_after_ms=500,
             )
+
+    async def delete_session(self, session_id: str) -> None:
+        """``session/delete``: ``session.busy`` while a run is active on the session (its
+        appends would land in the trash, or fail half-way); no run starts during it."""
+        self._claim(session_id)
+        self._busy[session_id] = _DELETING
+        try:
+            await self.store.sessions.delete(session_id)
+        finally:
+            self._busy.pop(session_id, None)
 
     def _provider(
         self,

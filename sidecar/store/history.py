@@ -12,7 +12,8 @@ keeps, per session, what that walk needs in memory:
   count cache and extended incrementally, so the tokens of any seq range cost O(1).
 
 A :class:`HistoryView` is a consistent read-only view at one head: appends that land while it
-is in use are not visible through it.
+is in use are not visible through it.  A view from ``SessionStore.history`` holds a lease on
+its session until it is closed or collected, so the session is not dropped under it.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from types import TracebackType
 
     from sidecar.store.token_counts import CountFn, TokenCountCache
 
@@ -51,6 +54,9 @@ _RECORD_CACHE = 8192
 class _TokenIndex:
     counts: list[int] = field(default_factory=list)
     cum: list[int] = field(default_factory=lambda: [0])  # cum[i] = sum(counts[:i])
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held while counts are extended: two views synced at once in two threads would each
+    append the same counts (interleaved), and every later sum would be wrong."""
 
 
 #: One character per entry saying what grouping needs to know without parsing it:
@@ -118,20 +124,23 @@ class HistoryIndex:
         looked up, only never-counted ones are tokenized)."""
         with self._lock:
             index = self._tokens.setdefault(tokenizer, _TokenIndex())
-        done = len(index.counts)
-        if done < head:
-            seqs = list(range(done + 1, head + 1))
-            fresh = cache.counts(
-                tokenizer,
-                [hashes[s - 1] for s in seqs],
-                lambda idx: [self.record(seqs[i], lines) for i in idx],
-                count,
-            )
-            running = index.cum[-1]
-            for n in fresh:
-                index.counts.append(n)
-                running += n
-                index.cum.append(running)
+        if len(index.counts) >= head:
+            return index
+        with index.lock:
+            done = len(index.counts)
+            if done < head:
+                seqs = list(range(done + 1, head + 1))
+                fresh = cache.counts(
+                    tokenizer,
+                    [hashes[s - 1] for s in seqs],
+                    lambda idx: [self.record(seqs[i], lines) for i in idx],
+                    count,
+                )
+                running = index.cum[-1]
+                for n in fresh:
+                    index.counts.append(n)
+                    running += n
+                    index.cum.append(running)
         return index
 
 
@@ -145,12 +154,36 @@ class HistoryView:
         lines: Sequence[bytes],
         tokens: _TokenIndex,
         tokenizer: str = "",
+        *,
+        release: Callable[[], None] | None = None,
     ) -> None:
+        """``release``: gives back what keeps the lines readable (a lease on the session);
+        called once, by :meth:`close` or when the view is collected."""
         self.head = head
         self.tokenizer = tokenizer
         self._index = index
         self._lines = lines
         self._tokens = tokens
+        self._release: weakref.finalize[[], HistoryView] | None = None
+        if release is not None:
+            self._release = weakref.finalize(self, release)
+            self._release.atexit = False
+
+    def close(self) -> None:
+        """Release the session (idempotent); the view must not be read afterwards."""
+        if self._release is not None:
+            self._release()
+
+    def __enter__(self) -> HistoryView:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
     def kind(self, seq: int) -> str:
         return self._index.kinds[seq - 1]

@@ -5,18 +5,24 @@ itself: with 100k entries that is ~1 MB instead of ~100 MB, and DESIGN.md's memo
 (<= 250 MB with 100k entries loaded) holds with room.  Lines are read with ``pread`` on a
 read-only descriptor; the hot ones are parsed once and cached by the history index, the
 transcript groups by the context pipeline, so an assembly reads only what changed.
+
+Lines are appended on the event loop while worker threads read: :meth:`FileLines.extend`
+publishes the new line starts in one step before the new end, and a read takes the end
+before it looks at how many starts there are, so a line below the head a reader was given
+is always read whole and only.  A closed ``FileLines`` refuses reads (it never reopens:
+whoever closes it is the last user, see ``sidecar.store.loaded``).
 """
 
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, overload
 
 from sidecar.errors import StoreIOError
 
 if TYPE_CHECKING:
-    from array import array
     from collections.abc import Iterable
     from pathlib import Path
 
@@ -29,12 +35,12 @@ class FileLines(Sequence[bytes]):
     def __init__(self, path: Path, starts: array[int], end: int, *, fd: int | None = None) -> None:
         """``starts``: the offset of each line; ``end``: the offset past the last newline;
         ``fd``: a readable descriptor of the file to borrow (the writer's own), else one is
-        opened on the first read."""
+        opened now (and closed by :meth:`close`)."""
         self.path = path
         self._starts = starts
         self._end = end
-        self._fd = -1 if fd is None else fd
         self._owned = fd is None
+        self._fd = os.open(path, os.O_RDONLY) if fd is None else fd
 
     def __len__(self) -> int:
         return len(self._starts)
@@ -67,15 +73,19 @@ class FileLines(Sequence[bytes]):
 
     def _stop(self, index: int) -> int:
         """Offset just past line ``index``'s newline."""
-        return self._starts[index + 1] if index + 1 < len(self._starts) else self._end
+        end = self._end  # before the count: see the module docstring
+        return self._starts[index + 1] if index + 1 < len(self._starts) else end
 
     def _read(self, offset: int, size: int) -> bytes:
-        if self._fd < 0:
-            self._fd = os.open(self.path, os.O_RDONLY)
-            self._owned = True
+        fd = self._fd
+        if fd < 0:
+            raise StoreIOError(
+                f"{self.path.name} was read after it was closed",
+                details={"path": str(self.path)},
+            )
         chunks = []
         while size > 0:
-            chunk = os.pread(self._fd, size, offset)
+            chunk = os.pread(fd, size, offset)
             if not chunk:
                 raise StoreIOError(
                     f"{self.path.name} is shorter than its index (truncated behind the store?)",
@@ -88,11 +98,15 @@ class FileLines(Sequence[bytes]):
 
     def extend(self, lines: Iterable[bytes]) -> None:
         """Record lines just appended to the file (each written with its newline)."""
+        end = self._end
+        starts = array(self._starts.typecode)
         for line in lines:
-            self._starts.append(self._end)
-            self._end += len(line) + 1
+            starts.append(end)
+            end += len(line) + 1
+        self._starts.extend(starts)  # one step, then the end: see the module docstring
+        self._end = end
 
     def close(self) -> None:
-        if self._fd >= 0 and self._owned:
-            os.close(self._fd)
-        self._fd = -1
+        fd, self._fd = self._fd, -1
+        if fd >= 0 and self._owned:
+            os.close(fd)

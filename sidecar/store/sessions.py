@@ -10,16 +10,20 @@ Layout under the store root::
 ``headSeq`` and ``updatedAt`` are derived from the history (its last line), never stored
 twice, so an append writes exactly one file.  Writes to one session are serialised by an
 ``anyio.Lock``; the fsync runs in a worker thread so the event loop keeps serving reads, and
-readers only ever see acknowledged entries.
+readers only ever see acknowledged entries (an append publishes the new head last).
+
+Loaded states are owned by :class:`~sidecar.store.loaded.LoadedSessions`: every method holds
+a lease on the state it uses for as long as it uses it (a :class:`HistoryView` holds one
+until it is closed or collected), so no eviction, reload or delete closes a state under its
+user, and two copies of one session are never loaded.  At most
+``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS`` (default 64) idle sessions stay loaded.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +36,7 @@ from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from protocol.sessions import ForkOrigin, Session
 from sidecar.aio import run_to_completion
+from sidecar.defaults import max_loaded_sessions
 from sidecar.errors import (
     BusyError,
     ConflictError,
@@ -44,10 +49,12 @@ from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.history import HistoryIndex, HistoryView
 from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic, write_new_file
 from sidecar.store.lines import FileLines
+from sidecar.store.loaded import Lease, LoadedSessions
 from sidecar.store.token_counts import CountFn, TokenCountCache
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from contextlib import AbstractAsyncContextManager
 
     from protocol.entries import EntryInput
     from sidecar.store.lock import StoreLock
@@ -56,8 +63,6 @@ __all__ = ["ReadPage", "SessionStore", "content_hash"]
 
 _SESSION_PREFIX = "ses_"
 _ID_LEN = len(_SESSION_PREFIX) + 26
-#: Sessions kept loaded at once (each holds its history's lines, index and an open file).
-MAX_LOADED = 64
 
 
 def content_hash(body: dict[str, Any]) -> str:
@@ -87,7 +92,7 @@ def _entry_line(ref: dict[str, Any], body: dict[str, Any], canon: bytes) -> byte
 
 @dataclass(slots=True)
 class _State:
-    """One loaded session."""
+    """One loaded session (owned by ``LoadedSessions``; used under a lease)."""
 
     meta: dict[str, Any]
     dir: Path
@@ -97,11 +102,10 @@ class _State:
     last_time: str | None
     size: int
     tokens: TokenCountCache
+    head: int
+    """Published last by an append, once the lines, hashes and index hold the new entries:
+    a reader in another thread never sees a head whose entries are not readable yet."""
     index: HistoryIndex = field(default_factory=HistoryIndex)
-
-    @property
-    def head(self) -> int:
-        return len(self.lines)
 
     def close(self) -> None:
         self.lines.close()  # before the log: it may borrow the log's descriptor
@@ -119,18 +123,19 @@ class ReadPage:
 class SessionStore:
     """All sessions of one store root."""
 
-    def __init__(self, root: Path, lock: StoreLock) -> None:
+    def __init__(self, root: Path, lock: StoreLock, *, max_loaded: int | None = None) -> None:
+        """``max_loaded``: idle sessions kept loaded (default
+        ``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS``, else 64); an idle one beyond it is dropped
+        and its history file closed, and loads again when next used."""
         self.root = root
         self._dir = root / "sessions"
         self._trash = root / "trash"
         self._lock = lock
-        #: Loaded sessions, least recently used first; at most ``MAX_LOADED`` (an idle one
-        #: is dropped and its history file closed; it loads again when next used).
-        self._states: OrderedDict[str, _State] = OrderedDict()
-        #: One writer at a time per session.  Kept apart from the loaded state, and taken
-        #: *before* the state is looked up, so a session with a write in flight is never
-        #: dropped and reloaded behind that write's back.
-        self._locks: dict[str, anyio.Lock] = {}
+        self._loaded: LoadedSessions[_State] = LoadedSessions(
+            lambda session_id: self._load(session_id),
+            max_loaded=max_loaded_sessions() if max_loaded is None else max_loaded,
+            fresh=self._fresh,
+        )
         self._dir.mkdir(parents=True, exist_ok=True)
 
     # --- write permission ----------------------------------------------------------------
@@ -145,9 +150,7 @@ class SessionStore:
         if self._lock.held:
             return
         if self._lock.try_acquire():
-            for state in self._states.values():
-                state.close()
-            self._states.clear()  # loaded read-only: reload as the writer
+            self._loaded.clear()  # loaded read-only: reload as the writer
             return
         raise BusyError(
             ErrorCode.STORE_LOCKED,
@@ -175,43 +178,29 @@ class SessionStore:
             details={"sessionId": session_id},
         )
 
-    def _state(self, session_id: str) -> _State:
-        state = self._states.get(session_id)
-        if state is not None and (
-            self._lock.held or _size(state.dir / "history.jsonl") == state.size
-        ):
-            self._states.move_to_end(session_id)
-            return state
-        state = self._load(session_id)
-        old = self._states.pop(session_id, None)
-        if old is not None:
-            old.close()
-        self._states[session_id] = state
-        self._evict()
-        return state
+    def _fresh(self, state: _State) -> bool:
+        """Whether a loaded state still matches its file: always for the writer (every
+        append goes through it); a reader reloads what another process appended."""
+        return self._lock.held or _size(state.dir / "history.jsonl") == state.size
 
-    def _write_lock(self, session_id: str) -> anyio.Lock:
+    def _lease(self, session_id: str) -> Lease[_State]:
+        """A lease on the session's state, loaded if needed (blocking)."""
         self._session_dir(session_id)  # validates the id
-        lock = self._locks.get(session_id)
-        if lock is None:
-            lock = self._locks[session_id] = anyio.Lock()
-        return lock
+        return self._loaded.acquire(session_id)
 
-    def _evict(self) -> None:
-        """Drop least recently used sessions beyond ``MAX_LOADED`` that no write holds."""
-        excess = len(self._states) - MAX_LOADED
-        if excess <= 0:
-            return
-        for session_id in list(self._states):
-            if excess <= 0:
-                break
-            lock = self._locks.get(session_id)
-            if lock is not None and lock.locked():
-                continue
-            state = self._states.pop(session_id)
-            state.close()
-            self._locks.pop(session_id, None)
-            excess -= 1
+    async def _lease_async(self, session_id: str) -> Lease[_State]:
+        """:meth:`_lease` for the event loop: a cold session loads in a worker thread."""
+        self._session_dir(session_id)
+        lease = self._loaded.acquire_loaded(session_id)
+        if lease is None:
+            # not abandoned on cancel: the lease comes back to this task, which releases it
+            lease = await anyio.to_thread.run_sync(self._loaded.acquire, session_id)
+        return lease
+
+    def _writing(self, session_id: str) -> AbstractAsyncContextManager[None]:
+        """The session's write lock (one writer at a time)."""
+        self._session_dir(session_id)
+        return self._loaded.writing(session_id)
 
     def _load(self, session_id: str) -> _State:
         sdir = self._session_dir(session_id)
@@ -235,15 +224,22 @@ class SessionStore:
 
         path = sdir / "history.jsonl"
         log, loaded = AppendLog.open(path, writable=self._lock.held, visit=visit, keep_lines=False)
+        try:
+            lines = FileLines(path, loaded.starts, loaded.end, fd=log.fd if log else None)
+        except BaseException:
+            if log is not None:
+                log.close()
+            raise
         return _State(
             meta=meta,
             dir=sdir,
             log=log,
-            lines=FileLines(path, loaded.starts, loaded.end, fd=log.fd if log else None),
+            lines=lines,
             hashes=hashes,
             last_time=last_time[0],
             size=loaded.end,
             tokens=TokenCountCache(sdir, lambda: self._lock.held),
+            head=len(loaded.starts),
             index=index,
         )
 
@@ -280,6 +276,28 @@ class SessionStore:
         lines: Sequence[bytes] = (),
     ) -> Session:
         self.require_writer()
+        return await self._create(
+            title=title,
+            workspace_roots=workspace_roots,
+            profile_id=profile_id,
+            meta=meta,
+            forked_from=forked_from,
+            history=lambda: b"".join(line + b"\n" for line in lines),
+        )
+
+    async def _create(
+        self,
+        *,
+        title: str,
+        workspace_roots: Sequence[str],
+        profile_id: str | None,
+        meta: dict[str, Any] | None,
+        forked_from: dict[str, Any] | None,
+        history: Callable[[], bytes],
+        caches_from: Path | None = None,
+    ) -> Session:
+        """Write a new session: ``history()`` (run in the worker thread) gives its history
+        file; ``caches_from``: a session directory whose token-count caches are copied."""
         roots = _absolute_roots(workspace_roots)
         session_id = new_id("ses")
         now = now_iso()
@@ -294,20 +312,22 @@ class SessionStore:
             "meta": meta,
         }
         sdir = self._dir / session_id
-        history = b"".join(line + b"\n" for line in lines)
 
         def write() -> None:
             sdir.mkdir()
-            write_new_file(sdir / "history.jsonl", history)
+            write_new_file(sdir / "history.jsonl", history())
+            if caches_from is not None:
+                _copy_token_caches(caches_from, sdir)
             # session.json last: a directory without it is an unfinished create, never listed
             write_file_atomic(sdir / "session.json", dumps_bytes(record))
             fsync_dir(self._dir)
 
         await run_to_completion(lambda: anyio.to_thread.run_sync(write))
-        return self._session(self._state(session_id))
+        return self.get(session_id)
 
     def get(self, session_id: str) -> Session:
-        return self._session(self._state(session_id))
+        with self._lease(session_id) as state:
+            return self._session(state)
 
     def list_page(self, *, cursor: str | None, limit: int) -> tuple[list[Session], str | None]:
         """Sessions newest first; ``cursor`` is the last id of the previous page."""
@@ -330,62 +350,65 @@ class SessionStore:
 
     async def rename(self, session_id: str, title: str) -> Session:
         self.require_writer()
-        async with self._write_lock(session_id):
-            state = self._state(session_id)
-            meta = dict(state.meta, title=title, updatedAt=now_iso())
+        async with self._writing(session_id):
+            with await self._lease_async(session_id) as state:
+                meta = dict(state.meta, title=title, updatedAt=now_iso())
 
-            async def commit() -> None:
-                await anyio.to_thread.run_sync(
-                    write_file_atomic, state.dir / "session.json", dumps_bytes(meta)
-                )
-                state.meta = meta
+                async def commit() -> None:
+                    await anyio.to_thread.run_sync(
+                        write_file_atomic, state.dir / "session.json", dumps_bytes(meta)
+                    )
+                    state.meta = meta
 
-            await run_to_completion(commit)
-        return self._session(state)
+                await run_to_completion(commit)
+                return self._session(state)
 
     async def delete(self, session_id: str) -> None:
+        """Move a session to the trash.  Its state is dropped (closed once no one uses it)
+        and its write lock goes with the last writer waiting for it (who then finds no
+        session).  Refusing a session a run is using is the caller's (``RunManager``)."""
         self.require_writer()
-        async with self._write_lock(session_id):
-            state = self._state(session_id)
-            self._trash.mkdir(exist_ok=True)
-            stamp = now_iso().replace(":", "").replace("-", "").replace(".", "")
-            target = self._trash / f"{session_id}-{stamp}"
+        async with self._writing(session_id):
+            with await self._lease_async(session_id) as state:
+                self._trash.mkdir(exist_ok=True)
+                stamp = now_iso().replace(":", "").replace("-", "").replace(".", "")
+                target = self._trash / f"{session_id}-{stamp}"
 
-            def move() -> None:
-                os.rename(state.dir, target)
-                fsync_dir(self._dir)
-                fsync_dir(self._trash)
+                def move() -> None:
+                    os.rename(state.dir, target)
+                    fsync_dir(self._dir)
+                    fsync_dir(self._trash)
 
-            async def commit() -> None:
-                await anyio.to_thread.run_sync(move)
-                state.close()
-                self._states.pop(session_id, None)
+                async def commit() -> None:
+                    await anyio.to_thread.run_sync(move)
+                    self._loaded.forget(session_id)
 
-            await run_to_completion(commit)
+                await run_to_completion(commit)
 
     async def fork(self, session_id: str, *, at_seq: int | None, title: str | None) -> Session:
+        """A new session holding the first ``at_seq`` entries (default: all) and the
+        source's token-count caches; everything is written and fsynced in a worker thread."""
         self.require_writer()
-        source = self._state(session_id)
-        head = source.head
-        at = head if at_seq is None else at_seq
-        if at > head:
-            raise InvalidRequestError(
-                ErrorCode.SEQ_OUT_OF_RANGE,
-                f"atSeq {at} is past the head of {session_id} ({head})",
-                details={"sessionId": session_id, "headSeq": head, "atSeq": at},
+        with await self._lease_async(session_id) as source:
+            head = source.head
+            at = head if at_seq is None else at_seq
+            if at > head:
+                raise InvalidRequestError(
+                    ErrorCode.SEQ_OUT_OF_RANGE,
+                    f"atSeq {at} is past the head of {session_id} ({head})",
+                    details={"sessionId": session_id, "headSeq": head, "atSeq": at},
+                )
+            meta = source.meta
+            lines = source.lines
+            return await self._create(
+                title=meta["title"] if title is None else title,
+                workspace_roots=meta["workspaceRoots"],
+                profile_id=meta.get("profileId"),
+                meta=meta.get("meta"),
+                forked_from={"sessionId": session_id, "atSeq": at},
+                history=lambda: b"".join(line + b"\n" for line in lines[:at]),
+                caches_from=source.dir,
             )
-        meta = source.meta
-        forked = await self.create(
-            title=meta["title"] if title is None else title,
-            workspace_roots=meta["workspaceRoots"],
-            profile_id=meta.get("profileId"),
-            meta=meta.get("meta"),
-            forked_from={"sessionId": session_id, "atSeq": at},
-            lines=source.lines[:at],
-        )
-        for cache in source.dir.glob("tokens-*.jsonl"):
-            shutil.copyfile(cache, self._dir / forked.session_id / cache.name)
-        return forked
 
     # --- history ---------------------------------------------------------------------------
 
@@ -398,43 +421,53 @@ class SessionStore:
     ) -> tuple[list[dict[str, Any]], int]:
         """Append durably; return the assigned ``{seq, id, time, hash}`` and the new head."""
         self.require_writer()
-        async with self._write_lock(session_id):
-            state = self._state(session_id)
-            head = state.head
-            if expected_head_seq is not None and expected_head_seq != head:
-                raise ConflictError(
-                    f"head of {session_id} is {head}, not {expected_head_seq}",
-                    details={"sessionId": session_id, "headSeq": head},
-                )
-            refs: list[dict[str, Any]] = []
-            records: list[dict[str, Any]] = []
-            lines: list[bytes] = []
-            hashes: list[str] = []
-            time = now_iso()
-            for offset, entry in enumerate(entries, start=1):
-                seq = head + offset
-                body = dump_wire(entry)
-                _check_refs(body, seq, session_id)
-                digest, canon = _hashed(body)
-                ref = {"seq": seq, "id": new_id("ent"), "time": time, "hash": digest}
-                refs.append(ref)
-                records.append({**ref, **body})
-                lines.append(_entry_line(ref, body, canon))
-                hashes.append(sys.intern(digest))
-            payload = b"".join(line + b"\n" for line in lines)
-            log = state.log
-            assert log is not None  # the writer always opens logs writable
+        async with self._writing(session_id):
+            with await self._lease_async(session_id) as state:
+                return await self._append(state, session_id, entries, expected_head_seq)
 
-            async def commit() -> None:
-                await anyio.to_thread.run_sync(log.append, payload)
-                state.index.add(records, head + 1)
-                state.lines.extend(lines)
-                state.hashes.extend(hashes)
-                state.last_time = time
-                state.size = log.size
+    async def _append(
+        self,
+        state: _State,
+        session_id: str,
+        entries: Sequence[EntryInput],
+        expected_head_seq: int | None,
+    ) -> tuple[list[dict[str, Any]], int]:
+        head = state.head
+        if expected_head_seq is not None and expected_head_seq != head:
+            raise ConflictError(
+                f"head of {session_id} is {head}, not {expected_head_seq}",
+                details={"sessionId": session_id, "headSeq": head},
+            )
+        refs: list[dict[str, Any]] = []
+        records: list[dict[str, Any]] = []
+        lines: list[bytes] = []
+        hashes: list[str] = []
+        time = now_iso()
+        for offset, entry in enumerate(entries, start=1):
+            seq = head + offset
+            body = dump_wire(entry)
+            _check_refs(body, seq, session_id)
+            digest, canon = _hashed(body)
+            ref = {"seq": seq, "id": new_id("ent"), "time": time, "hash": digest}
+            refs.append(ref)
+            records.append({**ref, **body})
+            lines.append(_entry_line(ref, body, canon))
+            hashes.append(sys.intern(digest))
+        payload = b"".join(line + b"\n" for line in lines)
+        log = state.log
+        assert log is not None  # the writer always opens logs writable
 
-            await run_to_completion(commit)
-            return refs, state.head
+        async def commit() -> None:
+            await anyio.to_thread.run_sync(log.append, payload)
+            state.index.add(records, head + 1)
+            state.lines.extend(lines)
+            state.hashes.extend(hashes)
+            state.last_time = time
+            state.size = log.size
+            state.head = head + len(lines)  # last: readers in threads go by the head
+
+        await run_to_completion(commit)
+        return refs, state.head
 
     def read(
         self,
@@ -444,44 +477,52 @@ class SessionStore:
         before_seq: int | None,
         limit: int,
     ) -> ReadPage:
-        state = self._state(session_id)
-        head = state.head
-        lo = 0 if after_seq is None else min(after_seq, head)  # index of the first candidate
-        hi = head if before_seq is None else min(max(before_seq - 1, 0), head)  # exclusive
-        if after_seq is None and before_seq is not None:
-            start = max(lo, hi - limit)
-            stop, more = hi, start > lo
-        else:
-            start = lo
-            stop = min(hi, lo + limit)
-            more = stop < hi
-        if start >= stop:
-            return ReadPage([], head, False)
-        return ReadPage([json.loads(line) for line in state.lines[start:stop]], head, more)
+        with self._lease(session_id) as state:
+            head = state.head
+            lo = 0 if after_seq is None else min(after_seq, head)  # index of the first candidate
+            hi = head if before_seq is None else min(max(before_seq - 1, 0), head)  # exclusive
+            if after_seq is None and before_seq is not None:
+                start = max(lo, hi - limit)
+                stop, more = hi, start > lo
+            else:
+                start = lo
+                stop = min(hi, lo + limit)
+                more = stop < hi
+            if start >= stop:
+                return ReadPage([], head, False)
+            return ReadPage([json.loads(line) for line in state.lines[start:stop]], head, more)
 
     def token_counts(
         self, session_id: str, seqs: Sequence[int], tokenizer: str, count: CountFn
     ) -> list[int]:
         """Cached token counts of the given entries (computed and persisted when missing)."""
-        state = self._state(session_id)
-        hashes = [state.hashes[s - 1] for s in seqs]
+        with self._lease(session_id) as state:
+            hashes = [state.hashes[s - 1] for s in seqs]
 
-        def records(indexes: list[int]) -> list[dict[str, Any]]:
-            return [json.loads(state.lines[seqs[i] - 1]) for i in indexes]
+            def records(indexes: list[int]) -> list[dict[str, Any]]:
+                return [json.loads(state.lines[seqs[i] - 1]) for i in indexes]
 
-        return state.tokens.counts(tokenizer, hashes, records, count)
+            return state.tokens.counts(tokenizer, hashes, records, count)
 
     def history(
         self, session_id: str, tokenizer: str, count: CountFn, head: int | None = None
     ) -> HistoryView:
         """A view of the history at its current head (or at an earlier ``head``) with token
-        counts for ``tokenizer`` (blocking when counts are missing: call from a worker thread)."""
-        state = self._state(session_id)
-        head = state.head if head is None else min(head, state.head)
-        tokens = state.index.sync_tokens(
-            tokenizer, head, state.hashes, state.lines, state.tokens, count
-        )
-        return HistoryView(head, state.index, state.lines, tokens, tokenizer)
+        counts for ``tokenizer`` (blocking when counts are missing: call from a worker thread).
+
+        The view holds a lease on the session until it is closed (``with`` or ``close()``)
+        or garbage collected: the session is not dropped while it is read through it."""
+        lease = self._lease(session_id)
+        try:
+            state = lease.state
+            head = state.head if head is None else min(head, state.head)
+            tokens = state.index.sync_tokens(
+                tokenizer, head, state.hashes, state.lines, state.tokens, count
+            )
+        except BaseException:
+            lease.release()
+            raise
+        return HistoryView(head, state.index, state.lines, tokens, tokenizer, release=lease.release)
 
     def session_dir(self, session_id: str) -> Path:
         """The directory of an existing session (``session.not_found`` otherwise)."""
@@ -494,9 +535,19 @@ class SessionStore:
         return sorted(n for n in os.listdir(self._dir) if n.startswith(_SESSION_PREFIX))
 
     def close(self) -> None:
-        for state in self._states.values():
-            state.close()
-        self._states.clear()
+        """Drop every loaded state (each is closed now, or by its last lease)."""
+        self._loaded.clear()
+
+
+def _copy_token_caches(source: Path, target: Path) -> None:
+    """Copy a session's token-count caches (complete lines only: the source may be being
+    appended to), each fsynced; the caller fsyncs the directory."""
+    for cache in sorted(source.glob("tokens-*.jsonl")):
+        try:
+            data = cache.read_bytes()
+        except FileNotFoundError:
+            continue
+        write_new_file(target / cache.name, data[: data.rfind(b"\n") + 1])
 
 
 def _size(path: Path) -> int:

@@ -3,7 +3,8 @@
 Counting is the expensive part of assembling a prompt; an entry's content never changes, so
 its count is computed once per tokenizer and appended to ``tokens-<tokenizer>.jsonl`` beside
 the session's history.  The file is a cache: it is not fsynced, torn or unreadable lines are
-skipped, and a lost count is simply computed again.
+skipped, and a lost count is simply computed again.  Views in several worker threads may ask
+at once: one lock per session makes the table load once and keeps appended rows whole.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +35,7 @@ class TokenCountCache:
         self._dir = session_dir
         self._can_write = can_write
         self._counts: dict[str, dict[str, int]] = {}
+        self._lock = threading.Lock()
 
     def _file(self, tokenizer: str) -> Path:
         return self._dir / f"tokens-{tokenizer}.jsonl"
@@ -62,6 +65,16 @@ class TokenCountCache:
     ) -> list[int]:
         """Counts for ``hashes``; the missing ones are computed from ``records(indexes)`` with
         ``count`` and persisted."""
+        with self._lock:
+            return self._counts_locked(tokenizer, hashes, records, count)
+
+    def _counts_locked(
+        self,
+        tokenizer: str,
+        hashes: Sequence[str],
+        records: Callable[[list[int]], Sequence[dict[str, Any]]],
+        count: CountFn,
+    ) -> list[int]:
         table = self._table(tokenizer)
         missing = [i for i, h in enumerate(hashes) if h not in table]
         if missing:

@@ -230,6 +230,42 @@ async def test_cancel_while_streaming_and_while_a_tool_is_pending(
     assert (await host.until_done(third["runId"]))[-1]["payload"]["status"] == "completed"
 
 
+async def test_a_session_with_an_active_run_cannot_be_deleted(sidecars: SidecarFactory) -> None:
+    """``session/delete`` while a run waits for a host tool: ``session.busy`` (retryable),
+    the session and the run untouched; once the run is over, the delete goes through."""
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    host.block_from_call = 1  # the tool call stays pending: the run stays active
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "read"}],
+            "tools": TOOLS,
+            "script": {
+                "rounds": [{"toolCalls": [{"name": "read_file", "arguments": {"path": "x"}}]}]
+            },
+        },
+    )
+    await host.until(lambda: len(host.tool_calls) == 1)
+    with pytest.raises(RpcError) as busy:
+        await client.request("session/delete", {"sessionId": sid})
+    assert busy.value.data_code == "session.busy" and busy.value.data["retryable"]
+    assert (await client.request("session/get", {"sessionId": sid}))["headSeq"] >= 1
+    assert (await client.request("run/get", {"runId": started["runId"]}))["status"] not in (
+        "completed",
+        "failed",
+        "cancelled",
+    )
+    await client.request("run/cancel", {"runId": started["runId"]})
+    deleted = await client.request("session/delete", {"sessionId": sid})
+    assert deleted == {"sessionId": sid, "deleted": True}
+    with pytest.raises(RpcError) as gone:
+        await client.request("session/get", {"sessionId": sid})
+    assert gone.value.data_code == "session.not_found"
+
+
 async def test_kill_9_mid_run_then_resume_without_redoing_confirmed_tools(
     sidecars: SidecarFactory,
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,37 @@ def open_writable(path: Path) -> AppendLog:
     log, _ = AppendLog.open(path)
     assert log is not None
     return log
+
+
+def test_append_writes_then_fsyncs_then_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append is acknowledged (returns) only after its bytes were written and fsynced.
+    A ``kill -9`` test cannot see a missing fsync (the page cache outlives the process);
+    this spy on the module's ``os.write`` / ``os.fsync`` can."""
+    log = open_writable(tmp_path / "history.jsonl")
+    events: list[tuple[str, bytes]] = []
+    real_write, real_fsync = os.write, os.fsync
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        written = real_write(fd, data)
+        if fd == log.fd:
+            events.append(("write", bytes(data[:written])))
+        return written
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        if fd == log.fd:
+            events.append(("fsync", b""))
+
+    monkeypatch.setattr("sidecar.store.jsonl.os.write", write)
+    monkeypatch.setattr("sidecar.store.jsonl.os.fsync", fsync)
+    payload = line({"seq": 1}) + line({"seq": 2})
+    log.append(payload)
+    events.append(("returned", b""))
+    monkeypatch.undo()
+    log.close()
+    assert events == [("write", payload), ("fsync", b""), ("returned", b"")]
 
 
 def test_append_then_reopen(tmp_path: Path) -> None:

@@ -360,6 +360,38 @@ async def test_reopening_the_store_restores_everything(root: Path) -> None:
         second.close()
 
 
+async def test_an_append_answers_after_its_write_and_fsync(
+    store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``SessionStore.append`` returns (the RPC answer) only after the history file was
+    written and fsynced: an ordering spy on the store module's ``os.write``/``os.fsync``."""
+    sid = await new_session(store.sessions)
+    history = str(root.resolve() / "sessions" / sid / "history.jsonl")
+    events: list[str] = []
+    real_write, real_fsync = os.write, os.fsync
+
+    def is_history(fd: int) -> bool:
+        return os.readlink(f"/proc/self/fd/{fd}") == history
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        written = real_write(fd, data)
+        if is_history(fd):
+            events.append("write")
+        return written
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        if is_history(fd):
+            events.append("fsync")
+
+    monkeypatch.setattr("sidecar.store.jsonl.os.write", write)
+    monkeypatch.setattr("sidecar.store.jsonl.os.fsync", fsync)
+    await append(store.sessions, sid, msgs("a", "b"))
+    events.append("answered")
+    monkeypatch.undo()
+    assert events == ["write", "fsync", "answered"]
+
+
 # --- the writer lock -------------------------------------------------------------------------
 
 
@@ -590,9 +622,7 @@ async def test_dropped_sessions_reload_and_writes_in_flight_keep_them(
     """With room for two loaded sessions, concurrent appends across eight still give every
     session seqs 1..n in order with the right texts: a session is only dropped when no write
     holds it, and a dropped one reloads from disk."""
-    import sidecar.store.sessions as sessions_module
-
-    monkeypatch.setattr(sessions_module, "MAX_LOADED", 2)
+    monkeypatch.setattr(store.sessions._loaded, "max_loaded", 2)
     ids = [await new_session(store.sessions, f"s{i}") for i in range(8)]
 
     async def writer(k: int) -> None:
@@ -601,7 +631,7 @@ async def test_dropped_sessions_reload_and_writes_in_flight_keep_them(
             await append(store.sessions, sid, msgs(f"{k}-{n}"))
 
     await asyncio.gather(*(writer(k) for k in range(8)))
-    assert len(store.sessions._states) <= 2 + 8  # only sessions with a write in flight exceed
+    assert len(store.sessions._loaded.loaded_ids()) <= 2  # nothing in use any more
     total = 0
     for sid in ids:
         seqs = history_seqs(root, sid)

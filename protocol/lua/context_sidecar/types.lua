@@ -1005,7 +1005,7 @@
 ---@field ["session/read"] { params: context_sidecar.SessionReadParams, result: context_sidecar.SessionReadResult } # Read a page of history by seq.
 ---@field ["session/fork"] { params: context_sidecar.SessionForkParams, result: context_sidecar.Session } # Copy a session's history up to a seq into a new session.
 ---@field ["session/rename"] { params: context_sidecar.SessionRenameParams, result: context_sidecar.Session } # Retitle a session.
----@field ["session/delete"] { params: context_sidecar.SessionRef, result: context_sidecar.SessionDeleteResult } # Move a session to the store's trash.
+---@field ["session/delete"] { params: context_sidecar.SessionRef, result: context_sidecar.SessionDeleteResult } # Move a session to the store's trash; `session.busy` (retryable) while a run is active on it.
 ---@field ["session/pin"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Pin an item into the prompt.
 ---@field ["session/unpin"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Undo a pin.
 ---@field ["session/drop"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Keep an item out of the prompt.
@@ -1073,7 +1073,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "9c2fa9d4511e2337a9ed8fdbc47db4bf",
+  SCHEMA_HASH = "a3b8cff9cf401a0dd62f529a000ef9c7",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

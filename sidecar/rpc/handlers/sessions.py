@@ -78,7 +78,7 @@ async def rename(state: SidecarState, p: SessionRenameParams) -> Session:
 
 
 async def delete(state: SidecarState, p: SessionRef) -> SessionDeleteResult:
-    await state.store.sessions.delete(p.session_id)
+    await state.runs.delete_session(p.session_id)
     return SessionDeleteResult(session_id=p.session_id, deleted=True)
 
 

@@ -91,7 +91,7 @@ function M.session_rename(params, callback)
   return call("session/rename", params, callback)
 end
 
---- `session/delete`: Move a session to the store's trash.
+--- `session/delete`: Move a session to the store's trash; `session.busy` (retryable) while a run is active on it.
 ---@param params context_sidecar.SessionRef
 ---@param callback? fun(err: table?, result: context_sidecar.SessionDeleteResult?)
 ---@return context_sidecar.SessionDeleteResult? result
