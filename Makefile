@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOST   := editors/host
 
-.PHONY: demo test bench bench-quick soak lint typecheck contract unit e2e host-test vscode-test dashboard-deps protocol-export clean
+.PHONY: demo test bench bench-quick soak lint typecheck contract unit e2e wheel-test host-test vscode-test dashboard-deps protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,13 @@ unit: $(STAMP)
 
 e2e: $(STAMP)
 	$(PY) -m pytest -q tests/e2e
+
+# The install a user does, alone: the README's wheel lines run as they are (build the wheel
+# from a clean copy, install it into a HOME outside the repository), then the installed
+# `context-sidecar serve` driven through a session, an assembly and a scripted run. `make test`
+# runs the same file with the rest of pytest.
+wheel-test: $(STAMP)
+	$(PY) -m pytest -q -ra tests/e2e/test_wheel_install.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(HOST)/node_modules $(HOST)/dist \
