@@ -18,7 +18,9 @@ from protocol.entries import ContentPart, EntryRef, ItemRef
 
 __all__ = [
     "AssembledPrompt",
+    "CacheAccounting",
     "CacheBreakpoint",
+    "CacheCost",
     "CompactionAdvice",
     "ContextAssembleParams",
     "ContextAssembleResult",
@@ -328,6 +330,53 @@ class CacheBreakpoint(WireModel):
     reason: str
 
 
+class CacheCost(WireModel):
+    """Predicted cost of a request's input from the shipped price table
+    (``sidecar/context/data/prices.json``; the output is not known before the call)."""
+
+    input: float
+    """Uncached input tokens at the model's input price."""
+    cache_write: float
+    """Tokens written to the cache at the 5-minute or 1-hour write price."""
+    cache_read: float
+    """Tokens read from the cache at the read price."""
+    total: float
+    currency: Literal["USD"]
+    prices_as_of: str
+    """Date of the price table the figures come from."""
+
+
+class CacheAccounting(WireModel):
+    """Predicted prompt-cache use of this request against the session's previous one, under the
+    provider's rules (``sidecar/context/data/cache_rules.json``: breakpoints and their 20-block
+    look-back, at most 4 markers, minimum cacheable tokens per model; OpenAI's automatic prefix
+    caching in 128-token steps; Gemini's implicit caching).  Assumes the previous request was
+    sent within the cache lifetime.  ``readTokens + writeTokens + uncachedTokens =
+    inputTokens``."""
+
+    provider: Provider
+    model: str
+    against_previous: bool
+    """Whether the session's previous request was known (``false``: nothing can be read)."""
+    input_tokens: int
+    """All input tokens of the request (tools, system, messages)."""
+    read_tokens: int
+    """Tokens predicted to be read from the cache."""
+    write_tokens: int
+    """Tokens predicted to be written to the cache (Anthropic markers; 0 for providers that
+    do not bill writes)."""
+    uncached_tokens: int
+    """Tokens neither read nor written: billed at the plain input price."""
+    first_change: str | None = None
+    """What first differs from the previous request (``tool <name>``, ``system section <id>``,
+    ``message <index>``, ``the model``): where its cache stops serving this one; ``null`` when
+    everything the previous request sent is repeated."""
+    rules_version: str
+    """Version of the cache rules the prediction used."""
+    cost: CacheCost | None = None
+    """``null`` when the price table does not list the model."""
+
+
 class LedgerItem(WireModel):
     item_id: str
     """Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns."""
@@ -394,6 +443,10 @@ class AssembledPrompt(WireModel):
     diagnostics: list[Diagnostic]
     through_seq: SeqNumber
     """The session head this prompt was assembled from."""
+    cache: CacheAccounting | None = None
+    """Predicted cache read / write / uncached tokens and cost against the session's previous
+    request.  Always in ``context/assemble`` answers; not kept in a stored snapshot (it says
+    how this request relates to another, not what the model sees)."""
 
 
 class ContextAssembleResult(AssembledPrompt):

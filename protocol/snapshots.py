@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 from protocol._base import JsonObject, NonEmptyStr, WireModel
 from protocol.context import (
     AssembledPrompt,
+    CacheAccounting,
     CompactionAdvice,
     Dashboard,
     LowerTarget,
@@ -179,6 +180,9 @@ class SnapshotAssembleResult(WireModel):
     diff: SnapshotDiff
     """Against the session's previous snapshot (all ``added`` for the first one)."""
     unknown_macros: list[str]
+    cache: CacheAccounting
+    """Predicted cache read / write / uncached tokens and cost of this prompt against the
+    session's previous snapshot."""
 
 
 class SnapshotGetParams(WireModel):

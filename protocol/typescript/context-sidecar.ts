@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "a3b8cff9cf401a0dd62f529a000ef9c7" as const;
+export const SCHEMA_HASH = "3e10da005ddd6042bbf304c013790e7c" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -63,6 +63,42 @@ export interface BlobReadResult {
   eof: boolean;
 }
 
+/**
+ * Predicted prompt-cache use of this request against the session's previous one, under the
+ * provider's rules (``sidecar/context/data/cache_rules.json``: breakpoints and their 20-block
+ * look-back, at most 4 markers, minimum cacheable tokens per model; OpenAI's automatic prefix
+ * caching in 128-token steps; Gemini's implicit caching).  Assumes the previous request was
+ * sent within the cache lifetime.  ``readTokens + writeTokens + uncachedTokens =
+ * inputTokens``.
+ */
+export interface CacheAccounting {
+  provider: "anthropic" | "openai" | "gemini" | "other";
+  model: string;
+  /** Whether the session's previous request was known (``false``: nothing can be read). */
+  againstPrevious: boolean;
+  /** All input tokens of the request (tools, system, messages). */
+  inputTokens: number;
+  /** Tokens predicted to be read from the cache. */
+  readTokens: number;
+  /**
+   * Tokens predicted to be written to the cache (Anthropic markers; 0 for providers that
+   * do not bill writes).
+   */
+  writeTokens: number;
+  /** Tokens neither read nor written: billed at the plain input price. */
+  uncachedTokens: number;
+  /**
+   * What first differs from the previous request (``tool <name>``, ``system section <id>``,
+   * ``message <index>``, ``the model``): where its cache stops serving this one; ``null`` when
+   * everything the previous request sent is repeated.
+   */
+  firstChange?: string | null;
+  /** Version of the cache rules the prediction used. */
+  rulesVersion: string;
+  /** ``null`` when the price table does not list the model. */
+  cost?: CacheCost | null;
+}
+
 /** A place where the prefix before it is expected to be cached. */
 export interface CacheBreakpoint {
   location: "tools" | "system" | "message";
@@ -73,6 +109,23 @@ export interface CacheBreakpoint {
   /** Tokens from the start of the request up to and including this point. */
   prefixTokens: number;
   reason: string;
+}
+
+/**
+ * Predicted cost of a request's input from the shipped price table
+ * (``sidecar/context/data/prices.json``; the output is not known before the call).
+ */
+export interface CacheCost {
+  /** Uncached input tokens at the model's input price. */
+  input: number;
+  /** Tokens written to the cache at the 5-minute or 1-hour write price. */
+  cacheWrite: number;
+  /** Tokens read from the cache at the read price. */
+  cacheRead: number;
+  total: number;
+  currency: "USD";
+  /** Date of the price table the figures come from. */
+  pricesAsOf: string;
 }
 
 /** When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show. */
@@ -163,6 +216,12 @@ export interface ContextAssembleResult {
   diagnostics: Diagnostic[];
   /** The session head this prompt was assembled from. */
   throughSeq: number;
+  /**
+   * Predicted cache read / write / uncached tokens and cost against the session's previous
+   * request.  Always in ``context/assemble`` answers; not kept in a stored snapshot (it says
+   * how this request relates to another, not what the model sees).
+   */
+  cache?: CacheAccounting | null;
   /** The provider request body, when ``lowerTo`` was given. */
   body?: { [key: string]: unknown } | null;
 }
@@ -782,6 +841,12 @@ export interface PromptSnapshot {
   diagnostics: Diagnostic[];
   /** The session head this prompt was assembled from. */
   throughSeq: number;
+  /**
+   * Predicted cache read / write / uncached tokens and cost against the session's previous
+   * request.  Always in ``context/assemble`` answers; not kept in a stored snapshot (it says
+   * how this request relates to another, not what the model sees).
+   */
+  cache?: CacheAccounting | null;
   /** Git blob id of the snapshot's canonical JSON (without this field). */
   snapshotId: string;
   inputId: string;
@@ -1333,6 +1398,11 @@ export interface SnapshotAssembleResult {
   /** Against the session's previous snapshot (all ``added`` for the first one). */
   diff: SnapshotDiff;
   unknownMacros: string[];
+  /**
+   * Predicted cache read / write / uncached tokens and cost of this prompt against the
+   * session's previous snapshot.
+   */
+  cache: CacheAccounting;
 }
 
 export interface SnapshotDiff {

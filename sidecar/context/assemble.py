@@ -31,7 +31,8 @@ import xxhash
 
 from protocol.context import ModelLimits, PromptProfile
 from protocol.errors import ErrorCode
-from sidecar.context.cache import place_breakpoints
+from sidecar.context.cache import plan_cache
+from sidecar.context.cache_accounting import RequestShape
 from sidecar.context.controls import ControlState
 from sidecar.context.limits import available_input
 from sidecar.context.tokens import Tokenizer, count_entries
@@ -100,6 +101,8 @@ class AssemblyInputs:
     """Messages of the turn in progress after its user message (a run's rounds so far):
     part of the current turn, so never evicted."""
     """Preset components injected into the transcript: (depth from the end, message)."""
+    previous: RequestShape | None = None
+    """The session's previous request: where its cache entries are (breakpoints, accounting)."""
 
 
 #: Token counts of section texts (fragments, instructions, ...) by (tokenizer, text hash):
@@ -618,6 +621,9 @@ class _Assembler:
             f"{counts['candidate']} left out · {used / 1000:.1f}k/"
             f"{self.budget.available / 1000:.1f}k tokens"
         )
+        breakpoints, cache = plan_cache(
+            inp.profile, tools, self.ledger, system, messages, inp.previous
+        )
         return {
             "system": system,
             "messages": messages,
@@ -632,9 +638,8 @@ class _Assembler:
                 "categories": categories,
                 "summary": summary,
             },
-            "cacheBreakpoints": place_breakpoints(
-                inp.profile, self.budget.categories["tools"], system, messages, bool(tools)
-            ),
+            "cacheBreakpoints": breakpoints,
+            "cache": cache,
             "tokenizer": self.tok.info.id,
             "modelLimits": inp.limits.model_dump(mode="json", by_alias=True),
             "compaction": advice,

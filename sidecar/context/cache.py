@@ -1,77 +1,131 @@
-"""Where prompt-cache breakpoints go (DESIGN.md §4 stage 6).
+"""Where prompt-cache breakpoints go, and what they are predicted to save (DESIGN.md §4 7).
 
 Candidates, in request order: the end of the tool catalog, the end of the system prompt, the
-end of the transcript before the new turn (what the previous turn cached, found by the
-provider's look-back), and the new turn itself (written now, read by the next turn).  A
-candidate is kept only when the prefix up to it reaches the model's cacheable minimum, and at
-most ``max_breakpoints`` are kept, the latest first.  Providers that cache automatically get
-the same points without a TTL (a prediction, not a marker).  The rules per provider are data:
-``data/cache_rules.json``.
+end of the transcript before the new turn, and the new turn itself (written now, read by the
+next turn).  A candidate is kept only when the prefix up to it reaches the model's cacheable
+minimum.
+
+Anthropic finds an earlier cache entry only ``lookbackBlocks`` (20) content blocks back from a
+marker.  A turn with many parallel tool calls and results puts the previous request's last
+cached position out of reach of every marker of this one, and the whole transcript would be
+written again.  So when the previous request of the session is known and this one repeats it
+through that position, a marker is placed there when no other marker reaches it: it reads
+what the previous request wrote.  At most ``maxBreakpoints`` are kept, the latest first (the
+tools marker goes first: the system marker's prefix contains the tools).
+
+Providers that cache automatically get the same points without a TTL (a prediction, not a
+marker).  The rules per provider are data: ``data/cache_rules.json``.  :func:`plan_cache` also
+predicts the request's cache read / write / uncached tokens and cost
+(:mod:`sidecar.context.cache_accounting`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sidecar.context.limits import cache_rules
+from sidecar.context.cache_accounting import (
+    RequestShape,
+    common_prefix,
+    predict_for,
+    reaches,
+    shape_of,
+)
+from sidecar.context.limits import CacheRules, cache_rules
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from protocol.context import PromptProfile
 
-__all__ = ["place_breakpoints"]
+__all__ = ["place_breakpoints", "plan_cache", "previous_cached_unit"]
+
+
+def plan_cache(
+    profile: PromptProfile,
+    tools: Sequence[dict[str, Any]],
+    ledger: Sequence[dict[str, Any]],
+    system: Sequence[dict[str, Any]],
+    messages: Sequence[dict[str, Any]],
+    previous: RequestShape | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(breakpoints, cache accounting) of a prompt, after the session's ``previous`` request."""
+    shape = shape_of(profile.model, tools, ledger, system, messages)
+    points = place_breakpoints(profile, shape, previous)
+    return points, predict_for(profile.provider, previous, shape.with_markers(points))
+
+
+def previous_cached_unit(
+    previous: RequestShape | None, current: RequestShape, rules: CacheRules
+) -> int | None:
+    """The last unit the previous request cached that this one repeats it through, if any."""
+    if previous is None:
+        return None
+    same = common_prefix(previous, current)
+    before = previous.tokens_through()
+    cached = [
+        m.unit for m in previous.markers if m.unit < same and before[m.unit] >= rules.min_tokens
+    ]
+    return max(cached) if cached else None
 
 
 def place_breakpoints(
-    profile: PromptProfile,
-    tools_tokens: int,
-    system: list[dict[str, Any]],
-    messages: list[dict[str, Any]],
-    has_tools: bool,
+    profile: PromptProfile, shape: RequestShape, previous: RequestShape | None = None
 ) -> list[dict[str, Any]]:
     rules = cache_rules(profile.provider, profile.model)
     stable_ttl = profile.cache_ttl if rules.markers else None
     message_ttl = "5m" if rules.markers else None
-    prefix = tools_tokens + sum(s["tokens"] for s in system)
-    points: list[dict[str, Any]] = []
-    if has_tools:
-        points.append(
-            {
-                "location": "tools",
-                "prefixTokens": tools_tokens,
-                "ttl": stable_ttl,
-                "reason": "end of the tool catalog",
-            }
-        )
-    if system:
-        points.append(
-            {
-                "location": "system",
-                "prefixTokens": prefix,
-                "ttl": stable_ttl,
-                "reason": "end of the system prompt",
-            }
-        )
-    running = prefix
-    last = len(messages) - 1
-    for index, message in enumerate(messages):
-        running += message["tokens"]
-        if index in (last - 1, last):
-            reason = (
-                "the new turn: written now, read by the next turn"
-                if index == last
-                else "end of the transcript before the new turn"
-            )
-            points.append(
-                {
-                    "location": "message",
-                    "messageIndex": index,
-                    "prefixTokens": running,
-                    "ttl": message_ttl,
-                    "reason": reason,
-                }
-            )
-    kept = [p for p in points if p["prefixTokens"] >= rules.min_tokens][-rules.max_breakpoints :]
-    for point in kept:
+    through = shape.tokens_through()
+    points: dict[int, dict[str, Any]] = {}
+    if shape.tools:
+        points[shape.tools - 1] = {"location": "tools", "reason": "end of the tool catalog"}
+    if shape.system:
+        points[shape.tools + shape.system - 1] = {
+            "location": "system",
+            "reason": "end of the system prompt",
+        }
+    first_message = shape.tools + shape.system
+    last = len(shape.units) - 1
+    for unit, reason in (
+        (last - 1, "end of the transcript before the new turn"),
+        (last, "the new turn: written now, read by the next turn"),
+    ):
+        if unit >= first_message:
+            points[unit] = {"location": "message", "messageIndex": unit - first_message}
+            points[unit]["reason"] = reason
+    for point in points.values():
+        point["ttl"] = message_ttl if point["location"] == "message" else stable_ttl
+    kept = {u: p for u, p in points.items() if through[u] >= rules.min_tokens}
+
+    if rules.markers:
+        reached = previous_cached_unit(previous, shape, rules)
+        blocks = shape.blocks_through()
+        if reached is not None and not any(reaches(blocks, u, reached, rules) for u in kept):
+            extra = _point_at(shape, reached)
+            if extra is not None:
+                extra["ttl"] = message_ttl
+                extra["reason"] = (
+                    "the previous request's last cache entry: no later marker reaches it "
+                    f"within {rules.lookback_blocks} blocks"
+                )
+                kept[reached] = extra
+
+    ordered = sorted(kept)[-rules.max_breakpoints :]
+    out = []
+    for unit in ordered:
+        point = {**kept[unit], "prefixTokens": through[unit]}
         if point["ttl"] is None:
             del point["ttl"]
-    return kept
+        out.append(point)
+    return out
+
+
+def _point_at(shape: RequestShape, unit: int) -> dict[str, Any] | None:
+    """A breakpoint ending ``unit``: the end of the tools, of the system prompt, or a message
+    (a marker cannot sit inside the tools or the system prompt)."""
+    if unit == shape.tools - 1:
+        return {"location": "tools"}
+    if unit == shape.tools + shape.system - 1:
+        return {"location": "system"}
+    if unit >= shape.tools + shape.system:
+        return {"location": "message", "messageIndex": unit - shape.tools - shape.system}
+    return None

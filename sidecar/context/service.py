@@ -11,12 +11,16 @@
    a working copy of the frozen macro context and variables.
 
 Per-session memory that is not history also lives here: the instruction hashes of the
-previous live assembly (for the per-turn diff) and host sources registered for the session.
+previous live assembly (for the per-turn diff), host sources registered for the session, and
+the shape of the session's previous request (where its cache entries are: the next request's
+breakpoints and cache accounting are planned against it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,6 +39,7 @@ from protocol.inputs import (
     SkillSnapshot,
 )
 from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
+from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.context.controls import fold_controls
 from sidecar.context.fragments import FRAGMENT_IDS, WORKSPACE_DIR, load_fragments
 from sidecar.context.instructions import (
@@ -56,6 +61,8 @@ if TYPE_CHECKING:
     from sidecar.store import Store
 
 __all__ = ["PINNED_FILE_MAX_BYTES", "Captured", "ContextService", "Material"]
+
+logger = logging.getLogger(__name__)
 
 #: Largest pinned file read into the prompt (bigger ones are cut and say so).
 PINNED_FILE_MAX_BYTES = 256 * 1024
@@ -106,6 +113,7 @@ class Built:
 class _SessionMemory:
     instruction_hashes: dict[str, str] = field(default_factory=dict)
     host_sources: dict[str, HostSource] = field(default_factory=dict)
+    previous_request: RequestShape | None = None
 
 
 def _now_clock() -> Clock:
@@ -132,6 +140,27 @@ class ContextService:
 
     def memory(self, session_id: str) -> _SessionMemory:
         return self._memory.setdefault(session_id, _SessionMemory())
+
+    # --- the previous request (prompt cache) ----------------------------------------------
+
+    def previous_request(self, session_id: str) -> RequestShape | None:
+        """The session's previous request: the last one assembled for it in this process
+        (``context/assemble``, ``snapshot/assemble``, a run's round), else its newest indexed
+        snapshot (after a restart), else ``None``.  Blocking: may read a snapshot."""
+        memory = self.memory(session_id)
+        if memory.previous_request is None:
+            index = self.store.snapshot_index.read(session_id)
+            if index:
+                try:
+                    snapshot = json.loads(self.store.blobs.get(index[-1]["snapshotId"]))
+                    memory.previous_request = request_shape(snapshot)
+                except (NotFoundError, ValueError, KeyError, TypeError) as exc:
+                    logger.warning("no previous request from snapshot %s: %r", index[-1], exc)
+        return memory.previous_request
+
+    def remember_request(self, session_id: str, prompt: dict[str, Any]) -> None:
+        """Record ``prompt`` (an assembled prompt or snapshot) as the session's latest request."""
+        self.memory(session_id).previous_request = request_shape(prompt)
 
     # --- workspace -------------------------------------------------------------------------
 
@@ -629,7 +658,10 @@ class ContextService:
             diagnostics=captured.diagnostics,
             instructions_diff=diff,
         )
-        return assemble_with_json(built.inputs)
+        built.inputs.previous = self.previous_request(params.session_id)
+        result, messages_json = assemble_with_json(built.inputs)
+        self.remember_request(params.session_id, result)
+        return result, messages_json
 
     def assemble(self, params: ContextAssembleParams) -> dict[str, Any]:
         """:meth:`assemble_live` without the serialised messages."""

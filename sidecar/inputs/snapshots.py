@@ -23,12 +23,19 @@ import xxhash
 
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError
-from sidecar.jsonbytes import RawJSON, canonical
+from sidecar.jsonbytes import RawJSON, canonical, json_identical
 
 if TYPE_CHECKING:
     from sidecar.store.blobs import BlobStore
 
-__all__ = ["canonical", "diff_snapshots", "load_snapshot", "profile_hash", "store_snapshot"]
+__all__ = [
+    "canonical",
+    "diff_snapshots",
+    "json_identical",
+    "load_snapshot",
+    "profile_hash",
+    "store_snapshot",
+]
 
 
 def profile_hash(profile: dict[str, Any]) -> str:
@@ -117,23 +124,6 @@ def _units(snapshot: dict[str, Any]) -> list[tuple[Any, int]]:
     units += [((s["id"], s["text"]), s["tokens"]) for s in snapshot["system"]]
     units += [((m["role"], m["content"]), m["tokens"]) for m in snapshot["messages"]]
     return units
-
-
-def json_identical(a: Any, b: Any) -> bool:
-    """Whether two decoded JSON values have the same canonical bytes: equal with exact types
-    (``1``, ``1.0`` and ``true`` differ; object key order ignored; only ``-0.0`` vs ``0.0``
-    and NaN, which no prompt carries, compare differently).  Five times faster than encoding
-    both, which matters on every turn of a long transcript."""
-    if a is b:  # the previous snapshot from the recent cache shares unchanged parts
-        return True
-    kind = type(a)
-    if kind is not type(b):
-        return False
-    if kind is dict:
-        return a.keys() == b.keys() and all(json_identical(v, b[k]) for k, v in a.items())
-    if kind is list or kind is tuple:
-        return len(a) == len(b) and all(json_identical(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def diff_snapshots(before: dict[str, Any] | None, after: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from protocol.errors import ErrorCode
 from protocol.inputs import FrozenInput
 from protocol.runs import RunFailure, RunStatus, ToolExecuteResult
 from sidecar.context.assemble import assemble
+from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.errors import SidecarError
 from sidecar.inputs.profiles import Effective
 from sidecar.inputs.snapshots import store_snapshot
@@ -198,6 +199,8 @@ class RunLoop:
         self.host_assembles = host_assembles
         self.handoff: str | None = None
         """A sub-agent's answer that became the turn's answer (``agent_handoff``)."""
+        self._previous: RequestShape | None = None
+        """The request sent before the next one (where its cache entries are)."""
         self._room_given_up = False
         """Compaction could not bring this run's transcript under the threshold."""
         self.emit = emit if agent is None else (lambda t, p: emit(t, {**p, "agent": agent}))
@@ -267,9 +270,10 @@ class RunLoop:
         )
         if self.s.delegation and self.agent is None:
             built.inputs.tools = [*built.inputs.tools, *AGENT_TOOLS]
+        built.inputs.previous = self._previous_request()
         result = assemble(built.inputs)
         snapshot = {
-            **result,
+            **{k: v for k, v in result.items() if k != "cache"},
             "inputId": self.s.input_id,
             "sessionId": self.session_id,
             "profileHash": "",
@@ -294,6 +298,8 @@ class RunLoop:
                 "compaction": result["compaction"],
             },
         )
+        predicted = result.get("cache")
+        self._remember_request(result)
         rounds = int(self.journal.record.get("rounds", 0)) + 1
         self.journal.record["rounds"] = rounds
         await self.status("callingModel")
@@ -304,7 +310,12 @@ class RunLoop:
             from sidecar.context.lower import lower
 
             prompt = AssembledPrompt.model_validate(result, by_alias=True, by_name=False)
-            body = lower(prompt, target, read_blob=self.store.blobs.get)  # type: ignore[arg-type]
+            body = lower(
+                prompt,
+                target,  # type: ignore[arg-type]
+                read_blob=self.store.blobs.get,
+                cache_key=self.session_id,
+            )
             for key, value in self.s.effective.parameters.items():
                 body.setdefault(key, value)
         self.emit(
@@ -347,7 +358,10 @@ class RunLoop:
         totals = self.journal.record.setdefault("usage", {})
         for key, value in usage.items():
             totals[key] = int(totals.get(key, 0)) + value
-        self.emit("model.completed", {"round": rounds, "stopReason": stop, "usage": usage})
+        completed: dict[str, Any] = {"round": rounds, "stopReason": stop, "usage": usage}
+        if predicted is not None:  # the prediction, next to what the provider reported
+            completed["predictedCache"] = predicted
+        self.emit("model.completed", completed)
         content: list[dict[str, Any]] = [*reasoning]
         if text:
             content.append({"type": "text", "text": "".join(text)})
@@ -358,6 +372,19 @@ class RunLoop:
         if content:
             await self._store_message("assistant", content)
         return calls
+
+    def _previous_request(self) -> RequestShape | None:
+        """The request before this round's: the session's (a sub-agent: its own previous
+        round's, it shares no prompt with the session)."""
+        if self.agent is None and self._previous is None:
+            self._previous = self.context.previous_request(self.session_id)
+        return self._previous
+
+    def _remember_request(self, result: dict[str, Any]) -> None:
+        """This round's prompt is the request the next one is planned against."""
+        self._previous = request_shape(result)
+        if self.agent is None:
+            self.context.memory(self.session_id).previous_request = self._previous
 
     # --- host assembly (sub-agents) -------------------------------------------------------
 
@@ -518,7 +545,12 @@ class RunLoop:
                 },
             ]
             prompt = AssembledPrompt.model_validate(request, by_alias=True, by_name=False)
-            body = lower(prompt, target, read_blob=self.store.blobs.get)  # type: ignore[arg-type]
+            body = lower(
+                prompt,
+                target,  # type: ignore[arg-type]
+                read_blob=self.store.blobs.get,
+                cache_key=self.session_id,
+            )
         text: list[str] = []
         try:
             async with aclosing(self.provider.stream(body)) as stream:

@@ -1386,3 +1386,14 @@ def test_a_call_id_pairs_once() -> None:
         },
         _text("[tool: run_tests]\nagain"),
     ]
+
+
+def test_openai_bodies_carry_the_prompt_cache_key(prompt: AssembledPrompt) -> None:
+    for target, adapter in (("openai-chat", OPENAI_CHAT), ("openai-responses", OPENAI_RESPONSES)):
+        body = lower(prompt, target, read_blob=read_blob, cache_key="ses_0123")  # type: ignore[arg-type]
+        assert body["prompt_cache_key"] == "ses_0123"
+        assert_sdk_valid(adapter, body)
+        assert "prompt_cache_key" not in lower(prompt, target, read_blob=read_blob)  # type: ignore[arg-type]
+    for target in ("anthropic-messages", "gemini", "system-as-user"):
+        body = lower(prompt, target, read_blob=read_blob, cache_key="ses_0123")  # type: ignore[arg-type]
+        assert body == lower(prompt, target, read_blob=read_blob)  # type: ignore[arg-type]

@@ -43,6 +43,24 @@
 ---@field encoding "utf-8"|"base64"
 ---@field eof boolean
 
+--- Predicted prompt-cache use of this request against the session's previous one, under the
+--- provider's rules (``sidecar/context/data/cache_rules.json``: breakpoints and their 20-block
+--- look-back, at most 4 markers, minimum cacheable tokens per model; OpenAI's automatic prefix
+--- caching in 128-token steps; Gemini's implicit caching).  Assumes the previous request was
+--- sent within the cache lifetime.  ``readTokens + writeTokens + uncachedTokens =
+--- inputTokens``.
+---@class context_sidecar.CacheAccounting
+---@field provider "anthropic"|"openai"|"gemini"|"other"
+---@field model string
+---@field againstPrevious boolean # Whether the session's previous request was known (``false``: nothing can be read).
+---@field inputTokens integer # All input tokens of the request (tools, system, messages).
+---@field readTokens integer # Tokens predicted to be read from the cache.
+---@field writeTokens integer # Tokens predicted to be written to the cache (Anthropic markers; 0 for providers that do not bill writes).
+---@field uncachedTokens integer # Tokens neither read nor written: billed at the plain input price.
+---@field firstChange? string # What first differs from the previous request (``tool <name>``, ``system section <id>``, ``message <index>``, ``the model``): where its cache stops serving this one; ``null`` when everything the previous request sent is repeated.
+---@field rulesVersion string # Version of the cache rules the prediction used.
+---@field cost? context_sidecar.CacheCost # ``null`` when the price table does not list the model.
+
 --- A place where the prefix before it is expected to be cached.
 ---@class context_sidecar.CacheBreakpoint
 ---@field location "tools"|"system"|"message"
@@ -50,6 +68,16 @@
 ---@field ttl? "5m"|"1h" # Anthropic marker TTL; ``null`` for providers that cache automatically.
 ---@field prefixTokens integer # Tokens from the start of the request up to and including this point.
 ---@field reason string
+
+--- Predicted cost of a request's input from the shipped price table
+--- (``sidecar/context/data/prices.json``; the output is not known before the call).
+---@class context_sidecar.CacheCost
+---@field input number # Uncached input tokens at the model's input price.
+---@field cacheWrite number # Tokens written to the cache at the 5-minute or 1-hour write price.
+---@field cacheRead number # Tokens read from the cache at the read price.
+---@field total number
+---@field currency "USD"
+---@field pricesAsOf string # Date of the price table the figures come from.
 
 --- When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show.
 ---@class context_sidecar.Clock
@@ -113,6 +141,7 @@
 ---@field instructionsDiff context_sidecar.InstructionsDiff
 ---@field diagnostics context_sidecar.Diagnostic[]
 ---@field throughSeq integer # The session head this prompt was assembled from.
+---@field cache? context_sidecar.CacheAccounting # Predicted cache read / write / uncached tokens and cost against the session's previous request.  Always in ``context/assemble`` answers; not kept in a stored snapshot (it says how this request relates to another, not what the model sees).
 ---@field body? table<string, any> # The provider request body, when ``lowerTo`` was given.
 
 --- One captured item: a locator, a short preview, and the full content as a blob.
@@ -514,6 +543,7 @@
 ---@field instructionsDiff context_sidecar.InstructionsDiff
 ---@field diagnostics context_sidecar.Diagnostic[]
 ---@field throughSeq integer # The session head this prompt was assembled from.
+---@field cache? context_sidecar.CacheAccounting # Predicted cache read / write / uncached tokens and cost against the session's previous request.  Always in ``context/assemble`` answers; not kept in a stored snapshot (it says how this request relates to another, not what the model sees).
 ---@field snapshotId string # Git blob id of the snapshot's canonical JSON (without this field).
 ---@field inputId string
 ---@field sessionId string
@@ -860,6 +890,7 @@
 ---@field compaction context_sidecar.CompactionAdvice
 ---@field diff context_sidecar.SnapshotDiff # Against the session's previous snapshot (all ``added`` for the first one).
 ---@field unknownMacros string[]
+---@field cache context_sidecar.CacheAccounting # Predicted cache read / write / uncached tokens and cost of this prompt against the session's previous snapshot.
 
 ---@class context_sidecar.SnapshotDiff
 ---@field fromSnapshot string|nil
@@ -1073,7 +1104,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "a3b8cff9cf401a0dd62f529a000ef9c7",
+  SCHEMA_HASH = "3e10da005ddd6042bbf304c013790e7c",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

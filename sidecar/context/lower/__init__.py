@@ -33,7 +33,12 @@ __all__ = ["LOWERINGS", "ReadBlob", "lower"]
 
 class _Lowering(Protocol):
     def __call__(
-        self, prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int
+        self,
+        prompt: AssembledPrompt,
+        *,
+        read_blob: ReadBlob,
+        max_output: int,
+        cache_key: str | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -53,16 +58,20 @@ def lower(
     *,
     read_blob: ReadBlob,
     max_output: int | None = None,
+    cache_key: str | None = None,
 ) -> dict[str, Any]:
     """The request body of ``prompt`` for ``target``.
 
     ``read_blob`` returns an image's bytes by blob id (its errors propagate); ``max_output``
     defaults to ``prompt.model_limits.max_output`` and the model is
-    ``prompt.model_limits.model``.  Raises :class:`ValueError` for an unknown target or a cache
+    ``prompt.model_limits.model``.  ``cache_key`` (the session id) routes a session's requests
+    to the same provider cache where the target has a field for it (OpenAI's
+    ``prompt_cache_key``); the others ignore it (Anthropic's markers are in the prompt; Gemini
+    caches by prefix alone).  Raises :class:`ValueError` for an unknown target or a cache
     breakpoint naming a message that is not in the prompt.
     """
     lowering = LOWERINGS.get(target)
     if lowering is None:
         raise ValueError(f"unknown lowering target {target!r}")
     limit = prompt.model_limits.max_output if max_output is None else max_output
-    return lowering(prompt, read_blob=read_blob, max_output=limit)
+    return lowering(prompt, read_blob=read_blob, max_output=limit, cache_key=cache_key)

@@ -76,7 +76,7 @@ _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def lower_anthropic_messages(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int
+    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The Messages API request body for ``prompt``."""
     turns = build_turns(prompt, _keep)

@@ -62,7 +62,7 @@ _ROLES = {"user": "user", "assistant": "model"}
 
 
 def lower_gemini(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int
+    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The ``generateContent`` request body for ``prompt``."""
     turns = build_turns(prompt, keep_visible)

@@ -1,6 +1,7 @@
 """Lowering to OpenAI Chat Completions (``POST /v1/chat/completions``, target ``openai-chat``).
 
-Body: ``{model, max_completion_tokens, messages, tools}``; ``tools`` is omitted when empty.
+Body: ``{model, max_completion_tokens, messages, tools, prompt_cache_key}``; ``tools`` is
+omitted when empty, ``prompt_cache_key`` when no cache key is given.
 
 - The system prompt (sections joined with a blank line) is the first message,
   ``{"role": "system", "content": ...}``; omitted when empty.
@@ -15,7 +16,9 @@ Body: ``{model, max_completion_tokens, messages, tools}``; ``tools`` is omitted 
   otherwise an array of ``text`` and ``image_url`` parts (base64 data URLs; types other than
   PNG, JPEG, GIF and WebP become placeholders).
 - Reasoning is dropped: Chat Completions cannot take it back.
-- Cache breakpoints are not rendered: OpenAI caches prefixes automatically.
+- Cache breakpoints are not rendered: OpenAI caches prefixes automatically.  The cache key
+  (the session id) is sent as ``prompt_cache_key``, so the requests of one session are routed
+  to the same cache (OpenAI otherwise spreads them by a hash of the first ~256 tokens).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ Message = dict[str, Any]
 
 
 def lower_openai_chat(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int
+    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The Chat Completions request body for ``prompt``."""
     turns = build_turns(prompt, keep_visible)
@@ -80,6 +83,8 @@ def lower_openai_chat(
     }
     if prompt.tools:
         body["tools"] = [_tool(tool) for tool in prompt.tools]
+    if cache_key is not None:
+        body["prompt_cache_key"] = cache_key
     return body
 
 

@@ -1,7 +1,8 @@
 """Lowering to the OpenAI Responses API (``POST /v1/responses``, target ``openai-responses``).
 
-Body: ``{model, max_output_tokens, instructions, input, tools}``; ``instructions`` is omitted
-when the system prompt is empty, ``tools`` when the catalog is.
+Body: ``{model, max_output_tokens, instructions, input, tools, prompt_cache_key}``;
+``instructions`` is omitted when the system prompt is empty, ``tools`` when the catalog is,
+``prompt_cache_key`` when no cache key is given.
 
 - ``instructions`` is the system prompt (sections joined with a blank line).
 - ``input`` follows the turns.  A user turn starts with one
@@ -21,7 +22,9 @@ when the system prompt is empty, ``tools`` when the catalog is.
   defaults to strict mode, which rejects schemas not written for it (every property required,
   ``additionalProperties: false``).
 - Reasoning is dropped: a reasoning item needs the original ``rs_`` id and encrypted content.
-- Cache breakpoints are not rendered: OpenAI caches prefixes automatically.
+- Cache breakpoints are not rendered: OpenAI caches prefixes automatically.  The cache key
+  (the session id) is sent as ``prompt_cache_key``, so the requests of one session are routed
+  to the same cache.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ Item = dict[str, Any]
 
 
 def lower_openai_responses(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int
+    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The Responses API request body for ``prompt``."""
     turns = build_turns(prompt, keep_visible)
@@ -77,6 +80,8 @@ def lower_openai_responses(
     body["input"] = items
     if prompt.tools:
         body["tools"] = [_tool(tool) for tool in prompt.tools]
+    if cache_key is not None:
+        body["prompt_cache_key"] = cache_key
     return body
 
 

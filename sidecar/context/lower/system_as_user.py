@@ -44,7 +44,7 @@ __all__ = ["lower_system_as_user"]
 
 
 def lower_system_as_user(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int
+    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The text-only, system-less request body for ``prompt`` (``read_blob`` is not needed:
     images are never sent)."""

@@ -129,7 +129,9 @@ async def assemble(state: SidecarState, p: ContextAssembleParams) -> dict[str, A
             from sidecar.context.lower import lower
 
             prompt = AssembledPrompt.model_validate(result, by_alias=True, by_name=False)
-            result["body"] = lower(prompt, p.lower_to, read_blob=state.store.blobs.get)
+            result["body"] = lower(
+                prompt, p.lower_to, read_blob=state.store.blobs.get, cache_key=p.session_id
+            )
         result["messages"] = RawJSON(messages_json)  # cached groups, not serialised again
         return result
 

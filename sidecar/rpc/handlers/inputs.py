@@ -30,6 +30,7 @@ from protocol.snapshots import (
     StoreGcResult,
 )
 from sidecar.context.assemble import assemble_with_json
+from sidecar.context.cache_accounting import request_shape
 from sidecar.errors import NotFoundError
 from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import resolve
@@ -97,7 +98,13 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
             components=effective.components,
             parameters=effective.parameters,
         )
+        index = state.store.snapshot_index.read(p.session_id)
+        previous = index[-1]["snapshotId"] if index else None
+        before = load_snapshot(state.store.blobs, previous) if previous else None
+        # the cache is planned against the session's previous snapshot: the request before
+        built.inputs.previous = request_shape(before) if before is not None else None
         result, messages_json = assemble_with_json(built.inputs)
+        cache = result.pop("cache")  # how it relates to the previous one: not the snapshot's
         snapshot = {
             **result,
             "inputId": p.input_id,
@@ -110,9 +117,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
         }
         snapshot_id = store_snapshot(state.store.blobs, snapshot, messages_json=messages_json)
         snapshot["snapshotId"] = snapshot_id
-        index = state.store.snapshot_index.read(p.session_id)
-        previous = index[-1]["snapshotId"] if index else None
-        before = load_snapshot(state.store.blobs, previous) if previous else None
+        state.context.remember_request(p.session_id, snapshot)
         if before is not None and previous == snapshot_id:
             older = index[-2]["snapshotId"] if len(index) > 1 else None
             before = load_snapshot(state.store.blobs, older) if older else None
@@ -125,6 +130,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
                 "compaction": result["compaction"],
                 "diff": diff,
                 "unknownMacros": built.unknown_macros,
+                "cache": cache,
             },
             snapshot_id,
             previous != snapshot_id,
@@ -148,7 +154,9 @@ async def snapshot_lower(state: SidecarState, p: SnapshotLowerParams) -> dict[st
         prompt = AssembledPrompt.model_validate(
             {k: v for k, v in snapshot.items() if k in _PROMPT_FIELDS}, by_alias=True, by_name=False
         )
-        body = lower(prompt, p.target, read_blob=state.store.blobs.get)
+        body = lower(
+            prompt, p.target, read_blob=state.store.blobs.get, cache_key=snapshot["sessionId"]
+        )
         for key, value in snapshot.get("parameters", {}).items():
             body.setdefault(key, value)
         return {"snapshotId": p.snapshot_id, "target": p.target, "body": body}
