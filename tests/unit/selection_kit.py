@@ -55,6 +55,7 @@ def assemble_entries(
     window: int,
     max_messages: int | None = None,
     max_tokens: int | None = None,
+    quantum: float = 0.25,
     components: list[dict[str, Any]] | None = None,
     tools: list[dict[str, Any]] | None = None,
     user_turn: str = "what now?",
@@ -80,7 +81,11 @@ def assemble_entries(
                     "model": "test-model",
                     "window": window,
                     "maxOutput": MAX_OUTPUT,
-                    "historyWindow": {"maxMessages": max_messages, "maxTokens": max_tokens},
+                    "historyWindow": {
+                        "maxMessages": max_messages,
+                        "maxTokens": max_tokens,
+                        "quantum": quantum,
+                    },
                 },
                 by_alias=True,
             )
@@ -115,22 +120,27 @@ class GrowingSession:
     """One session in a store kept open, grown a turn at a time and assembled after each
     (``snapshot/assemble``'s path, as :func:`assemble_entries`)."""
 
-    def __init__(self, root: Path, profile: dict[str, Any], tools: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        profile: dict[str, Any],
+        tools: list[dict[str, Any]],
+        session_id: str | None = None,
+    ) -> None:
+        """A new session in a store at ``root``, or ``session_id`` reopened from it."""
         self.store = Store(root)
         self.service = ContextService(self.store, TOKENIZERS, home=root / "home")
         self.profile = PromptProfile.model_validate(
             {"model": "test-model", "maxOutput": MAX_OUTPUT, **profile}, by_alias=True
         )
         self.tools = tools
-        self.sid = anyio.run(_session, self.store, [])
-        self.head = 0
+        self.sid = session_id or anyio.run(_session, self.store, [])
 
     def append(self, entries: list[dict[str, Any]]) -> None:
         params = SessionAppendParams.model_validate(
             {"sessionId": self.sid, "entries": entries}, by_alias=True
         )
         anyio.run(self.store.sessions.append, self.sid, list(params.entries))
-        self.head += len(entries)
 
     def view(self) -> HistoryView:
         tokenizer = TOKENIZERS.get(None)
