@@ -1,9 +1,9 @@
 """Fold a session's control entries into the state selection needs.
 
 Pins, unpins, drops and recovers are entries in history (never edits of it); the state at a
-head is their fold in seq order: the last word on a target wins.  A recover undoes a drop and
-also shows a masked tool result in full again (until a later drop of the same target).  The latest compaction and
-the activated skills are collected the same way.
+head is their fold in seq order: the last word on a target wins.  A recover undoes a drop
+and also shows a masked tool result in full again (until a later drop of the same target).
+The latest compaction and the activated skills are collected the same way.
 """
 
 from __future__ import annotations
@@ -40,10 +40,6 @@ class ControlState:
     dropped_seqs: set[int] = field(default_factory=set)
     pinned_seqs: set[int] = field(default_factory=set)
     recovered_seqs: set[int] = field(default_factory=set)
-
-    def names_item(self, targets: dict[str, dict[str, Any]], *item_ids: str) -> bool:
-        """Whether ``targets`` (``pinned``, ``recovered``, ...) name any of ``item_ids``."""
-        return any(f"item:{i}" in targets for i in item_ids)
 
     def is_dropped(self, kind: str, locator: str | None = None, item_id: str | None = None) -> bool:
         return (locator is not None and f"{kind}:{locator}" in self.dropped) or (

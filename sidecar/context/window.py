@@ -26,16 +26,15 @@ of it; a dropped or blocked group is left out without ending the walk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.ledger import ledger_item
-from sidecar.context.masking import PLACEHOLDER_TOKENS, MaskPlan, Masked, mask_group
+from sidecar.context.masking import PLACEHOLDER_TOKENS, Masked, MaskPlan, mask_group
 from sidecar.context.transcript import Group, TranscriptRange, iter_groups
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sidecar.context.controls import ControlState
     from sidecar.context.transcript import MessageCounter
     from sidecar.store.history import HistoryView
@@ -157,9 +156,7 @@ def select_window(
     while True:  # the exact check: a start that still overflows moves on by whole quanta
         start = max(cap.start for cap in axes)
         over = [
-            cap
-            for cap in axes
-            if cap.size(tokens_from[start], messages_from[start]) > cap.limit
+            cap for cap in axes if cap.size(tokens_from[start], messages_from[start]) > cap.limit
         ]
         if not over:
             break
@@ -328,7 +325,11 @@ def _walk(
             walk.ledger.append(_group_item(shown, "blocked", reason))
             continue
         fit_tokens = shown.tokens
-        if plan is not None and plan.through_seq < group.last_seq and group.first_seq <= plan.line_seq:
+        if (
+            plan is not None
+            and plan.through_seq < group.last_seq
+            and group.first_seq <= plan.line_seq
+        ):
             fit_tokens = mask_group(view, group, plan, plan.line_seq, count)[0].tokens
         fit += fit_tokens
         messages += len(shown.messages)

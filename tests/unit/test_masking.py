@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from sidecar.context.masking import observation_id
-from sidecar.jsonbytes import canonical
 from sidecar.context.tokens import count_entries
+from sidecar.jsonbytes import canonical
 from tests.unit.selection_kit import READ_FILE, TOKENIZERS, GrowingSession, coding_turn
 from tests.unit.test_selection import _assert_lowered_pairs
 
@@ -85,15 +85,11 @@ def test_the_boundary_keeps_the_newest_tool_output_and_masks_what_is_older() -> 
                 assert set(_masked(prompt)) == expected, i
                 reached = max(reached, len(expected))
                 view = session.view()
-                whole = [
-                    view.tokens(s)
-                    for s in range(3, view.head + 1, 4)
-                    if s not in expected
-                ]
+                whole = [view.tokens(s) for s in range(3, view.head + 1, 4) if s not in expected]
                 # the newest `protect` tokens of tool output are never masked
-                assert sum(whole) >= min(PROTECT, sum(whole) + sum(
-                    view.tokens(s) for s in expected
-                ))
+                assert sum(whole) >= min(
+                    PROTECT, sum(whole) + sum(view.tokens(s) for s in expected)
+                )
                 session.append(coding_turn(i, _sizes(rng)))
         finally:
             session.close()
@@ -156,8 +152,9 @@ def test_a_placeholder_keeps_its_call_and_names_the_way_back(
     for part, whole in zip(results, original, strict=True):
         (body,) = part["content"]
         index = whole["callId"].split("_")[-1]
+        path = f"src/mod0_{index}.py"
         assert body["text"].startswith(
-            f'[older tool output masked to save context: read_file {{"path": "src/mod0_{index}.py"}}'
+            f'[older tool output masked to save context: read_file {{"path": "{path}"}}'
         )
         assert f"ledger id {item['itemId']}" in body["text"]
         assert "session/recover" in body["text"]
@@ -190,7 +187,9 @@ def test_placeholders_are_counted_at_their_size_and_the_spliced_json_is_exact(
         assert message["tokens"] == counted < masked[seq]["tokens"]
     transcript = sum(m["tokens"] for m in first["messages"][:-1])
     assert first["dashboard"]["categories"]["transcript"] == transcript
-    visible = [i for i in first["ledger"] if i["kind"] == "transcript" and i["visibility"] == "visible"]
+    visible = [
+        i for i in first["ledger"] if i["kind"] == "transcript" and i["visibility"] == "visible"
+    ]
     assert sum(i["tokens"] for i in visible) == transcript
     assert f"{len(masked)} masked" in first["dashboard"]["summary"]
 
@@ -200,7 +199,10 @@ def test_a_pinned_result_is_never_masked(grown: GrowingSession) -> None:
     by_range, by_id = sorted(masked)[:2]
     grown.append(
         [
-            {"kind": "pin", "target": {"kind": "range", "fromSeq": by_range, "throughSeq": by_range}},
+            {
+                "kind": "pin",
+                "target": {"kind": "range", "fromSeq": by_range, "throughSeq": by_range},
+            },
             {"kind": "pin", "target": {"kind": "item", "itemId": masked[by_id]["itemId"]}},
         ]
     )
@@ -227,7 +229,9 @@ def test_recover_shows_a_masked_result_in_full_until_it_is_dropped_again(
     assert set(_masked(prompt)) == set(masked) - {seq}
     # a range recover works too
     other = sorted(masked)[1]
-    grown.append([{"kind": "recover", "target": {"kind": "range", "fromSeq": other, "throughSeq": other}}])
+    grown.append(
+        [{"kind": "recover", "target": {"kind": "range", "fromSeq": other, "throughSeq": other}}]
+    )
     assert set(_masked(grown.assemble())) == set(masked) - {seq, other}
     # the last word on a target wins: a drop of the same item takes the recovery back
     grown.append([{"kind": "drop", "target": target}])

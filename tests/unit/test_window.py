@@ -164,7 +164,10 @@ def chats(draw: st.DrawFn) -> list[dict[str, Any]]:
         for k in range(draw(st.integers(0, 2))):
             call_id = f"c{turn}_{k}"
             entries.append(
-                msg("assistant", [{"type": "toolCall", "callId": call_id, "name": "t", "arguments": {}}])
+                msg(
+                    "assistant",
+                    [{"type": "toolCall", "callId": call_id, "name": "t", "arguments": {}}],
+                )
             )
             entries.append(
                 msg("user", [{"type": "toolResult", "callId": call_id, "content": [text("r")]}])
@@ -204,7 +207,11 @@ def test_the_max_messages_window_starts_where_the_rule_puts_it(
             natural = fitting[0]
             grid = -(-(natural - 1) // step) * step
             expected = next((s for s in users if s >= natural and s - 1 >= grid), head + 1)
-            event("window: snapped past the natural cut" if expected > natural else "window: on the grid")
+            event(
+                "window: snapped past the natural cut"
+                if expected > natural
+                else "window: on the grid"
+            )
     prompt, again = assemble_entries(
         entries, window=60_000, max_messages=max_messages, quantum=quantum
     )
@@ -212,7 +219,9 @@ def test_the_max_messages_window_starts_where_the_rule_puts_it(
     shown = [m["provenance"][0]["fromSeq"] for m in prompt["messages"][:-1]]
     assert shown == list(range(expected, head + 1))
     if head > max_messages and expected > 1:
-        older = [i for i in prompt["ledger"] if i["reason"].startswith("outside the history window")]
+        older = [
+            i for i in prompt["ledger"] if i["reason"].startswith("outside the history window")
+        ]
         assert [(i["fromSeq"], i["throughSeq"]) for i in older] == [(1, expected - 1)]
         assert older[0]["reason"] == (
             f"outside the history window ({max_messages} messages): older than the window "
