@@ -107,6 +107,10 @@ class _Walk:
     shown: list[_Shown] = field(default_factory=list)
     """Newest first."""
     ledger: list[dict[str, Any]] = field(default_factory=list)
+    recent: int = 0
+    keep_from: int | None = None
+    """The start of the newest ~20k tokens (a quarter of small budgets), on a user turn:
+    counted over every group walked, shown or not."""
 
 
 def select_window(
@@ -165,7 +169,6 @@ def select_window(
             cap.start = first_start(cap, start)
     binding = max(axes, key=lambda c: (c.start, c.accepted is not None))
     ledger = walk.ledger
-    keep_from = _keep_from(walk.shown, caps.available)
     shown = chrono[start:]
     for item in reversed(shown):
         group = item.group
@@ -223,7 +226,7 @@ def select_window(
         ledger=ledger,
         tokens=tokens_from[start],
         start_seq=start_seq if cut else None,
-        keep_from=keep_from,
+        keep_from=walk.keep_from,
     )
 
 
@@ -320,6 +323,10 @@ def _walk(
             if plan is not None
             else (group, ())
         )
+        if walk.recent < min(KEEP_RECENT_TOKENS, caps.available // 4):
+            walk.recent += shown.tokens
+            if group.starts_on_user_turn:
+                walk.keep_from = group.first_seq
         if shown.tokens > caps.available:
             reason = f"larger than the whole input budget ({shown.tokens} > {caps.available})"
             walk.ledger.append(_group_item(shown, "blocked", reason))
@@ -366,16 +373,3 @@ def _masked_item(masked: Masked, plan: MaskPlan) -> dict[str, Any]:
         first=masked.seq,
         last=masked.seq,
     )
-
-
-def _keep_from(shown: list[_Shown], available: int) -> int | None:
-    """The start of the newest ~20k tokens (a quarter of small budgets), on a user turn."""
-    recent = 0
-    keep_from: int | None = None
-    for item in shown:
-        if recent >= min(KEEP_RECENT_TOKENS, available // 4):
-            break
-        recent += item.group.tokens
-        if item.group.starts_on_user_turn:
-            keep_from = item.group.first_seq
-    return keep_from
