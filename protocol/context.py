@@ -37,6 +37,7 @@ __all__ = [
     "InstructionsDiff",
     "LedgerItem",
     "LowerTarget",
+    "MaskingPolicy",
     "ModelLimits",
     "PromptMessage",
     "PromptProfile",
@@ -69,7 +70,7 @@ LowerTarget = Literal[
 ]
 Provider = Literal["anthropic", "openai", "gemini", "other"]
 Visibility = Literal[
-    "visible", "pinned", "candidate", "archived", "dropped", "blocked", "summaryOnly"
+    "visible", "pinned", "candidate", "archived", "dropped", "blocked", "summaryOnly", "masked"
 ]
 
 
@@ -232,10 +233,41 @@ class ToolDefinition(WireModel):
 
 
 class HistoryWindow(WireModel):
+    """Where the transcript starts once it no longer fits.
+
+    The window start moves forward by a quantum, not one group at a time, and then holds
+    still until the transcript overflows again: the cached prompt prefix is re-written once
+    per quantum instead of on every turn.  The start is a pure function of the history, the
+    profile and the input; it always falls on a user turn."""
+
     max_messages: int | None = Field(default=None, ge=1)
     """Most transcript messages kept, counted over whole groups (default: no cap)."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Most transcript tokens kept (default: whatever the budget allows)."""
+    quantum: float = Field(default=0.25, gt=0, le=1)
+    """How far the window start moves when the transcript overflows, as a share of what
+    overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
+    ``maxMessages`` (default 0.25: a quarter)."""
+
+
+class MaskingPolicy(WireModel):
+    """Observation masking: old tool results shown as short placeholders.
+
+    A tool result older than the newest ``protectTokens`` of tool output is shown as a
+    placeholder (tool name and arguments, its size, a preview, the ledger id that brings it
+    back with ``session/recover``) inside its call/result group.  The masked boundary moves
+    in batches of ``batchTokens`` of tool output, so the prompt prefix stays byte-identical
+    between moves.  A pinned or recovered result is never masked."""
+
+    mode: Literal["auto", "off"] = "auto"
+    protect_tokens: int | None = Field(default=None, ge=0)
+    """Newest tool output kept whole (default: 40,000 tokens, or half the available input
+    when that is less)."""
+    batch_tokens: int | None = Field(default=None, ge=1)
+    """Tool output masked per move of the boundary (default: 30,000 tokens, or a quarter of
+    the available input when that is less)."""
+    preview_chars: int = Field(default=300, ge=0, le=4000)
+    """Characters of the original result shown in its placeholder."""
 
 
 class PromptProfile(WireModel):
@@ -255,6 +287,15 @@ class PromptProfile(WireModel):
     """TTL for Anthropic cache markers on the stable prefix (tools, system)."""
     skills_catalog_share: float = Field(default=0.02, gt=0, le=0.5)
     """Share of the window the skills catalog may use."""
+    masking: MaskingPolicy | Literal["auto", "off"] = Field(default_factory=MaskingPolicy)
+    """Observation masking of old tool results; ``"off"`` disables it, ``"auto"`` is the
+    default policy."""
+
+    def masking_policy(self) -> MaskingPolicy:
+        """:attr:`masking` as a :class:`MaskingPolicy` (the shorthands expanded)."""
+        if isinstance(self.masking, MaskingPolicy):
+            return self.masking
+        return MaskingPolicy(mode=self.masking)
 
 
 class ContextAssembleParams(WireModel):

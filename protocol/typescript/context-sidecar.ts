@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "3e10da005ddd6042bbf304c013790e7c" as const;
+export const SCHEMA_HASH = "5960655f1769b127b8137e3dea683dbe" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -418,11 +418,26 @@ export interface FrozenInput {
   mentionedPaths?: string[];
 }
 
+/**
+ * Where the transcript starts once it no longer fits.
+ *
+ * The window start moves forward by a quantum, not one group at a time, and then holds
+ * still until the transcript overflows again: the cached prompt prefix is re-written once
+ * per quantum instead of on every turn.  The start is a pure function of the history, the
+ * profile and the input; it always falls on a user turn.
+ */
 export interface HistoryWindow {
   /** Most transcript messages kept, counted over whole groups (default: no cap). */
   maxMessages?: number | null;
   /** Most transcript tokens kept (default: whatever the budget allows). */
   maxTokens?: number | null;
+  /**
+   * How far the window start moves when the transcript overflows, as a share of what
+   * overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
+   * ``maxMessages`` (default 0.25: a quarter).
+   * @default 0.25
+   */
+  quantum?: number;
 }
 
 /** A section supplied by the host (RAG results, editor state, ...). */
@@ -542,7 +557,7 @@ export interface LedgerItem {
   /** Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns. */
   itemId: string;
   kind: "harness" | "instruction" | "skill" | "pin" | "host" | "summary" | "transcript" | "userTurn" | "tool";
-  visibility: "visible" | "pinned" | "candidate" | "archived" | "dropped" | "blocked" | "summaryOnly";
+  visibility: "visible" | "pinned" | "candidate" | "archived" | "dropped" | "blocked" | "summaryOnly" | "masked";
   reason: string;
   tokens: number;
   locator?: string | null;
@@ -573,6 +588,35 @@ export interface MacroContextInput {
   templates?: { [key: string]: string };
   /** Chat facts (e.g. ``lastMessage``); read-only text. */
   facts?: { [key: string]: string };
+}
+
+/**
+ * Observation masking: old tool results shown as short placeholders.
+ *
+ * A tool result older than the newest ``protectTokens`` of tool output is shown as a
+ * placeholder (tool name and arguments, its size, a preview, the ledger id that brings it
+ * back with ``session/recover``) inside its call/result group.  The masked boundary moves
+ * in batches of ``batchTokens`` of tool output, so the prompt prefix stays byte-identical
+ * between moves.  A pinned or recovered result is never masked.
+ */
+export interface MaskingPolicy {
+  /** @default "auto" */
+  mode?: "auto" | "off";
+  /**
+   * Newest tool output kept whole (default: 40,000 tokens, or half the available input
+   * when that is less).
+   */
+  protectTokens?: number | null;
+  /**
+   * Tool output masked per move of the boundary (default: 30,000 tokens, or a quarter of
+   * the available input when that is less).
+   */
+  batchTokens?: number | null;
+  /**
+   * Characters of the original result shown in its placeholder.
+   * @default 300
+   */
+  previewChars?: number;
 }
 
 export interface MessageEntry {
@@ -824,6 +868,11 @@ export interface PromptProfile {
    * @default 0.02
    */
   skillsCatalogShare?: number;
+  /**
+   * Observation masking of old tool results; ``"off"`` disables it, ``"auto"`` is the
+   * default policy.
+   */
+  masking?: MaskingPolicy | "auto" | "off";
 }
 
 /** An assembled prompt, immutable and content-addressed. */

@@ -1,4 +1,4 @@
-"""Selection within the budget, ledger, dashboard, cache breakpoints (DESIGN.md §4 stages 5-6).
+"""Selection within the budget, ledger, dashboard, cache breakpoints (DESIGN.md §4 stages 5-7).
 
 ``assemble`` is pure and deterministic: everything it reads is in :class:`AssemblyInputs`
 (gathered by ``sidecar.context.service``), so the same inputs give a byte-identical prompt.
@@ -7,8 +7,9 @@ Selection fills ``available input = window - reserved output - margin`` in prior
 harness (fragments, environment), tools, the current user turn (never evicted: if it alone
 does not fit, the answer is ``context.budget_exceeded``), pins, project instructions (closest
 first), activated skills, the skills catalog, host sources (by priority), the compaction
-summary, then the transcript newest to oldest by whole groups, bounded by the history window,
-and finally trimmed so it starts on a user turn.  An item larger than the whole budget is
+summary, then the transcript: old tool results masked (``sidecar.context.masking``), then
+the history window (``sidecar.context.window``: whole groups, starting on a user turn, moving
+by a quantum and holding still in between).  An item larger than the whole budget is
 ``blocked``; one that no longer fits is a ``candidate``; nothing is ever truncated.  A pin on
 any entry of a call/result group pins the whole group.  A summary that is not shown gives way
 to the history it stands for: that history joins the transcript walk, and the summary's
@@ -34,9 +35,12 @@ from protocol.errors import ErrorCode
 from sidecar.context.cache import plan_cache
 from sidecar.context.cache_accounting import RequestShape
 from sidecar.context.controls import ControlState
+from sidecar.context.ledger import item_id, ledger_item
 from sidecar.context.limits import available_input
+from sidecar.context.masking import plan_masking
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
+from sidecar.context.window import Caps, select_window
 from sidecar.errors import InvalidRequestError
 from sidecar.jsonbytes import canonical
 from sidecar.store.history import HistoryView
@@ -52,14 +56,6 @@ __all__ = [
 
 #: Share of the available input at which compaction is advised (thndrs: 92).
 AUTO_COMPACT_SHARE = 0.92
-#: Recent transcript tokens a compaction should keep verbatim (thndrs/Codex: 20,000), or a
-#: quarter of the available input for small windows.
-KEEP_RECENT_TOKENS = 20_000
-
-
-def item_id(kind: str, key: str) -> str:
-    """Stable ledger id: ``ctx_<kind>_<16 hex>``."""
-    return f"ctx_{kind}_{xxhash.xxh3_64_hexdigest(key.encode())}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,17 +169,7 @@ class _Assembler:
         first: int | None = None,
         last: int | None = None,
     ) -> dict[str, Any]:
-        item: dict[str, Any] = {
-            "itemId": key if key.startswith("ctx_") else item_id(kind, key),
-            "kind": kind,
-            "visibility": visibility,
-            "reason": reason,
-            "tokens": tokens,
-        }
-        if locator is not None:
-            item["locator"] = locator
-        if first is not None:
-            item["fromSeq"], item["throughSeq"] = first, last
+        item = ledger_item(kind, key, visibility, reason, tokens, locator, first, last)
         self.ledger.append(item)
         return item
 
@@ -437,136 +423,38 @@ class _Assembler:
         )
 
     def _transcript(self, pinned: list[Group]) -> tuple[list[Group], dict[str, Any]]:
+        """Masking, then the history window (``masking``, ``window``), within the budget."""
         inp = self.inp
-        window = inp.profile.history_window
-        max_messages = window.max_messages
-        max_tokens = window.max_tokens
         candidate = self._candidate_range()
+        available = self.budget.available
+        plan = plan_masking(inp.view, inp.profile.masking_policy(), available, inp.controls)
+        caps = Caps(
+            room=self.budget.remaining,
+            steady_room=self.budget.remaining + self.budget.categories["userTurn"],
+            available=available,
+            max_messages=inp.profile.history_window.max_messages,
+            max_tokens=inp.profile.history_window.max_tokens,
+            quantum=inp.profile.history_window.quantum,
+        )
         pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}
-        controls = inp.controls
-
-        def hidden(seq: int) -> bool:
-            return seq in controls.dropped_seqs or seq in pinned_seqs
-
-        for target in controls.dropped.values():
-            if target["kind"] == "range":
-                self.record(
-                    "transcript",
-                    f"dropped:{target['fromSeq']}-{target['throughSeq']}",
-                    "dropped",
-                    "dropped by a drop entry",
-                    inp.view.tokens_between(target["fromSeq"], target["throughSeq"]),
-                    first=target["fromSeq"],
-                    last=target["throughSeq"],
-                )
-
-        dropped_items = {t["itemId"] for t in controls.dropped.values() if t["kind"] == "item"}
-        chosen: list[Group] = []
-        messages = tokens = 0
-        recent = 0
-        keep_from: int | None = None
-        stopped: Group | None = None
-        stop_reason = ""
-        for group in iter_groups(inp.view, candidate, hidden, self.count_message):
-            if group.ledger_id in dropped_items:
-                self.record(
-                    "transcript",
-                    group.ledger_id,
-                    "dropped",
-                    "dropped by a drop entry",
-                    group.tokens,
-                    first=group.first_seq,
-                    last=group.last_seq,
-                )
-                continue
-            if recent < min(KEEP_RECENT_TOKENS, self.budget.available // 4):
-                recent += group.tokens
-                if group.starts_on_user_turn:
-                    keep_from = group.first_seq
-            if max_messages is not None and messages + len(group.messages) > max_messages:
-                stopped, stop_reason = (
-                    group,
-                    f"outside the history window ({max_messages} messages)",
-                )
-                break
-            if max_tokens is not None and tokens + group.tokens > max_tokens:
-                stopped, stop_reason = group, f"outside the history window ({max_tokens} tokens)"
-                break
-            visibility, why = self.budget.take(group.tokens, "transcript")
-            if visibility != "visible":
-                stopped, stop_reason = (
-                    group,
-                    (why if visibility == "blocked" else "older than what fits in the budget"),
-                )
-                if visibility == "blocked":
-                    self.record(
-                        "transcript",
-                        group.ledger_id,
-                        "blocked",
-                        why,
-                        group.tokens,
-                        first=group.first_seq,
-                        last=group.last_seq,
-                    )
-                    stopped = None  # a blocked group does not end the walk for older ones
-                    continue
-                break
-            chosen.append(group)
-            messages += len(group.messages)
-            tokens += group.tokens
-        # the history must start on a user turn
-        while chosen and not chosen[-1].starts_on_user_turn:
-            dropped = chosen.pop()
-            self.budget.remaining += dropped.tokens
-            self.budget.categories["transcript"] -= dropped.tokens
-            self.record(
-                "transcript",
-                dropped.ledger_id,
-                "candidate",
-                "left out so the history starts on a user turn",
-                dropped.tokens,
-                first=dropped.first_seq,
-                last=dropped.last_seq,
-            )
-        for group in chosen:
-            reason = (
-                "interrupted tool call shown as a note"
-                if group.interrupted
-                else "recent conversation within the budget"
-            )
-            self.record(
-                "transcript",
-                group.ledger_id,
-                "visible",
-                reason,
-                group.tokens,
-                first=group.first_seq,
-                last=group.last_seq,
-            )
-        if stopped is not None:
-            first_candidate = candidate.spans[0][0] if candidate.spans else 1
-            self.record(
-                "transcript",
-                f"older:{first_candidate}-{stopped.last_seq}",
-                "candidate",
-                stop_reason,
-                inp.view.tokens_between(first_candidate, stopped.last_seq),
-                first=first_candidate,
-                last=stopped.last_seq,
-            )
+        window = select_window(
+            inp.view, candidate, inp.controls, pinned_seqs, plan, caps, self.count_message
+        )
+        self.ledger += window.ledger
+        self.budget.take(window.tokens, "transcript", force=True)
         transcript_tokens = sum(inp.view.tokens_between(a, b) for a, b in candidate.spans)
-        if controls.compaction is not None and candidate.contains(controls.compaction["seq"]):
-            transcript_tokens -= inp.view.tokens(controls.compaction["seq"])
-        threshold = int(self.budget.available * AUTO_COMPACT_SHARE)
+        compaction = inp.controls.compaction
+        if compaction is not None and candidate.contains(compaction["seq"]):
+            transcript_tokens -= inp.view.tokens(compaction["seq"])
+        threshold = int(available * AUTO_COMPACT_SHARE)
         advice: dict[str, Any] = {
             "advised": transcript_tokens > threshold,
             "transcriptTokens": transcript_tokens,
             "thresholdTokens": threshold,
         }
-        if keep_from is not None:
-            advice["keepFromSeq"] = keep_from
-        ordered = sorted(chosen + pinned, key=lambda g: g.first_seq)
-        return ordered, advice
+        if window.keep_from is not None:
+            advice["keepFromSeq"] = window.keep_from
+        return sorted(window.groups + pinned, key=lambda g: g.first_seq), advice
 
     def _system_order(self) -> list[dict[str, Any]]:
         inp = self.inp
@@ -617,7 +505,8 @@ class _Assembler:
             counts[item["visibility"]] += 1
         summary = (
             f"context {counts['visible']} visible · {counts['pinned']} pinned · "
-            f"{counts['summaryOnly'] + counts['archived']} archived · "
+            + (f"{counts['masked']} masked · " if counts["masked"] else "")
+            + f"{counts['summaryOnly'] + counts['archived']} archived · "
             f"{counts['candidate']} left out · {used / 1000:.1f}k/"
             f"{self.budget.available / 1000:.1f}k tokens"
         )

@@ -1,8 +1,9 @@
 """Fold a session's control entries into the state selection needs.
 
 Pins, unpins, drops and recovers are entries in history (never edits of it); the state at a
-head is their fold in seq order: the last word on a target wins.  The latest compaction and
-the activated skills are collected the same way.
+head is their fold in seq order: the last word on a target wins.  A recover undoes a drop
+and also shows a masked tool result in full again (until a later drop of the same target).
+The latest compaction and the activated skills are collected the same way.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ class ControlState:
     dropped: dict[str, dict[str, Any]] = field(default_factory=dict)
     activated: dict[str, dict[str, Any]] = field(default_factory=dict)
     """skill name -> its latest skillActivated entry."""
+    recovered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """key -> the recover entry's target, for targets recovered and not dropped since."""
     dropped_seqs: set[int] = field(default_factory=set)
     pinned_seqs: set[int] = field(default_factory=set)
+    recovered_seqs: set[int] = field(default_factory=set)
 
     def is_dropped(self, kind: str, locator: str | None = None, item_id: str | None = None) -> bool:
         return (locator is not None and f"{kind}:{locator}" in self.dropped) or (
@@ -61,9 +65,15 @@ def fold_controls(view: HistoryView) -> ControlState:
             elif kind == "drop":
                 state.dropped[key] = record["target"]
                 state.pinned.pop(key, None)
+                state.recovered.pop(key, None)
             else:
                 state.dropped.pop(key, None)
-    for targets, seqs in ((state.dropped, state.dropped_seqs), (state.pinned, state.pinned_seqs)):
+                state.recovered[key] = record["target"]
+    for targets, seqs in (
+        (state.dropped, state.dropped_seqs),
+        (state.pinned, state.pinned_seqs),
+        (state.recovered, state.recovered_seqs),
+    ):
         for target in targets.values():
             if target["kind"] == "range":
                 seqs.update(range(target["fromSeq"], target["throughSeq"] + 1))

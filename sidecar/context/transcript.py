@@ -29,7 +29,7 @@ import xxhash
 from sidecar.jsonbytes import canonical
 from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
 
-__all__ = ["Group", "TranscriptRange", "group_bounds", "iter_groups"]
+__all__ = ["Group", "TranscriptRange", "cached", "group_bounds", "iter_groups"]
 
 MessageCounter = Callable[[dict[str, Any]], int]
 _GROUP_CACHE = 50_000
@@ -117,20 +117,26 @@ def _interruption(part: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def cached(view: HistoryView, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+    """``build()``, memoised in the history index's group cache under ``key`` (per
+    tokenizer): ``key`` must name everything the built value depends on besides entries."""
+    cache = view.group_cache
+    full = (view.tokenizer, *key)
+    hit = cache.get(full)
+    if hit is None:
+        if len(cache) > _GROUP_CACHE:
+            cache.clear()
+        hit = cache[full] = build()
+    return hit
+
+
 class _Walker:
     def __init__(self, view: HistoryView, count: MessageCounter) -> None:
         self.view = view
         self.count = count
 
     def cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-        cache = self.view.group_cache
-        full = (self.view.tokenizer, *key)
-        hit = cache.get(full)
-        if hit is None:
-            if len(cache) > _GROUP_CACHE:
-                cache.clear()
-            hit = cache[full] = build()
-        return hit
+        return cached(self.view, key, build)
 
     def plain(self, seq: int) -> Group:
         def build() -> Group:

@@ -9,7 +9,10 @@ keeps, per session, what that walk needs in memory:
   recover, skillActivated) — few, parsed on demand;
 - a bounded cache of parsed records (the kept tail is parsed once, then reused);
 - per tokenizer, every entry's token count and their running sums, filled from the persisted
-  count cache and extended incrementally, so the tokens of any seq range cost O(1).
+  count cache and extended incrementally, so the tokens of any seq range cost O(1); the same
+  for the tool output alone (entries carrying tool results), which observation masking and
+  the history window measure;
+- running counts of message entries and of tool-result entries, for the same reason.
 
 A :class:`HistoryView` is a consistent read-only view at one head: appends that land while it
 is in use are not visible through it.  A view from ``SessionStore.history`` holds a lease on
@@ -22,6 +25,7 @@ import json
 import sys
 import threading
 import weakref
+from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -54,6 +58,8 @@ _RECORD_CACHE = 8192
 class _TokenIndex:
     counts: list[int] = field(default_factory=list)
     cum: list[int] = field(default_factory=lambda: [0])  # cum[i] = sum(counts[:i])
+    tool_cum: list[int] = field(default_factory=lambda: [0])
+    """``tool_cum[i]``: tokens of the tool-result entries among the first ``i``."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Held while counts are extended: two views synced at once in two threads would each
     append the same counts (interleaved), and every later sum would be wrong."""
@@ -86,6 +92,10 @@ class HistoryIndex:
     """Built transcript groups, per tokenizer: an entry never changes, so neither does the
     rendering of a group made of the same entries (see ``sidecar.context.transcript``)."""
     control_seqs: list[int] = field(default_factory=list)
+    message_cum: list[int] = field(default_factory=lambda: [0])
+    """``message_cum[i]``: message entries among the first ``i``."""
+    result_cum: list[int] = field(default_factory=lambda: [0])
+    """``result_cum[i]``: tool-result entries (shape ``r``) among the first ``i``."""
     _records: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
     _tokens: dict[str, _TokenIndex] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)  # views run in worker threads
@@ -94,7 +104,10 @@ class HistoryIndex:
         for offset, record in enumerate(records):
             kind = sys.intern(str(record.get("kind", "")))
             self.kinds.append(kind)
-            self.shapes.append(entry_shape(record))
+            shape = entry_shape(record)
+            self.shapes.append(shape)
+            self.message_cum.append(self.message_cum[-1] + (shape != SHAPE_OTHER))
+            self.result_cum.append(self.result_cum[-1] + (shape == SHAPE_RESULTS))
             if kind in CONTROL_KINDS:
                 self.control_seqs.append(first_seq + offset)
 
@@ -136,11 +149,14 @@ class HistoryIndex:
                     lambda idx: [self.record(seqs[i], lines) for i in idx],
                     count,
                 )
-                running = index.cum[-1]
-                for n in fresh:
-                    index.counts.append(n)
+                running, tool = index.cum[-1], index.tool_cum[-1]
+                for seq, n in zip(seqs, fresh, strict=True):
                     running += n
+                    if self.shapes[seq - 1] == SHAPE_RESULTS:
+                        tool += n
                     index.cum.append(running)
+                    index.tool_cum.append(tool)
+                    index.counts.append(n)  # last: readers go by len(counts) without the lock
         return index
 
 
@@ -206,6 +222,27 @@ class HistoryView:
         if last < first:
             return 0
         return self._tokens.cum[last] - self._tokens.cum[first - 1]
+
+    def tool_tokens_through(self, seq: int) -> int:
+        """Tokens of the tool-result entries among seqs ``1..seq`` (0 for ``seq <= 0``)."""
+        return self._tokens.tool_cum[max(seq, 0)]
+
+    def last_seq_with_tool_tokens_at_most(self, tokens: int) -> int:
+        """The largest seq ``<= head`` whose :meth:`tool_tokens_through` is ``<= tokens``
+        (0 when none): where a boundary on the tool-output axis falls in seqs."""
+        return bisect_right(self._tokens.tool_cum, tokens, 0, self.head + 1) - 1
+
+    def results_between(self, first: int, last: int) -> int:
+        """Tool-result entries among seqs ``first..last`` inclusive."""
+        if last < first:
+            return 0
+        return self._index.result_cum[last] - self._index.result_cum[first - 1]
+
+    def messages_between(self, first: int, last: int) -> int:
+        """Message entries among seqs ``first..last`` inclusive."""
+        if last < first:
+            return 0
+        return self._index.message_cum[last] - self._index.message_cum[first - 1]
 
     def control_seqs(self) -> list[int]:
         return [s for s in self._index.control_seqs if s <= self.head]

@@ -334,6 +334,69 @@ async def test_pinning_a_tool_result_pins_the_call_with_it(
             assert body.count('"tool_call_id": "c1"') == 1 and '"tool_calls"' in body
 
 
+async def test_old_tool_results_are_masked_and_recover_brings_one_back(
+    sidecars: SidecarFactory, workspace: Path
+) -> None:
+    client = await sidecars.start()
+    created = await client.request("session/create", {"workspaceRoots": [str(workspace)]})
+    sid = created["sessionId"]
+    entries = []
+    for i in range(8):
+        call = {
+            "type": "toolCall",
+            "callId": f"c{i}",
+            "name": "read_file",
+            "arguments": {"path": f"src/m{i}.py"},
+        }
+        result = {"type": "toolResult", "callId": f"c{i}", "content": [text("code " * 800)]}
+        entries += [
+            msg("user", text(f"step {i}")),
+            msg("assistant", text("reading"), call),
+            msg("user", result),
+            msg("assistant", text(f"done {i}")),
+        ]
+    await client.request("session/append", {"sessionId": sid, "entries": entries})
+    params = {
+        "sessionId": sid,
+        "userTurn": [text("next?")],
+        "date": "2026-11-30",
+        "tools": [READ_FILE],
+        "profile": {"masking": {"protectTokens": 2000, "batchTokens": 1000}},
+        "lowerTo": "anthropic-messages",
+    }
+    result = await client.request("context/assemble", params)
+    ContextAssembleResult.model_validate(result)
+    masked = sorted(
+        (i for i in result["ledger"] if i["visibility"] == "masked"), key=lambda i: i["fromSeq"]
+    )
+    # 8 results of ~805 tokens (6,440): the newest 2,000 protected, masked through 4,000
+    assert [i["fromSeq"] for i in masked] == [3, 7, 11, 15]
+    assert all("session/recover shows it in full" in i["reason"] for i in masked)
+    blocks = [b for m in result["body"]["messages"] for b in m["content"]]
+    assert sum(b["type"] == "tool_use" for b in blocks) == 8
+    results = [b for b in blocks if b["type"] == "tool_result"]
+    assert len(results) == 8
+    placeholder = json.dumps(results[0])
+    assert 'read_file {\\"path\\": \\"src/m0.py\\"}' in placeholder
+    assert masked[0]["itemId"] in placeholder
+    assert "masked" in result["dashboard"]["summary"]
+
+    await client.request(
+        "session/recover",
+        {"sessionId": sid, "target": {"kind": "item", "itemId": masked[0]["itemId"]}},
+    )
+    recovered = await client.request("context/assemble", params)
+    still = sorted(i["fromSeq"] for i in recovered["ledger"] if i["visibility"] == "masked")
+    assert still == [7, 11, 15]
+    first = next(m for m in recovered["messages"] if m["provenance"][0].get("fromSeq") == 3)
+    assert first["content"][0]["content"] == [text("code " * 800)]
+
+    off = await client.request(
+        "context/assemble", {**params, "profile": {"masking": "off"}, "lowerTo": None}
+    )
+    assert not any(i["visibility"] == "masked" for i in off["ledger"])
+
+
 async def test_user_turn_over_budget_is_a_clear_error(
     sidecars: SidecarFactory, workspace: Path
 ) -> None:

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from protocol.context import PromptProfile
 from protocol.inputs import InputFreezeParams
 from protocol.sessions import SessionAppendParams
-from sidecar.context.assemble import assemble
+from sidecar.context.assemble import assemble, assemble_with_json
 from sidecar.context.service import ContextService, seed_of
-from sidecar.context.tokens import Tokenizers
+from sidecar.context.tokens import Tokenizers, count_entries
 from sidecar.store import Store
+
+if TYPE_CHECKING:
+    from sidecar.store.history import HistoryView
 
 TOKENIZERS = Tokenizers.discover()
 #: Output tokens every assembly here reserves.
@@ -52,6 +55,7 @@ def assemble_entries(
     window: int,
     max_messages: int | None = None,
     max_tokens: int | None = None,
+    quantum: float = 0.25,
     components: list[dict[str, Any]] | None = None,
     tools: list[dict[str, Any]] | None = None,
     user_turn: str = "what now?",
@@ -77,7 +81,11 @@ def assemble_entries(
                     "model": "test-model",
                     "window": window,
                     "maxOutput": MAX_OUTPUT,
-                    "historyWindow": {"maxMessages": max_messages, "maxTokens": max_tokens},
+                    "historyWindow": {
+                        "maxMessages": max_messages,
+                        "maxTokens": max_tokens,
+                        "quantum": quantum,
+                    },
                 },
                 by_alias=True,
             )
@@ -106,3 +114,98 @@ async def _session(store: Store, entries: list[dict[str, Any]]) -> str:
         )
         await store.sessions.append(session.session_id, list(params.entries))
     return session.session_id
+
+
+class GrowingSession:
+    """One session in a store kept open, grown a turn at a time and assembled after each
+    (``snapshot/assemble``'s path, as :func:`assemble_entries`)."""
+
+    def __init__(
+        self,
+        root: Path,
+        profile: dict[str, Any],
+        tools: list[dict[str, Any]],
+        session_id: str | None = None,
+    ) -> None:
+        """A new session in a store at ``root``, or ``session_id`` reopened from it."""
+        self.store = Store(root)
+        self.service = ContextService(self.store, TOKENIZERS, home=root / "home")
+        self.profile = PromptProfile.model_validate(
+            {"model": "test-model", "maxOutput": MAX_OUTPUT, **profile}, by_alias=True
+        )
+        self.tools = tools
+        self.sid = session_id or anyio.run(_session, self.store, [])
+
+    def append(self, entries: list[dict[str, Any]]) -> None:
+        params = SessionAppendParams.model_validate(
+            {"sessionId": self.sid, "entries": entries}, by_alias=True
+        )
+        anyio.run(self.store.sessions.append, self.sid, list(params.entries))
+
+    def view(self) -> HistoryView:
+        tokenizer = TOKENIZERS.get(None)
+        return self.store.sessions.history(
+            self.sid, tokenizer.info.id, lambda r: count_entries(tokenizer, r)
+        )
+
+    def assemble(self, user_turn: str = "what now?") -> dict[str, Any]:
+        return self.assemble_with_json(user_turn)[0]
+
+    def assemble_with_json(self, user_turn: str = "what now?") -> tuple[dict[str, Any], bytes]:
+        params = InputFreezeParams.model_validate(
+            {
+                "sessionId": self.sid,
+                "userTurn": [text(user_turn)],
+                "clock": {"date": "2026-11-30", "time": "12:00"},
+                "tools": self.tools,
+            },
+            by_alias=True,
+        )
+        captured = self.service.capture(params, persist=False)
+        built = self.service.build(
+            captured.frozen,
+            captured.material,
+            self.profile,
+            seed=seed_of(captured.frozen),
+            diagnostics=captured.diagnostics,
+        )
+        return assemble_with_json(built.inputs)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+#: The tool a synthetic coding session calls.
+READ_FILE = {
+    "name": "read_file",
+    "description": "Read a file",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+}
+
+
+def coding_turn(index: int, sizes: list[int]) -> list[dict[str, Any]]:
+    """One turn of a synthetic coding session: a question, ``read_file`` calls whose results
+    are ``sizes`` words long (one result message), and an answer."""
+    calls = [
+        {
+            "type": "toolCall",
+            "callId": f"c{index}_{k}",
+            "name": "read_file",
+            "arguments": {"path": f"src/mod{index}_{k}.py"},
+        }
+        for k in range(len(sizes))
+    ]
+    results = [
+        {
+            "type": "toolResult",
+            "callId": f"c{index}_{k}",
+            "content": [text(f"# src/mod{index}_{k}.py\n" + "code " * size)],
+        }
+        for k, size in enumerate(sizes)
+    ]
+    return [
+        msg("user", [text(f"question {index}: " + "please " * 12)]),
+        msg("assistant", [text(f"reading for step {index}"), *calls]),
+        msg("user", results),
+        msg("assistant", [text(f"step {index} done " + "ok " * 30)]),
+    ]

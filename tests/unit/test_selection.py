@@ -251,7 +251,12 @@ def test_history_window_max_tokens_bounds_the_transcript() -> None:
     assert 0 < shown <= 200
     assert prompt["dashboard"]["categories"]["transcript"] == shown
     left = [i for i in _transcript_items(prompt) if i["visibility"] == "candidate"]
-    assert left and left[-1]["reason"] == "outside the history window (200 tokens)"
+    start = prompt["messages"][0]["provenance"][0]["fromSeq"]
+    assert left and left[-1]["reason"] == (
+        f"outside the history window (200 tokens): older than the window start at seq {start}; "
+        "the window moves in ~50 tokens"
+    )
+    assert (left[-1]["fromSeq"], left[-1]["throughSeq"]) == (1, start - 1)
 
 
 def test_a_group_larger_than_the_budget_is_blocked_and_older_ones_still_fit() -> None:

@@ -298,7 +298,9 @@ def _check_window(
     prompt: dict[str, Any], max_messages: int | None, max_tokens: int | None
 ) -> list[dict[str, Any]]:
     """The history window bounds the transcript outside pinned groups (pins are on top of
-    it); returns that unpinned transcript."""
+    it), and when it cut the transcript, the ledger names its start (the first unpinned
+    message shown, or past the head when nothing is), how far it moves (a quarter of the cap
+    that cut), and accounts for everything before it; returns that unpinned transcript."""
     pinned = [
         (i["fromSeq"], i["throughSeq"]) for i in prompt["ledger"] if i["visibility"] == "pinned"
     ]
@@ -313,9 +315,41 @@ def _check_window(
         assert len(unpinned) <= max_messages
     if max_tokens is not None:
         assert sum(m["tokens"] for m in unpinned) <= max_tokens
+    cuts = [
+        (item, found)
+        for item in prompt["ledger"]
+        if (
+            found := re.search(
+                r"older than the window start at seq (\d+); the window moves "
+                r"in ~([\d,]+) (tokens|messages)$",
+                item["reason"],
+            )
+        )
+    ]
+    assert len(cuts) <= 1
+    for item, found in cuts:
+        start, step, unit = (
+            int(found.group(1)),
+            int(found.group(2).replace(",", "")),
+            found.group(3),
+        )
+        cause = item["reason"].split(":")[0]
+        event(f"window: {'budget' if 'budget' in cause else unit + ' cap'} cut the transcript")
+        assert item["visibility"] == "candidate" and item["throughSeq"] == start - 1
+        if unpinned:
+            assert _msg_seq(unpinned[0]) == start
+        else:
+            event("window: everything unpinned is outside it")
+        if cause == f"outside the history window ({max_messages} messages)":
+            assert unit == "messages" and step == max(int((max_messages or 0) * 0.25), 1)
+        elif cause == f"outside the history window ({max_tokens} tokens)":
+            assert unit == "tokens" and step == max(int((max_tokens or 0) * 0.25), 1)
+        else:
+            assert cause == "older than what fits in the budget" and unit == "tokens"
     for item in prompt["ledger"]:
-        if item["reason"].startswith("outside the history window ("):
-            event(f"window: {item['reason'].split()[-1][:-1]} cut the transcript")
+        if item["visibility"] == "masked":
+            event("masking: an old tool result is masked")
+            assert item["fromSeq"] == item["throughSeq"]
     return unpinned
 
 
@@ -374,6 +408,31 @@ def _check_window(
     max_messages=None,
     max_tokens=None,
     user_turn="word " * 600,
+)
+# old tool results masked (their tool output is over what masking protects, by batches)
+@example(
+    entries=[
+        msg("user", [text("read them all")]),
+        *(
+            m
+            for i in range(6)
+            for m in (
+                msg(
+                    "assistant",
+                    [{"type": "toolCall", "callId": f"c{i}", "name": "t", "arguments": {}}],
+                ),
+                msg(
+                    "user",
+                    [{"type": "toolResult", "callId": f"c{i}", "content": [text("big " * 600)]}],
+                ),
+            )
+        ),
+        msg("assistant", [text("done")]),
+    ],
+    window=4000,
+    max_messages=None,
+    max_tokens=None,
+    user_turn="what now?",
 )
 def test_selection_properties(
     entries: list[dict[str, Any]],

@@ -266,9 +266,16 @@
 ---@field cwd? string
 ---@field mentionedPaths? string[]
 
+--- Where the transcript starts once it no longer fits.
+---
+--- The window start moves forward by a quantum, not one group at a time, and then holds
+--- still until the transcript overflows again: the cached prompt prefix is re-written once
+--- per quantum instead of on every turn.  The start is a pure function of the history, the
+--- profile and the input; it always falls on a user turn.
 ---@class context_sidecar.HistoryWindow
 ---@field maxMessages? integer # Most transcript messages kept, counted over whole groups (default: no cap).
 ---@field maxTokens? integer # Most transcript tokens kept (default: whatever the budget allows).
+---@field quantum? number # How far the window start moves when the transcript overflows, as a share of what overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of ``maxMessages`` (default 0.25: a quarter).
 
 --- A section supplied by the host (RAG results, editor state, ...).
 ---@class context_sidecar.HostSource
@@ -358,7 +365,7 @@
 ---@class context_sidecar.LedgerItem
 ---@field itemId string # Stable: ``ctx_<kind>_<16 hex>``, the same for the same item across turns.
 ---@field kind "harness"|"instruction"|"skill"|"pin"|"host"|"summary"|"transcript"|"userTurn"|"tool"
----@field visibility "visible"|"pinned"|"candidate"|"archived"|"dropped"|"blocked"|"summaryOnly"
+---@field visibility "visible"|"pinned"|"candidate"|"archived"|"dropped"|"blocked"|"summaryOnly"|"masked"
 ---@field reason string
 ---@field tokens integer
 ---@field locator? string
@@ -378,6 +385,19 @@
 ---@field char? string
 ---@field templates? table<string, string> # Named raw templates (character description, scenario, ...), stored unevaluated.
 ---@field facts? table<string, string> # Chat facts (e.g. ``lastMessage``); read-only text.
+
+--- Observation masking: old tool results shown as short placeholders.
+---
+--- A tool result older than the newest ``protectTokens`` of tool output is shown as a
+--- placeholder (tool name and arguments, its size, a preview, the ledger id that brings it
+--- back with ``session/recover``) inside its call/result group.  The masked boundary moves
+--- in batches of ``batchTokens`` of tool output, so the prompt prefix stays byte-identical
+--- between moves.  A pinned or recovered result is never masked.
+---@class context_sidecar.MaskingPolicy
+---@field mode? "auto"|"off"
+---@field protectTokens? integer # Newest tool output kept whole (default: 40,000 tokens, or half the available input when that is less).
+---@field batchTokens? integer # Tool output masked per move of the boundary (default: 30,000 tokens, or a quarter of the available input when that is less).
+---@field previewChars? integer # Characters of the original result shown in its placeholder.
 
 ---@class context_sidecar.MessageEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -528,6 +548,7 @@
 ---@field searchMode? string
 ---@field cacheTtl? "5m"|"1h" # TTL for Anthropic cache markers on the stable prefix (tools, system).
 ---@field skillsCatalogShare? number # Share of the window the skills catalog may use.
+---@field masking? context_sidecar.MaskingPolicy|"auto"|"off" # Observation masking of old tool results; ``"off"`` disables it, ``"auto"`` is the default policy.
 
 --- An assembled prompt, immutable and content-addressed.
 ---@class context_sidecar.PromptSnapshot
@@ -1104,7 +1125,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "3e10da005ddd6042bbf304c013790e7c",
+  SCHEMA_HASH = "5960655f1769b127b8137e3dea683dbe",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

@@ -1,0 +1,257 @@
+"""Observation masking (DESIGN.md §4 stage 5): old tool results shown as short placeholders.
+
+Tool output is most of an agent's tokens, and an old observation is rarely needed whole
+(REFERENCES.md §F: masking halves an agent's cost at an equal solve rate).  The rule:
+
+- Measure tool output on one axis: the running sum of the tokens of every tool-result entry
+  from the start of the history (kept by the store, so any position costs O(1)).  ``T`` is
+  the total at the head.
+- The newest ``protect`` tokens of tool output are never masked.  The masked boundary is
+  ``M = floor((T - protect) / batch) * batch``: a result entry whose tool output ends at or
+  before ``M`` is shown as a placeholder.  ``M`` moves only when ``T`` crosses the next
+  multiple of ``batch``, so between moves the prompt prefix stays byte-identical and each move
+  frees about ``batch`` tokens (one cache re-write buys that much room).
+- The boundary is a pure function of the history and the profile: no memory of earlier turns.
+- A placeholder replaces the result *inside* its call/result group (providers still get a
+  well-formed call/result pair): the tool's name and arguments, the original size, a preview,
+  and the ledger id (``ctx_transcript_…`` of ``observation:<entry id>``) that
+  ``session/recover`` takes to show it in full again.  A result that is pinned or recovered is
+  never masked, nor one whose placeholder would not be smaller.
+
+Masked groups are cached in the history index's group cache like any group: the rendering is
+a function of the entries, the masked seqs and the preview length.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sidecar.context.ledger import item_id
+from sidecar.context.transcript import Group, cached
+from sidecar.store.history import SHAPE_RESULTS
+
+if TYPE_CHECKING:
+    from protocol.context import MaskingPolicy
+    from sidecar.context.controls import ControlState
+    from sidecar.context.transcript import MessageCounter
+    from sidecar.store.history import HistoryView
+
+__all__ = [
+    "BATCH_TOKENS",
+    "PLACEHOLDER_TOKENS",
+    "PROTECT_TOKENS",
+    "MaskPlan",
+    "Masked",
+    "mask_group",
+    "observation_id",
+    "plan_masking",
+]
+
+#: Newest tool output never masked (OpenCode ``PRUNE_PROTECT``: 40k; Gemini CLI: 50k).
+PROTECT_TOKENS = 40_000
+#: Tool output masked per move of the boundary (OpenCode ``PRUNE_MINIMUM``: 20k; Gemini CLI:
+#: 30k): one cache re-write per move should buy this much room.
+BATCH_TOKENS = 30_000
+#: The size a masked result is reckoned at on the history window's axis (a placeholder with
+#: a 300-character preview is about this many tokens).
+PLACEHOLDER_TOKENS = 120
+#: Characters of a call's arguments quoted in its placeholder.
+_ARGUMENT_CHARS = 200
+
+
+def observation_id(entry_id: str) -> str:
+    """Ledger id of the tool result(s) in one history entry: what ``session/recover`` takes."""
+    return item_id("transcript", f"observation:{entry_id}")
+
+
+@dataclass(frozen=True, slots=True)
+class MaskPlan:
+    """Where the masked boundary is for one history head (see the module docstring)."""
+
+    protect: int
+    batch: int
+    preview_chars: int
+    tool_tokens: int
+    """``T``: tool output from the start of the history to the head."""
+    boundary: int
+    """``M``, a multiple of ``batch``: results whose tool output ends at or before it are masked."""
+    through_seq: int
+    """The last seq whose tool output ends at or before ``boundary``."""
+    line_seq: int
+    """The last seq whose tool output ends at or before ``T - protect``: what would be masked
+    without batching.  The history window measures the transcript as if masked that far, so
+    its start does not move back when the boundary catches up."""
+    exempt_seqs: frozenset[int]
+    exempt_ids: frozenset[str]
+    """Ledger ids (of a result entry or of its group) pinned or recovered."""
+
+    @property
+    def lag(self) -> int:
+        """Most tool output that is past ``T - protect`` but not yet masked (the batch)."""
+        return min(self.batch, max(self.tool_tokens - self.protect, 0))
+
+
+def plan_masking(
+    view: HistoryView, policy: MaskingPolicy, available: int, controls: ControlState
+) -> MaskPlan | None:
+    """The masked boundary at the view's head, or ``None`` when masking is off."""
+    if policy.mode == "off":
+        return None
+    protect = (
+        policy.protect_tokens
+        if policy.protect_tokens is not None
+        else min(PROTECT_TOKENS, available // 2)
+    )
+    batch = (
+        policy.batch_tokens
+        if policy.batch_tokens is not None
+        else max(min(BATCH_TOKENS, available // 4), 1)
+    )
+    total = view.tool_tokens_through(view.head)
+    boundary = max(total - protect, 0) // batch * batch
+    line = total - protect
+    ids = {
+        key.removeprefix("item:")
+        for key in (*controls.pinned, *controls.recovered)
+        if key.startswith("item:")
+    }
+    return MaskPlan(
+        protect=protect,
+        batch=batch,
+        preview_chars=policy.preview_chars,
+        tool_tokens=total,
+        boundary=boundary,
+        through_seq=view.last_seq_with_tool_tokens_at_most(boundary) if boundary > 0 else 0,
+        line_seq=view.last_seq_with_tool_tokens_at_most(line) if line > 0 else 0,
+        exempt_seqs=frozenset(controls.pinned_seqs | controls.recovered_seqs),
+        exempt_ids=frozenset(ids),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Masked:
+    """One history entry whose tool results are shown as placeholders."""
+
+    seq: int
+    item_id: str
+    tokens: int
+    """The entry as it would be shown whole."""
+    shown_tokens: int
+    """Its placeholder message."""
+
+
+def mask_group(
+    view: HistoryView, group: Group, plan: MaskPlan, through_seq: int, count: MessageCounter
+) -> tuple[Group, tuple[Masked, ...]]:
+    """``group`` with the results of entries at or before ``through_seq`` masked (the group
+    itself when none is), and what was masked."""
+    if group.first_seq > through_seq or len(group.messages) < 2:
+        return group, ()
+    if group.ledger_id in plan.exempt_ids:
+        return group, ()
+    members = [_seq_of(m) for m in group.messages]
+    wanted = tuple(
+        seq
+        for seq in members[1:]
+        if seq <= through_seq
+        and seq not in plan.exempt_seqs
+        and view.shape(seq) == SHAPE_RESULTS
+        and observation_id(view.record(seq)["id"]) not in plan.exempt_ids
+    )
+    if not wanted:
+        return group, ()
+
+    def build() -> tuple[Group, tuple[Masked, ...]]:
+        return _masked_group(group, set(wanted), plan.preview_chars, count)
+
+    hit: tuple[Group, tuple[Masked, ...]] = cached(
+        view, ("mask", tuple(members), wanted, plan.preview_chars), build
+    )
+    return hit
+
+
+def _seq_of(message: dict[str, Any]) -> int:
+    return int(message["provenance"][0]["fromSeq"])
+
+
+def _masked_group(
+    group: Group, wanted: set[int], preview_chars: int, count: MessageCounter
+) -> tuple[Group, tuple[Masked, ...]]:
+    calls = {p["callId"]: p for p in group.messages[0]["content"] if p["type"] == "toolCall"}
+    messages = [group.messages[0]]
+    masked: list[Masked] = []
+    for message in group.messages[1:]:
+        seq = _seq_of(message)
+        parts = [p for p in message["content"] if p["type"] == "toolResult"]
+        if seq not in wanted or not parts:
+            messages.append(message)
+            continue
+        ident = observation_id(message["provenance"][0]["id"])
+        content = [
+            _placeholder(
+                p,
+                calls.get(p["callId"]),
+                message["tokens"] if len(parts) == 1 else count({"content": [p]}),
+                ident,
+                preview_chars,
+            )
+            if p["type"] == "toolResult"
+            else p
+            for p in message["content"]
+        ]
+        shown = {**message, "content": content}
+        shown["tokens"] = count(shown)
+        if shown["tokens"] >= message["tokens"]:  # not worth it: show it whole
+            messages.append(message)
+            continue
+        messages.append(shown)
+        masked.append(Masked(seq, ident, message["tokens"], shown["tokens"]))
+    if not masked:
+        return group, ()
+    rebuilt = Group.build(
+        group.first_seq,
+        group.last_seq,
+        group.first_id,
+        tuple(messages),
+        group.starts_on_user_turn,
+        group.interrupted,
+    )
+    return rebuilt, tuple(masked)
+
+
+def _placeholder(
+    part: dict[str, Any],
+    call: dict[str, Any] | None,
+    tokens: int,
+    ident: str,
+    preview_chars: int,
+) -> dict[str, Any]:
+    """A tool result's placeholder: still a ``toolResult`` answering the same call."""
+    body = "\n".join(
+        p.get("text", "") if p.get("type") == "text" else f"[{p.get('type')}]"
+        for p in part.get("content", ())
+    )
+    preview = body[:preview_chars] + ("…" if len(body) > preview_chars else "")
+    if call is not None:
+        arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False, sort_keys=True)
+        if len(arguments) > _ARGUMENT_CHARS:
+            arguments = arguments[:_ARGUMENT_CHARS] + "…"
+        what = f"{call['name']} {arguments}"
+    else:
+        what = "the call"
+    text = (
+        f"[older tool output masked to save context: {what} returned {tokens:,} tokens; "
+        f"ledger id {ident}, session/recover shows it in full]"
+    )
+    if preview:
+        text += f"\npreview:\n{preview}"
+    out: dict[str, Any] = {
+        "type": "toolResult",
+        "callId": part["callId"],
+        "content": [{"type": "text", "text": text}],
+    }
+    if part.get("isError"):
+        out["isError"] = True
+    return out

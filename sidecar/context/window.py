@@ -1,0 +1,375 @@
+"""The history window (DESIGN.md §4 stage 6): which transcript groups the model sees.
+
+The transcript (after masking) is walked newest first by whole groups.  When it all fits, all
+of it is shown, from its first user turn.  When it does not fit — the room the budget leaves,
+``historyWindow.maxTokens`` or ``historyWindow.maxMessages`` — the window start does **not**
+follow the overflow group by group (that re-writes the whole cached transcript on every
+turn).  It moves by a *quantum* and then holds still:
+
+1. For each cap, the natural cut ``k`` is the oldest user turn from which the transcript fits.
+2. Positions are measured from the start of the candidate transcript on a fixed axis — tokens
+   (a masked tool result reckoned at a nominal placeholder size) or messages — read from the
+   store's running sums, so an entry's position never changes once written.
+3. The cut snaps forward to the grid of that axis: the window starts at the first user turn
+   at or after ``ceil(position(k) / quantum) * quantum``.  As the history grows, ``k`` moves
+   a little every turn, but the snapped start moves only when ``k`` crosses the next grid
+   line: once per quantum (a share of the room, of ``maxTokens``, or of ``maxMessages``).
+4. The caps' starts are combined (the latest wins) and checked against the exact sizes; a
+   start that still overflows moves on by whole quanta.
+
+The window start is a pure function of the history, the profile and the input.  Masking is
+reckoned as if it were not batched (see ``MaskPlan.line_seq``) plus a reserve for the batch,
+so the start does not move back when the masked boundary catches up.  Pins, drops, blocked
+groups, and compaction summaries work as before the window: pinned groups are shown on top
+of it; a dropped or blocked group is left out without ending the walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sidecar.context.ledger import ledger_item
+from sidecar.context.masking import PLACEHOLDER_TOKENS, Masked, MaskPlan, mask_group
+from sidecar.context.transcript import Group, TranscriptRange, iter_groups
+
+if TYPE_CHECKING:
+    from sidecar.context.controls import ControlState
+    from sidecar.context.transcript import MessageCounter
+    from sidecar.store.history import HistoryView
+
+__all__ = ["KEEP_RECENT_TOKENS", "Caps", "TranscriptWindow", "select_window"]
+
+#: Recent transcript tokens a compaction should keep verbatim (thndrs/Codex: 20,000), or a
+#: quarter of the available input for small windows.
+KEEP_RECENT_TOKENS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """What bounds the transcript for one assembly."""
+
+    room: int
+    """Tokens the budget leaves for the transcript."""
+    steady_room: int
+    """The room with the current turn left aside: the base of the budget's quantum, so the
+    grid does not shift with the length of each user turn."""
+    available: int
+    """The whole input budget: a group larger than it is ``blocked``."""
+    max_messages: int | None
+    max_tokens: int | None
+    quantum: float
+
+
+@dataclass(slots=True)
+class TranscriptWindow:
+    groups: list[Group]
+    """Shown, chronological."""
+    ledger: list[dict[str, Any]]
+    tokens: int
+    start_seq: int | None
+    """Where the window starts when a cap cut the transcript."""
+    keep_from: int | None
+    """A suggested ``keepFromSeq`` for compaction (the newest ~20k tokens, on a user turn)."""
+
+
+@dataclass(slots=True)
+class _Cap:
+    """One bound on the transcript, with its axis and quantum."""
+
+    name: str
+    limit: int
+    reserve: int
+    quantum: int
+    position: Callable[[int], int]
+    """Position of a seq on this cap's axis: what lies before it in the candidate."""
+    unit: str
+    cause: str
+    accepted: int | None = None
+    """Groups (newest first) the cap accepts; ``None`` while it has not overflowed."""
+    grid: int = 0
+    start: int = 0
+
+    def size(self, tokens: int, messages: int) -> int:
+        return messages if self.unit == "messages" else tokens
+
+
+@dataclass(slots=True)
+class _Shown:
+    group: Group
+    masked: tuple[Masked, ...]
+    fit_tokens: int
+
+
+@dataclass(slots=True)
+class _Walk:
+    shown: list[_Shown] = field(default_factory=list)
+    """Newest first."""
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    recent: int = 0
+    keep_from: int | None = None
+    """The start of the newest ~20k tokens (a quarter of small budgets), on a user turn:
+    counted over every group walked, shown or not."""
+
+
+def select_window(
+    view: HistoryView,
+    candidate: TranscriptRange,
+    controls: ControlState,
+    pinned_seqs: set[int],
+    plan: MaskPlan | None,
+    caps: Caps,
+    count: MessageCounter,
+) -> TranscriptWindow:
+    """The transcript groups shown under ``caps``, with their ledger items."""
+    origin = candidate.spans[0][0] if candidate.spans else 1
+    axes = _caps(view, origin, plan, caps)
+    walk = _walk(view, candidate, controls, pinned_seqs, plan, caps, axes, count)
+    starts = [i for i, s in enumerate(walk.shown) if s.group.starts_on_user_turn]
+    # chronological suffix sums over the shown groups: exact tokens and messages from each
+    chrono = walk.shown[::-1]
+    tokens_from = [0] * (len(chrono) + 1)
+    messages_from = [0] * (len(chrono) + 1)
+    for i in range(len(chrono) - 1, -1, -1):
+        tokens_from[i] = tokens_from[i + 1] + chrono[i].group.tokens
+        messages_from[i] = messages_from[i + 1] + len(chrono[i].group.messages)
+    user_starts = [len(chrono) - 1 - i for i in reversed(starts)]  # chronological indexes
+
+    def first_start(cap: _Cap, at_least: int) -> int:
+        """Chronological index of the first user turn at or after ``at_least`` on the cap's
+        axis (``len(chrono)``: none, the window is empty)."""
+        for index in user_starts:
+            if index >= at_least and cap.position(chrono[index].group.first_seq) >= cap.grid:
+                return index
+        return len(chrono)
+
+    for cap in axes:
+        if cap.accepted is None:  # fits whole: the window starts at the first user turn
+            cap.grid, natural = 0, 0
+        else:
+            oldest = [i for i in starts if i < cap.accepted]
+            natural = len(chrono) - 1 - oldest[-1] if oldest else len(chrono)
+            at = (
+                cap.position(chrono[natural].group.first_seq)
+                if natural < len(chrono)
+                else cap.position(view.head + 1)
+            )
+            cap.grid = -(-at // cap.quantum) * cap.quantum
+        cap.start = first_start(cap, natural)
+    while True:  # the exact check: a start that still overflows moves on by whole quanta
+        start = max(cap.start for cap in axes)
+        over = [
+            cap for cap in axes if cap.size(tokens_from[start], messages_from[start]) > cap.limit
+        ]
+        if not over:
+            break
+        for cap in over:
+            cap.grid += cap.quantum
+            cap.start = first_start(cap, start)
+    binding = max(axes, key=lambda c: (c.start, c.accepted is not None))
+    ledger = walk.ledger
+    shown = chrono[start:]
+    for item in reversed(shown):
+        group = item.group
+        reason = (
+            "interrupted tool call shown as a note"
+            if group.interrupted
+            else "recent conversation within the budget"
+        )
+        if item.masked:
+            reason += f"; {len(item.masked)} older tool result(s) masked"
+        ledger.append(
+            ledger_item(
+                "transcript",
+                group.ledger_id,
+                "visible",
+                reason,
+                group.tokens,
+                first=group.first_seq,
+                last=group.last_seq,
+            )
+        )
+        if plan is not None:
+            ledger += [_masked_item(masked, plan) for masked in item.masked]
+    cut = any(cap.accepted is not None or cap.grid > 0 for cap in axes)
+    start_seq = shown[0].group.first_seq if shown else view.head + 1
+    if cut and start_seq > origin:
+        ledger.append(
+            ledger_item(
+                "transcript",
+                f"older:{origin}-{start_seq - 1}",
+                "candidate",
+                f"{binding.cause}: older than the window start at seq {start_seq}; "
+                f"the window moves in ~{binding.quantum:,} {binding.unit}",
+                view.tokens_between(origin, start_seq - 1),
+                first=origin,
+                last=start_seq - 1,
+            )
+        )
+    else:
+        for item in chrono[:start]:
+            group = item.group
+            ledger.append(
+                ledger_item(
+                    "transcript",
+                    group.ledger_id,
+                    "candidate",
+                    "left out so the history starts on a user turn",
+                    group.tokens,
+                    first=group.first_seq,
+                    last=group.last_seq,
+                )
+            )
+    return TranscriptWindow(
+        groups=[s.group for s in shown],
+        ledger=ledger,
+        tokens=tokens_from[start],
+        start_seq=start_seq if cut else None,
+        keep_from=walk.keep_from,
+    )
+
+
+def _caps(view: HistoryView, origin: int, plan: MaskPlan | None, caps: Caps) -> list[_Cap]:
+    before = origin - 1
+
+    def tokens_at(seq: int) -> int:
+        raw = view.tokens_between(origin, seq - 1)
+        if plan is None:
+            return raw
+        tool = view.tool_tokens_through(seq - 1) - view.tool_tokens_through(before)
+        return raw - tool + PLACEHOLDER_TOKENS * view.results_between(origin, seq - 1)
+
+    def messages_at(seq: int) -> int:
+        return view.messages_between(origin, seq - 1)
+
+    lag = plan.lag if plan is not None else 0
+    out = [
+        _Cap(
+            "budget",
+            caps.room,
+            min(lag, caps.room // 4),
+            max(int(caps.steady_room * caps.quantum), 1),
+            tokens_at,
+            "tokens",
+            "older than what fits in the budget",
+        )
+    ]
+    if caps.max_tokens is not None:
+        out.append(
+            _Cap(
+                "maxTokens",
+                caps.max_tokens,
+                min(lag, caps.max_tokens // 4),
+                max(int(caps.max_tokens * caps.quantum), 1),
+                tokens_at,
+                "tokens",
+                f"outside the history window ({caps.max_tokens} tokens)",
+            )
+        )
+    if caps.max_messages is not None:
+        out.append(
+            _Cap(
+                "maxMessages",
+                caps.max_messages,
+                0,
+                max(int(caps.max_messages * caps.quantum), 1),
+                messages_at,
+                "messages",
+                f"outside the history window ({caps.max_messages} messages)",
+            )
+        )
+    return out
+
+
+def _walk(
+    view: HistoryView,
+    candidate: TranscriptRange,
+    controls: ControlState,
+    pinned_seqs: set[int],
+    plan: MaskPlan | None,
+    caps: Caps,
+    axes: list[_Cap],
+    count: MessageCounter,
+) -> _Walk:
+    """Groups newest first, masked, until every cap has overflowed (on the transcript as if
+    masking were not batched): what any window start can show."""
+    walk = _Walk()
+
+    def hidden(seq: int) -> bool:
+        return seq in controls.dropped_seqs or seq in pinned_seqs
+
+    for target in controls.dropped.values():
+        if target["kind"] == "range":
+            walk.ledger.append(
+                ledger_item(
+                    "transcript",
+                    f"dropped:{target['fromSeq']}-{target['throughSeq']}",
+                    "dropped",
+                    "dropped by a drop entry",
+                    view.tokens_between(target["fromSeq"], target["throughSeq"]),
+                    first=target["fromSeq"],
+                    last=target["throughSeq"],
+                )
+            )
+    dropped_items = {t["itemId"] for t in controls.dropped.values() if t["kind"] == "item"}
+    fit = messages = 0
+    for group in iter_groups(view, candidate, hidden, count):
+        if group.ledger_id in dropped_items:
+            walk.ledger.append(_group_item(group, "dropped", "dropped by a drop entry"))
+            continue
+        shown, masked = (
+            mask_group(view, group, plan, plan.through_seq, count)
+            if plan is not None
+            else (group, ())
+        )
+        if walk.recent < min(KEEP_RECENT_TOKENS, caps.available // 4):
+            walk.recent += shown.tokens
+            if group.starts_on_user_turn:
+                walk.keep_from = group.first_seq
+        if shown.tokens > caps.available:
+            reason = f"larger than the whole input budget ({shown.tokens} > {caps.available})"
+            walk.ledger.append(_group_item(shown, "blocked", reason))
+            continue
+        fit_tokens = shown.tokens
+        if (
+            plan is not None
+            and plan.through_seq < group.last_seq
+            and group.first_seq <= plan.line_seq
+        ):
+            fit_tokens = mask_group(view, group, plan, plan.line_seq, count)[0].tokens
+        fit += fit_tokens
+        messages += len(shown.messages)
+        for cap in axes:
+            if cap.accepted is None and cap.size(fit, messages) + cap.reserve > cap.limit:
+                cap.accepted = len(walk.shown)
+        if all(cap.accepted is not None for cap in axes):
+            break
+        walk.shown.append(_Shown(shown, masked, fit_tokens))
+    return walk
+
+
+def _group_item(group: Group, visibility: str, reason: str) -> dict[str, Any]:
+    return ledger_item(
+        "transcript",
+        group.ledger_id,
+        visibility,
+        reason,
+        group.tokens,
+        first=group.first_seq,
+        last=group.last_seq,
+    )
+
+
+def _masked_item(masked: Masked, plan: MaskPlan) -> dict[str, Any]:
+    return ledger_item(
+        "transcript",
+        masked.item_id,
+        "masked",
+        f"tool output older than the newest {plan.protect:,} tokens of tool output: shown as "
+        f"a {masked.shown_tokens}-token placeholder (masked in batches of {plan.batch:,} "
+        "tokens); session/recover shows it in full",
+        masked.tokens,
+        first=masked.seq,
+        last=masked.seq,
+    )
