@@ -370,14 +370,19 @@ def run_sidecar(
     return outcome, first
 
 
-def run_langchain(turns: list[Turn], first: dict[str, Any]) -> Outcome | None:
+def run_langchain(
+    turns: list[Turn], first: dict[str, Any], window: dict[str, int] | None = None
+) -> Outcome | None:
     """A host without the sidecar: LangChain ``trim_messages`` on the same messages, the
-    sidecar's system prompt and tools, the same budget and four breakpoints."""
+    sidecar's system prompt and tools, the same budget and four breakpoints; with the same
+    ``window`` cap when the policy has one (``maxTokens``, or ``maxMessages`` counted with
+    ``token_counter=len``)."""
     try:
         from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, trim_messages
     except ImportError:
         return None
-    outcome = Outcome("LangChain trim_messages")
+    cap = "" if not window else ", " + ", ".join(f"{k} {v}" for k, v in window.items())
+    outcome = Outcome(f"LangChain trim_messages{cap}")
     cache = AnthropicCache()
     body = first["body"]
     tools, system = body.get("tools", []), body.get("system", [])
@@ -449,13 +454,24 @@ def run_langchain(turns: list[Turn], first: dict[str, Any]) -> Outcome | None:
     history: list[Any] = []
     for number, turn in enumerate(turns, start=1):
         (user,) = to_langchain(turn.user)
+        room = budget - tokens(user)
+        if window and "maxTokens" in window:
+            room = min(room, window["maxTokens"])
         kept: list[Any] = trim_messages(
             history,
-            max_tokens=budget - tokens(user),
+            max_tokens=room,
             token_counter=lambda batch: sum(tokens(m) for m in batch),
             strategy="last",
             start_on="human",
         )
+        if window and "maxMessages" in window:
+            kept = trim_messages(
+                kept,
+                max_tokens=window["maxMessages"],
+                token_counter=len,
+                strategy="last",
+                start_on="human",
+            )
         messages = lowered(kept, user)
         bill = cache.price({"tools": marked_tools, "system": marked_system, "messages": messages})
         outcome.add(bill, sum(tokens(m) for m in kept), _turns_seen(messages, number))
@@ -472,20 +488,16 @@ POLICIES: tuple[tuple[str, dict[str, Any], bool], ...] = (
     ("historyWindow.maxTokens: 60000", {"historyWindow": {"maxTokens": 60_000}}, False),
     ("host follows compaction advice", {}, True),
 )
-PEER = "LangChain trim_messages"
 
 
 def run(options: Options) -> list[Row]:
     turns = session(60 if options.quick else 150)
-    outcomes: list[Outcome] = []
-    first: dict[str, Any] = {}
+    outcomes: list[tuple[Outcome, Outcome | None]] = []
     for name, profile, follow in POLICIES:
-        outcome, answer = run_sidecar(name, turns, profile, follow_advice=follow)
-        outcomes.append(outcome)
-        first = first or answer
-    peer = run_langchain(turns, first)
+        outcome, first = run_sidecar(name, turns, profile, follow_advice=follow)
+        outcomes.append((outcome, run_langchain(turns, first, profile.get("historyWindow"))))
     rows: list[Row] = []
-    for outcome in outcomes:
+    for outcome, peer in outcomes:
         note = f"{outcome.compactions} compactions" if outcome.compactions else ""
         rows += [
             Row(
@@ -494,7 +506,7 @@ def run(options: Options) -> list[Row]:
                 outcome.read_share,
                 "%",
                 better="higher",
-                peer_name=PEER if peer else None,
+                peer_name=peer.name if peer else None,
                 peer=peer.read_share if peer else None,
                 target=Target(90, ">= 90% of input"),
                 notes=note,
@@ -504,7 +516,7 @@ def run(options: Options) -> list[Row]:
                 f"cost of the session, {outcome.name}",
                 outcome.bill.cost,
                 "USD",
-                peer_name=PEER if peer else None,
+                peer_name=peer.name if peer else None,
                 peer=peer.bill.cost if peer else None,
                 ratio_target=None if outcome.compactions else 6,
                 notes=note,
@@ -515,7 +527,7 @@ def run(options: Options) -> list[Row]:
                 outcome.mean_transcript,
                 "tokens",
                 better="higher",
-                peer_name=PEER if peer else None,
+                peer_name=peer.name if peer else None,
                 peer=peer.mean_transcript if peer else None,
             ),
             Row(
@@ -524,7 +536,7 @@ def run(options: Options) -> list[Row]:
                 outcome.mean_turns,
                 "turns",
                 better="higher",
-                peer_name=PEER if peer else None,
+                peer_name=peer.name if peer else None,
                 peer=peer.mean_turns if peer else None,
                 ratio_target=None if outcome.compactions else 1.5,
             ),

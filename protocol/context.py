@@ -244,10 +244,12 @@ class HistoryWindow(WireModel):
     """Most transcript messages kept, counted over whole groups (default: no cap)."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Most transcript tokens kept (default: whatever the budget allows)."""
-    quantum: float = Field(default=0.25, gt=0, le=1)
+    quantum: float | None = Field(default=None, gt=0, le=1)
     """How far the window start moves when the transcript overflows, as a share of what
     overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
-    ``maxMessages`` (default 0.25: a quarter)."""
+    ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many
+    turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50
+    messages would move the window, and re-write the cached prompt, every third turn)."""
 
 
 class MaskingPolicy(WireModel):
@@ -261,10 +263,10 @@ class MaskingPolicy(WireModel):
 
     mode: Literal["auto", "off"] = "auto"
     protect_tokens: int | None = Field(default=None, ge=0)
-    """Newest tool output kept whole (default: 40,000 tokens, or half the available input
+    """Newest tool output kept whole (default: 30,000 tokens, or half the available input
     when that is less)."""
     batch_tokens: int | None = Field(default=None, ge=1)
-    """Tool output masked per move of the boundary (default: 30,000 tokens, or a quarter of
+    """Tool output masked per move of the boundary (default: 40,000 tokens, or a quarter of
     the available input when that is less)."""
     preview_chars: int = Field(default=300, ge=0, le=4000)
     """Characters of the original result shown in its placeholder."""

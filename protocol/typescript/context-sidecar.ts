@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "5960655f1769b127b8137e3dea683dbe" as const;
+export const SCHEMA_HASH = "769b8b4f7493e13c1723a43c0f8c4d0c" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -434,10 +434,11 @@ export interface HistoryWindow {
   /**
    * How far the window start moves when the transcript overflows, as a share of what
    * overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
-   * ``maxMessages`` (default 0.25: a quarter).
-   * @default 0.25
+   * ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many
+   * turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50
+   * messages would move the window, and re-write the cached prompt, every third turn).
    */
-  quantum?: number;
+  quantum?: number | null;
 }
 
 /** A section supplied by the host (RAG results, editor state, ...). */
@@ -603,12 +604,12 @@ export interface MaskingPolicy {
   /** @default "auto" */
   mode?: "auto" | "off";
   /**
-   * Newest tool output kept whole (default: 40,000 tokens, or half the available input
+   * Newest tool output kept whole (default: 30,000 tokens, or half the available input
    * when that is less).
    */
   protectTokens?: number | null;
   /**
-   * Tool output masked per move of the boundary (default: 30,000 tokens, or a quarter of
+   * Tool output masked per move of the boundary (default: 40,000 tokens, or a quarter of
    * the available input when that is less).
    */
   batchTokens?: number | null;

@@ -37,7 +37,7 @@ from sidecar.context.cache_accounting import RequestShape
 from sidecar.context.controls import ControlState
 from sidecar.context.ledger import item_id, ledger_item
 from sidecar.context.limits import available_input
-from sidecar.context.masking import plan_masking
+from sidecar.context.masking import plan_masking, shown_tokens_between
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
 from sidecar.context.window import Caps, select_window
@@ -442,7 +442,11 @@ class _Assembler:
         )
         self.ledger += window.ledger
         self.budget.take(window.tokens, "transcript", force=True)
-        transcript_tokens = sum(inp.view.tokens_between(a, b) for a, b in candidate.spans)
+        # measured as shown (old tool output masked): advice to compact when masking alone
+        # keeps the transcript well inside the budget would pay a model call for nothing
+        transcript_tokens = sum(
+            shown_tokens_between(inp.view, plan, a, b) for a, b in candidate.spans
+        )
         compaction = inp.controls.compaction
         if compaction is not None and candidate.contains(compaction["seq"]):
             transcript_tokens -= inp.view.tokens(compaction["seq"])

@@ -1,9 +1,11 @@
 """Where prompt-cache breakpoints go, and what they are predicted to save (DESIGN.md §4 7).
 
 Candidates, in request order: the end of the tool catalog, the end of the system prompt, the
-end of the transcript before the new turn, and the new turn itself (written now, read by the
-next turn).  A candidate is kept only when the prefix up to it reaches the model's cacheable
-minimum.
+newest masked tool result (the masked history before it changes only when the masked boundary
+moves, and the move changes only what follows it: without this marker a move would find no
+cache entry in reach and write the whole transcript again), the end of the transcript before
+the new turn, and the new turn itself (written now, read by the next turn).  A candidate is
+kept only when the prefix up to it reaches the model's cacheable minimum.
 
 Anthropic finds an earlier cache entry only ``lookbackBlocks`` (20) content blocks back from a
 marker.  A turn with many parallel tool calls and results puts the previous request's last
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 
     from protocol.context import PromptProfile
 
-__all__ = ["place_breakpoints", "plan_cache", "previous_cached_unit"]
+__all__ = ["masked_through", "place_breakpoints", "plan_cache", "previous_cached_unit"]
 
 
 def plan_cache(
@@ -50,7 +52,7 @@ def plan_cache(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(breakpoints, cache accounting) of a prompt, after the session's ``previous`` request."""
     shape = shape_of(profile.model, tools, ledger, system, messages)
-    points = place_breakpoints(profile, shape, previous)
+    points = place_breakpoints(profile, shape, previous, masked_through(ledger, messages))
     return points, predict_for(profile.provider, previous, shape.with_markers(points))
 
 
@@ -68,9 +70,33 @@ def previous_cached_unit(
     return max(cached) if cached else None
 
 
+def masked_through(
+    ledger: Sequence[dict[str, Any]], messages: Sequence[dict[str, Any]]
+) -> int | None:
+    """Index of the message holding the newest masked tool result, if any: everything up to
+    it stays byte-identical until the masked boundary moves again."""
+    masked = [i["fromSeq"] for i in ledger if i["visibility"] == "masked" and "fromSeq" in i]
+    if not masked:
+        return None
+    newest = max(masked)
+    found = None
+    for index, message in enumerate(messages):
+        provenance = message.get("provenance") or [{}]
+        seq = provenance[0].get("fromSeq") if provenance[0].get("kind") == "transcript" else None
+        if seq is not None and seq <= newest:
+            found = index
+    return found
+
+
 def place_breakpoints(
-    profile: PromptProfile, shape: RequestShape, previous: RequestShape | None = None
+    profile: PromptProfile,
+    shape: RequestShape,
+    previous: RequestShape | None = None,
+    stable_message: int | None = None,
 ) -> list[dict[str, Any]]:
+    """``stable_message``: the last message that stays the same for many turns (the newest
+    masked tool result): a marker there is read by every turn until the masked boundary
+    moves, and by the turn it moves (which changes only what follows)."""
     rules = cache_rules(profile.provider, profile.model)
     stable_ttl = profile.cache_ttl if rules.markers else None
     message_ttl = "5m" if rules.markers else None
@@ -85,11 +111,16 @@ def place_breakpoints(
         }
     first_message = shape.tools + shape.system
     last = len(shape.units) - 1
+    stable = [] if stable_message is None else [first_message + stable_message]
     for unit, reason in (
+        *(
+            (u, "end of the masked history: unchanged until the masked boundary moves")
+            for u in stable
+        ),
         (last - 1, "end of the transcript before the new turn"),
         (last, "the new turn: written now, read by the next turn"),
     ):
-        if unit >= first_message:
+        if first_message <= unit <= last:
             points[unit] = {"location": "message", "messageIndex": unit - first_message}
             points[unit]["reason"] = reason
     for point in points.values():

@@ -269,3 +269,57 @@ def test_a_result_smaller_than_its_placeholder_stays_whole() -> None:
             assert _message_at(prompt, 3)["content"] == session.view().record(3)["content"]
         finally:
             session.close()
+
+
+def test_a_move_of_the_masked_boundary_reads_the_masked_history_from_the_cache() -> None:
+    """A marker sits on the newest masked result: everything before it is unchanged until the
+    boundary moves, and the move changes only what follows it.  So the turn the boundary
+    moves reads that prefix from the cache (predicted by ``cache``) instead of writing the
+    whole transcript again.  Mutation: without the marker, every such turn reads nothing
+    (the earlier entries sit more than 20 blocks before every marker, or were never written).
+    """
+    from protocol.context import ContextAssembleParams
+    from sidecar.context.service import ContextService
+
+    rng = random.Random(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        session = GrowingSession(Path(tmp), PROFILE, [READ_FILE])
+        service = ContextService(session.store, TOKENIZERS, home=Path(tmp) / "home")
+        params = ContextAssembleParams.model_validate(
+            {
+                "sessionId": session.sid,
+                "userTurn": [{"type": "text", "text": "what now?"}],
+                "date": "2026-11-30",
+                "tools": [READ_FILE],
+                "profile": {"model": "claude-sonnet-4-5", **PROFILE},
+            },
+            by_alias=True,
+        )
+        moves = 0
+        previous: dict[str, Any] | None = None
+        try:
+            for i in range(40):
+                session.append(coding_turn(i, _sizes(rng)))
+                prompt = service.assemble(params)
+                stable = [
+                    p
+                    for p in prompt["cacheBreakpoints"]
+                    if p["reason"].startswith("end of the masked history")
+                ]
+                assert len(stable) <= 1 and (not stable or _masked(prompt))
+                before = [
+                    p
+                    for p in (previous or {}).get("cacheBreakpoints", [])
+                    if p["reason"].startswith("end of the masked history")
+                ]
+                if before and set(_masked(prompt)) != set(_masked(previous or {})):
+                    moves += 1
+                    assert prompt["cache"]["readTokens"] >= before[0]["prefixTokens"], (
+                        i,
+                        prompt["cache"],
+                        before,
+                    )
+                previous = prompt
+        finally:
+            session.close()
+    assert moves >= 3

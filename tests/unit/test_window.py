@@ -70,7 +70,9 @@ def _run(profile: dict[str, Any], turns: int, seed: int = 1) -> dict[str, Any]:
                     if not transcript.startswith(previous):
                         stats["breaks"] += 1
                         assert moved or mask_moved, f"turn {i}: prefix rewritten, nothing moved"
-                    if moved and previous_start is not None:
+                    if moved and previous_start is not None and not mask_moved:
+                        # back only when masking freed room, in the turn that re-writes
+                        # from the masked boundary anyway
                         assert start is not None and start > previous_start, "moved back"
                 stats["starts"].append(start)
                 previous, previous_start, previous_masked = transcript, start, masked
@@ -112,7 +114,7 @@ def test_the_cut_is_a_pure_function_of_history_profile_and_input() -> None:
     """A session grown turn by turn (warm caches, assembled at every turn) answers the same
     bytes as the same store with its caches cleared, and as the store reopened from disk."""
     rng = random.Random(9)
-    profile = {"window": 20_000, "masking": {"protectTokens": 3000, "batchTokens": 3000}}
+    profile = {"window": 12_000, "masking": {"protectTokens": 3000, "batchTokens": 3000}}
     with tempfile.TemporaryDirectory() as tmp:
         grown = GrowingSession(Path(tmp), profile, [READ_FILE])
         try:

@@ -275,7 +275,7 @@
 ---@class context_sidecar.HistoryWindow
 ---@field maxMessages? integer # Most transcript messages kept, counted over whole groups (default: no cap).
 ---@field maxTokens? integer # Most transcript tokens kept (default: whatever the budget allows).
----@field quantum? number # How far the window start moves when the transcript overflows, as a share of what overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of ``maxMessages`` (default 0.25: a quarter).
+---@field quantum? number # How far the window start moves when the transcript overflows, as a share of what overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50 messages would move the window, and re-write the cached prompt, every third turn).
 
 --- A section supplied by the host (RAG results, editor state, ...).
 ---@class context_sidecar.HostSource
@@ -395,8 +395,8 @@
 --- between moves.  A pinned or recovered result is never masked.
 ---@class context_sidecar.MaskingPolicy
 ---@field mode? "auto"|"off"
----@field protectTokens? integer # Newest tool output kept whole (default: 40,000 tokens, or half the available input when that is less).
----@field batchTokens? integer # Tool output masked per move of the boundary (default: 30,000 tokens, or a quarter of the available input when that is less).
+---@field protectTokens? integer # Newest tool output kept whole (default: 30,000 tokens, or half the available input when that is less).
+---@field batchTokens? integer # Tool output masked per move of the boundary (default: 40,000 tokens, or a quarter of the available input when that is less).
 ---@field previewChars? integer # Characters of the original result shown in its placeholder.
 
 ---@class context_sidecar.MessageEntry
@@ -1125,7 +1125,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "5960655f1769b127b8137e3dea683dbe",
+  SCHEMA_HASH = "769b8b4f7493e13c1723a43c0f8c4d0c",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
