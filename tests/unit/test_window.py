@@ -229,3 +229,34 @@ def test_the_max_messages_window_starts_where_the_rule_puts_it(
             f"outside the history window ({max_messages} messages): older than the window "
             f"start at seq {expected}; the window moves in ~{step:,} messages"
         )
+
+
+def test_a_max_tokens_window_over_protected_tool_output_is_never_emptied() -> None:
+    """Most of a small ``maxTokens`` window is protected (unmasked) tool output.  Positions
+    reckoned as if every result were masked put the grid lines many turns apart in real
+    tokens, and a start that still overflowed jumped a whole quantum of them: past the head,
+    an empty transcript for turns on end.  Measured as shown, the window keeps at least the
+    cap less a quantum and one turn."""
+    rng = random.Random(3)
+    cap = 8_000
+    profile = {
+        "window": 100_000,
+        "historyWindow": {"maxTokens": cap},
+        "masking": {"protectTokens": 6_000, "batchTokens": 2_000},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        session = GrowingSession(Path(tmp), profile, [READ_FILE])
+        cut = 0
+        try:
+            for i in range(45):
+                sizes = [rng.randint(150, 700) for _ in range(2)]
+                session.append(coding_turn(i, sizes))
+                prompt = session.assemble()
+                shown = prompt["dashboard"]["categories"]["transcript"]
+                assert shown <= cap
+                if _start(prompt) is not None:
+                    cut += 1
+                    assert shown >= cap // 2 - 2_000, (i, shown)
+        finally:
+            session.close()
+    assert cut >= 20
