@@ -442,6 +442,37 @@ class LedgerItem(WireModel):
     through_seq: SeqNumber | None = None
 
 
+class WindowState(WireModel):
+    """Where the history window starts and when it moves next (``sidecar/context/window.py``)."""
+
+    start_seq: SeqNumber | None = None
+    """The first seq shown when a cap cut the transcript; ``null``: nothing was cut."""
+    bound_by: Literal["budget", "maxTokens", "maxMessages"]
+    """The cap with the least room left: the one that moves the start next."""
+    unit: Literal["tokens", "messages"]
+    limit: int
+    """That cap's limit (the budget's room for the transcript, or the profile's cap)."""
+    quantum: int
+    """How far the start moves when it moves, in ``unit``."""
+    room_left: int
+    """Growth, in ``unit``, the transcript takes from this start before the start moves."""
+
+
+class MaskingState(WireModel):
+    """Observation masking now (``sidecar/context/masking.py``)."""
+
+    masked_results: int
+    """History entries whose tool results are shown as placeholders."""
+    masked_tokens: int
+    """What those entries would take shown whole."""
+    protect_tokens: int
+    batch_tokens: int
+    tool_tokens: int
+    """Tool output in the whole history."""
+    next_move_in: int
+    """Tokens of new tool output before the masked boundary moves next (a cache re-write)."""
+
+
 class Dashboard(WireModel):
     window: int
     reserved_output: int
@@ -453,6 +484,9 @@ class Dashboard(WireModel):
     transcript, userTurn.  They add up to ``used``."""
     summary: str
     """One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``."""
+    history_window: WindowState | None = None
+    masking: MaskingState | None = None
+    """``null`` when masking is off."""
 
 
 class ModelLimits(WireModel):

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "769b8b4f7493e13c1723a43c0f8c4d0c" as const;
+export const SCHEMA_HASH = "ce52a5d281fd4786ac92a707695abd19" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -280,6 +280,9 @@ export interface Dashboard {
   categories: { [key: string]: number };
   /** One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``. */
   summary: string;
+  historyWindow?: WindowState | null;
+  /** ``null`` when masking is off. */
+  masking?: MaskingState | null;
 }
 
 export interface DeleteResult {
@@ -618,6 +621,20 @@ export interface MaskingPolicy {
    * @default 300
    */
   previewChars?: number;
+}
+
+/** Observation masking now (``sidecar/context/masking.py``). */
+export interface MaskingState {
+  /** History entries whose tool results are shown as placeholders. */
+  maskedResults: number;
+  /** What those entries would take shown whole. */
+  maskedTokens: number;
+  protectTokens: number;
+  batchTokens: number;
+  /** Tool output in the whole history. */
+  toolTokens: number;
+  /** Tokens of new tool output before the masked boundary moves next (a cache re-write). */
+  nextMoveIn: number;
 }
 
 export interface MessageEntry {
@@ -1659,6 +1676,21 @@ export interface VariablesInput {
   /** @default "local" */
   scope?: "local" | "global";
   values: { [key: string]: unknown };
+}
+
+/** Where the history window starts and when it moves next (``sidecar/context/window.py``). */
+export interface WindowState {
+  /** The first seq shown when a cap cut the transcript; ``null``: nothing was cut. */
+  startSeq?: number | null;
+  /** The cap with the least room left: the one that moves the start next. */
+  boundBy: "budget" | "maxTokens" | "maxMessages";
+  unit: "tokens" | "messages";
+  /** That cap's limit (the budget's room for the transcript, or the profile's cap). */
+  limit: number;
+  /** How far the start moves when it moves, in ``unit``. */
+  quantum: number;
+  /** Growth, in ``unit``, the transcript takes from this start before the start moves. */
+  roomLeft: number;
 }
 
 /** Requests the client sends, by method name. */

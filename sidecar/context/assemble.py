@@ -37,7 +37,7 @@ from sidecar.context.cache_accounting import RequestShape
 from sidecar.context.controls import ControlState
 from sidecar.context.ledger import item_id, ledger_item
 from sidecar.context.limits import available_input
-from sidecar.context.masking import plan_masking, shown_tokens_between
+from sidecar.context.masking import masking_state, plan_masking, shown_tokens_between
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
 from sidecar.context.window import Caps, select_window
@@ -143,6 +143,8 @@ class _Assembler:
         self.sections: dict[str, dict[str, Any]] = {}
         self.messages_json = b"[]"
         self.diagnostics: list[dict[str, Any]] = list(inp.diagnostics)
+        self.window_state: dict[str, Any] = {}
+        self.masking_state: dict[str, Any] | None = None
         self.summary_shown = True
         """False once a compaction summary was offered and not shown: the history it stands
         for is then offered to the transcript walk instead."""
@@ -442,6 +444,8 @@ class _Assembler:
         )
         self.ledger += window.ledger
         self.budget.take(window.tokens, "transcript", force=True)
+        self.window_state = window.state
+        self.masking_state = masking_state(plan, window.ledger)
         # measured as shown (old tool output masked): advice to compact when masking alone
         # keeps the transcript well inside the budget would pay a model call for nothing
         transcript_tokens = sum(
@@ -530,6 +534,8 @@ class _Assembler:
                 "free": self.budget.available - used,
                 "categories": categories,
                 "summary": summary,
+                "historyWindow": self.window_state,
+                "masking": self.masking_state,
             },
             "cacheBreakpoints": breakpoints,
             "cache": cache,

@@ -46,6 +46,7 @@ __all__ = [
     "Masked",
     "mask_group",
     "observation_id",
+    "masking_state",
     "plan_masking",
     "shown_tokens_between",
 ]
@@ -143,6 +144,21 @@ def shown_tokens_between(view: HistoryView, plan: MaskPlan | None, first: int, l
         return raw
     tool = view.tool_tokens_through(masked_end) - view.tool_tokens_through(first - 1)
     return raw - tool + PLACEHOLDER_TOKENS * view.results_between(first, masked_end)
+
+
+def masking_state(plan: MaskPlan | None, ledger: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """``dashboard.masking`` (wire-shaped): what is masked now and when the boundary moves."""
+    if plan is None:
+        return None
+    masked = [i for i in ledger if i["visibility"] == "masked"]
+    return {
+        "maskedResults": len(masked),
+        "maskedTokens": sum(i["tokens"] for i in masked),
+        "protectTokens": plan.protect,
+        "batchTokens": plan.batch,
+        "toolTokens": plan.tool_tokens,
+        "nextMoveIn": plan.boundary + plan.batch + plan.protect - plan.tool_tokens,
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,9 @@ class TranscriptWindow:
     """Where the window starts when a cap cut the transcript."""
     keep_from: int | None
     """A suggested ``keepFromSeq`` for compaction (the newest ~20k tokens, on a user turn)."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """``dashboard.historyWindow``: where the window starts, what binds it, how far it moves
+    and how much growth it takes before it moves (wire-shaped)."""
 
 
 @dataclass(slots=True)
@@ -233,7 +236,21 @@ def select_window(
         tokens=tokens_from[start],
         start_seq=start_seq if cut else None,
         keep_from=walk.keep_from,
+        state=_state(axes, start_seq if cut else None, tokens_from[start], messages_from[start]),
     )
+
+
+def _state(axes: list[_Cap], start_seq: int | None, tokens: int, messages: int) -> dict[str, Any]:
+    """The cap nearest to moving the start (least room left, as a share of its limit)."""
+    cap = min(axes, key=lambda c: (c.limit - c.size(tokens, messages)) / max(c.limit, 1))
+    return {
+        "startSeq": start_seq,
+        "boundBy": cap.name,
+        "unit": cap.unit,
+        "limit": cap.limit,
+        "quantum": cap.quantum,
+        "roomLeft": max(cap.limit - cap.size(tokens, messages), 0),
+    }
 
 
 def _caps(view: HistoryView, origin: int, plan: MaskPlan | None, caps: Caps) -> list[_Cap]:

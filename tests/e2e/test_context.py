@@ -380,6 +380,14 @@ async def test_old_tool_results_are_masked_and_recover_brings_one_back(
     assert 'read_file {\\"path\\": \\"src/m0.py\\"}' in placeholder
     assert masked[0]["itemId"] in placeholder
     assert "masked" in result["dashboard"]["summary"]
+    state = result["dashboard"]["masking"]
+    assert state["maskedResults"] == 4 and state["protectTokens"] == 2000
+    assert state["maskedTokens"] == sum(i["tokens"] for i in masked)
+    # the boundary (4,000) moves to 5,000 once the tool output passes 7,000
+    assert state["nextMoveIn"] == 5000 + 2000 - state["toolTokens"] > 0
+    window = result["dashboard"]["historyWindow"]
+    assert window["startSeq"] is None and window["boundBy"] == "budget"
+    assert window["roomLeft"] == window["limit"] - result["dashboard"]["categories"]["transcript"]
 
     await client.request(
         "session/recover",

@@ -152,6 +152,10 @@ def test_the_ledger_says_where_the_window_starts_and_how_far_it_moves() -> None:
         f"older than what fits in the budget: older than the window start at seq {start}; "
         f"the window moves in ~{int(steady * 0.25):,} tokens"
     )
+    state = prompt["dashboard"]["historyWindow"]
+    assert state["startSeq"] == start and state["quantum"] == int(steady * 0.25)
+    assert (state["boundBy"], state["unit"]) == ("budget", "tokens")
+    assert state["roomLeft"] == state["limit"] - prompt["dashboard"]["categories"]["transcript"]
 
 
 # --- the maxMessages cap against the rule itself ---------------------------------------------

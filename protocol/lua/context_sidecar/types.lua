@@ -180,6 +180,8 @@
 ---@field free integer
 ---@field categories table<string, integer> # Tokens per category: system, tools, instructions, skills, pinned, host, summary, transcript, userTurn.  They add up to ``used``.
 ---@field summary string # One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``.
+---@field historyWindow? context_sidecar.WindowState
+---@field masking? context_sidecar.MaskingState # ``null`` when masking is off.
 
 ---@class context_sidecar.DeleteResult
 ---@field id string
@@ -398,6 +400,15 @@
 ---@field protectTokens? integer # Newest tool output kept whole (default: 30,000 tokens, or half the available input when that is less).
 ---@field batchTokens? integer # Tool output masked per move of the boundary (default: 40,000 tokens, or a quarter of the available input when that is less).
 ---@field previewChars? integer # Characters of the original result shown in its placeholder.
+
+--- Observation masking now (``sidecar/context/masking.py``).
+---@class context_sidecar.MaskingState
+---@field maskedResults integer # History entries whose tool results are shown as placeholders.
+---@field maskedTokens integer # What those entries would take shown whole.
+---@field protectTokens integer
+---@field batchTokens integer
+---@field toolTokens integer # Tool output in the whole history.
+---@field nextMoveIn integer # Tokens of new tool output before the masked boundary moves next (a cache re-write).
 
 ---@class context_sidecar.MessageEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -1048,6 +1059,15 @@
 ---@field scope? "local"|"global"
 ---@field values table<string, any>
 
+--- Where the history window starts and when it moves next (``sidecar/context/window.py``).
+---@class context_sidecar.WindowState
+---@field startSeq? integer # The first seq shown when a cap cut the transcript; ``null``: nothing was cut.
+---@field boundBy "budget"|"maxTokens"|"maxMessages" # The cap with the least room left: the one that moves the start next.
+---@field unit "tokens"|"messages"
+---@field limit integer # That cap's limit (the budget's room for the transcript, or the profile's cap).
+---@field quantum integer # How far the start moves when it moves, in ``unit``.
+---@field roomLeft integer # Growth, in ``unit``, the transcript takes from this start before the start moves.
+
 --- Requests the client sends, by method name.
 ---@class context_sidecar.ClientRequests
 ---@field ["session/create"] { params: context_sidecar.SessionCreateParams, result: context_sidecar.Session } # Create an empty session.
@@ -1125,7 +1145,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "769b8b4f7493e13c1723a43c0f8c4d0c",
+  SCHEMA_HASH = "ce52a5d281fd4786ac92a707695abd19",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
