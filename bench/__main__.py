@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     if before:
         table = _with_drift(table, rows, before)
     sys.stdout.write(table + "\n")
+    noted = [r for r in rows if r.notes and not r.error]
+    if noted:
+        sys.stdout.write("\n" + "".join(f"- {r.suite}: {r.what}: {r.notes}\n" for r in noted))
     failed = [r for r in rows if r.error]
     missed = [r for r in rows if r.met is False and not r.error]
     if failed:
