@@ -11,7 +11,8 @@ lifecycle check, validation, handler and error mapping — and keeps everything 
 - **served**: a request to a connection-free route (every family but ``run/*``, whose
   handlers talk to the host), once ``initialize`` was answered early;
 - **deferred**: a notification (``initialized``, ``$/setTrace``, ...), handed to pygls first
-  when it is attached; a ``$/cancelRequest`` of a request being served here cancels it
+  when it is attached (one naming a connection-free route is run here, unanswered, its
+  failure logged as pygls would); a ``$/cancelRequest`` of a request being served here cancels it
   (-32800, as pygls answers); ``exit`` ends the process at once, with code 1 (no
   ``shutdown`` can have been handled: it is held);
 - **held**: anything else (``run/*``, ``shutdown``, unknown methods, responses, malformed
@@ -117,6 +118,10 @@ class EarlyDispatch:
             self._held.append(body)
             return
         method = message["method"]
+        if self._features is None:
+            self.prepare()
+        assert self._features is not None
+        feature = self._features.get(method)
         if "id" not in message:
             if method == "$/cancelRequest" and self._cancel(message.get("params")):
                 return
@@ -124,13 +129,13 @@ class EarlyDispatch:
                 logger.info("exit before the server had loaded, without shutdown")
                 self._exit(1)
                 return
+            if feature is not None:  # a request method sent as a notification: run, unanswered
+                assert self._spawn is not None, "connect() before the first frame"
+                self._spawn(lambda: _notified(feature, message.get("params")))
+                return
             self._deferred.append(body)
             return
         msg_id = message["id"]
-        if self._features is None:
-            self.prepare()
-        assert self._features is not None
-        feature = self._features.get(method)
         if (
             feature is None
             or msg_id in self._serving
@@ -179,6 +184,18 @@ class EarlyDispatch:
             return False
         scope.cancel()
         return True
+
+
+async def _notified(feature: Callable[[Any], Awaitable[Any]], params: Any) -> None:
+    """Run a route for a notification; a failure is logged, as pygls' would be
+    (:meth:`sidecar.rpc.protocol.SidecarProtocol._check_handler_result`)."""
+    try:
+        await feature(params)
+    except Exception as exc:
+        if errors.is_rpc_error(exc):
+            logger.warning("notification not handled: %s", exc.message)  # type: ignore[attr-defined]
+        else:
+            logger.error("a notification handler failed", exc_info=exc)
 
 
 def _message(body: bytes) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ for pygls, in order (``sidecar/rpc/early.py``)."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
@@ -167,3 +168,18 @@ async def test_exit_before_the_server_loaded_ends_with_code_one(state: SidecarSt
         wire.connect(dispatch)
         dispatch.handle_body(body({"method": "exit"}))
     assert wire.exits == [1]
+
+
+async def test_a_request_method_sent_as_a_notification_runs_unanswered(
+    state: SidecarState, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with anyio.create_task_group() as tg:
+        wire = Wire(tg)
+        dispatch = EarlyDispatch(state)
+        wire.connect(dispatch)
+        with caplog.at_level(logging.WARNING, logger="sidecar.rpc.early"):
+            dispatch.handle_body(body({"method": "session/get", "params": {"sessionId": 5}}))
+            await anyio.wait_all_tasks_blocked()
+    assert wire.sent == []
+    assert dispatch.release() == []
+    assert "session/get" in caplog.text and "Traceback" not in caplog.text
