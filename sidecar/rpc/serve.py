@@ -24,7 +24,6 @@ JSON-RPC stream.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import logging
@@ -163,6 +162,8 @@ async def _serve(
 async def _import_on_daemon_thread(name: str) -> None:
     """Import ``name`` on a daemon thread, and wait for it: a client that leaves while it
     loads must not wait for an import to finish before the process can exit."""
+    import asyncio  # not at the top: ``initialize`` is answered before asyncio is needed
+
     loop = asyncio.get_running_loop()
     done = asyncio.Event()
     failed: list[BaseException] = []
