@@ -6,8 +6,10 @@
 - Writes each frame with one ``os.write`` loop to the protocol fd (a private duplicate of the
   original stdout; fd 1 itself is pointed at stderr by ``serve`` so stray prints can't corrupt
   the stream).
-- Stops on stdin EOF, on ``exit``, or when the client process (``initialize.processId``)
-  dies.
+- Starts before pygls has loaded: frames go to :class:`sidecar.rpc.early.EarlyDispatch` until
+  :meth:`StdioTransport.attach` hands them to the protocol (held ones first, in order).
+- Stops on stdin EOF (once what was held is handled), on ``exit``, or when the client
+  process (``initialize.processId``) dies.
 - With ``CONTEXT_SIDECAR_TRACE=<path>`` every frame, both directions, is appended to a JSONL
   trace: ``{"time", "dir": "recv"|"send", "message"}``.
 """
