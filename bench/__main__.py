@@ -4,6 +4,9 @@ Each row is measured in this run, on this machine, with its peer measured alongs
 table goes to stdout (Markdown, as the README quotes it) and the JSON to
 ``bench/results/bench.json``.  When that file already holds an earlier run, the table gains a
 column comparing our figure with it, so a change that slows something down shows at once.
+
+A figure (or a whole suite) that fails becomes a row saying why: the table and the JSON are
+written all the same, and the exit code is then 1.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +31,11 @@ def _previous(path: Path) -> dict[tuple[str, str, str | None], float]:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    return {(r["suite"], r["what"], r.get("peer_name")): r["ours"] for r in data.get("rows", [])}
+    return {
+        (r["suite"], r["what"], r.get("peer_name")): r["ours"]
+        for r in data.get("rows", [])
+        if r.get("ours") is not None  # a failed row has no figure
+    }
 
 
 def _with_drift(table: str, rows: list[Row], before: dict[Any, float]) -> str:
@@ -35,7 +44,7 @@ def _with_drift(table: str, rows: list[Row], before: dict[Any, float]) -> str:
     out = [lines[0] + " vs previous run |", lines[1] + "---:|"]
     for line, row in zip(lines[2:], rows, strict=True):
         then = before.get((row.suite, row.what, row.peer_name))
-        if then is None or then <= 0 or row.ours <= 0:
+        if row.error or then is None or then <= 0 or row.ours <= 0:
             cell = "—"
         else:
             gain = then / row.ours if row.better == "lower" else row.ours / then
@@ -54,14 +63,28 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(runs=args.runs, quick=args.quick)
     rows: list[Row] = []
     for name in args.only.split(","):
-        suite = importlib.import_module(f"bench.{name}")
-        rows += suite.run(options)
+        try:
+            suite = importlib.import_module(f"bench.{name}")
+            rows += suite.run(options)
+        except Exception as exc:  # one suite failing must not cost the whole table
+            traceback.print_exc(file=sys.stderr)
+            rows.append(Row(name, "the whole suite", math.nan, "", error=repr(exc)))
     before = _previous(args.out)
     table = render_table(rows)
     if before:
         table = _with_drift(table, rows, before)
     sys.stdout.write(table + "\n")
-    missed = [r for r in rows if r.met is False]
+    noted = [r for r in rows if r.notes and not r.error]
+    if noted:
+        sys.stdout.write("\n" + "".join(f"- {r.suite}: {r.what}: {r.notes}\n" for r in noted))
+    failed = [r for r in rows if r.error]
+    missed = [r for r in rows if r.met is False and not r.error]
+    if failed:
+        sys.stdout.write(
+            "\nFigures that could not be measured: "
+            + "; ".join(f"{r.suite}: {r.what} ({r.error})" for r in failed)
+            + "\n"
+        )
     if missed:
         sys.stdout.write(
             "\nTargets missed: " + "; ".join(f"{r.suite}: {r.what}" for r in missed) + "\n"
@@ -78,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         + "\n"
     )
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

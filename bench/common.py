@@ -66,16 +66,20 @@ class Row:
     ratio_target: float | None = None
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Why the figure could not be measured (the row then shows the failure, not a figure).
+    error: str = ""
 
     @property
     def ratio(self) -> float | None:
         """How many times better than the peer (> 1: we win)."""
-        if self.peer is None or self.peer <= 0 or self.ours <= 0:
+        if self.error or self.peer is None or self.peer <= 0 or self.ours <= 0:
             return None
         return self.peer / self.ours if self.better == "lower" else self.ours / self.peer
 
     @property
     def met(self) -> bool | None:
+        if self.error:
+            return False
         checks: list[bool] = []
         if self.target is not None:
             checks.append(self.target.met(self.ours, self.better))
@@ -85,6 +89,8 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        if self.error:
+            data["ours"] = None  # NaN is not JSON
         data["ratio"] = self.ratio
         data["met"] = self.met
         return data
@@ -126,6 +132,12 @@ def _fmt(value: float | None, unit: str) -> str:
     return f"{value:.2f} {unit}"
 
 
+def _cell(text: str, limit: int = 160) -> str:
+    """``text`` fit for one Markdown table cell."""
+    flat = " ".join(text.replace("|", "\\|").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def render_table(rows: Sequence[Row]) -> str:
     lines = [
         "| suite | what | context-sidecar | peer | peer figure | ratio | §7 target | met |",
@@ -137,8 +149,9 @@ def render_table(rows: Sequence[Row]) -> str:
         if r.ratio_target is not None:
             targets.append(f"ratio >= {r.ratio_target:g}x")
         met = {True: "yes", False: "**no**", None: ""}[r.met]
+        ours = f"**failed**: {_cell(r.error)}" if r.error else _fmt(r.ours, r.unit)
         lines.append(
-            f"| {r.suite} | {r.what} | {_fmt(r.ours, r.unit)} | {r.peer_name or '—'} "
+            f"| {r.suite} | {r.what} | {ours} | {r.peer_name or '—'} "
             f"| {_fmt(r.peer, r.unit)} | {ratio} | {'; '.join(targets) or '—'} | {met} |"
         )
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
+from protocol._base import with_attribute_docstrings
 from protocol.entries import ContentPart, Entry, EntryInput
 from protocol.errors import ErrorData
 from protocol.methods import ALL_METHODS, MethodSpec
@@ -84,6 +85,7 @@ def method_table(methods: tuple[MethodSpec[Any, Any], ...] = ALL_METHODS) -> lis
 def build_schema(methods: tuple[MethodSpec[Any, Any], ...] = ALL_METHODS) -> dict[str, Any]:
     """One JSON Schema document: every model under ``$defs``, the method table under
     ``x-methods``.  Deterministic: same models, same bytes."""
+    with_attribute_docstrings()
     _, bundle = models_json_schema(
         [(m, "validation") for m in _models(methods)], ref_template=REF_TEMPLATE
     )

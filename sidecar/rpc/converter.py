@@ -5,19 +5,16 @@ the handler (``sidecar.rpc.router``), never in pygls' read loop, where a failure
 swallowed and the client would wait forever.  Outgoing pydantic models are dumped in their
 wire form (camelCase, ``None`` omitted) and already-JSON results are passed through untouched
 instead of being walked again by cattrs.
+
+Light at import (pygls and lsprotocol load in :func:`converter_factory`): :func:`to_json` is
+on the path of requests served while pygls is still loading (:mod:`sidecar.rpc.early`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol.converters import get_converter
 from pydantic import BaseModel
-from pygls.protocol.json_rpc import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-)
 
 from protocol._base import dump_wire
 
@@ -33,6 +30,13 @@ def to_json(value: Any) -> Any:
 
 
 def converter_factory() -> cattrs.Converter:
+    from lsprotocol.converters import get_converter
+    from pygls.protocol.json_rpc import (
+        JsonRPCNotification,
+        JsonRPCRequestMessage,
+        JsonRPCResponseMessage,
+    )
+
     converter = get_converter()
 
     converter.register_structure_hook(

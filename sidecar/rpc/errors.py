@@ -2,14 +2,17 @@
 
 No traceback ever reaches a client: an unexpected exception is logged with an ``errorId``
 and answered as ``server.internal`` carrying only that id.
+
+The errors are pygls' ``JsonRpcException`` (what pygls answers from), but pygls is imported
+only when an error is made: the routes also serve requests while pygls is still loading
+(:mod:`sidecar.rpc.early`), and ``pygls.exceptions`` alone pulls in ``lsprotocol.types``.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TYPE_CHECKING, Any
-
-from pygls.exceptions import JsonRpcException
 
 from protocol._base import dump_wire
 from protocol.errors import (
@@ -27,6 +30,7 @@ from sidecar.ids import new_id
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+    from pygls.exceptions import JsonRpcException
 
     from sidecar.errors import SidecarError
 
@@ -36,6 +40,7 @@ __all__ = [
     "from_unexpected",
     "from_validation",
     "invalid_request",
+    "is_rpc_error",
     "method_not_found",
     "not_initialized",
     "rpc_error",
@@ -50,7 +55,16 @@ def error_payload(code: int, message: str, data: ErrorData) -> dict[str, Any]:
 
 
 def rpc_error(code: int, message: str, data: ErrorData) -> JsonRpcException:
+    from pygls.exceptions import JsonRpcException
+
     return JsonRpcException(code=code, message=message, data=dump_wire(data))
+
+
+def is_rpc_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is already a JSON-RPC error (without importing pygls to find out: none
+    can exist before ``pygls.exceptions`` is loaded)."""
+    module = sys.modules.get("pygls.exceptions")
+    return module is not None and isinstance(exc, module.JsonRpcException)
 
 
 def _loc(parts: tuple[int | str, ...]) -> str:

@@ -4,14 +4,14 @@ A host starts the sidecar and waits for ``initialize`` before anything else, so 
 latency is the start-up users feel.  Importing pygls (``lsprotocol.types`` alone takes ~0.3 s)
 and building the wire models (~0.2 s) would put it at ~0.7 s; so ``serve``:
 
-1. starts importing the server on a thread (:func:`preload_server`);
-2. reads the first frame itself (:func:`answer_initialize_early`); when it is a well-formed
+1. reads the first frame itself (:func:`answer_initialize_early`); when it is a well-formed
    ``initialize`` request it answers at once, from light sources only — the committed JSON
    Schema (hash, protocol version, method names), :mod:`protocol.limits` and the tokenizer
    catalog;
-3. hands the frame decoder (holding any bytes read past the first frame) and the
-   ``initialize`` body to the transport, which replays it through pygls, silenced, so pygls
-   and the sidecar's state are exactly as if pygls had answered.
+2. hands the frame decoder (holding any bytes read past the first frame) and the
+   ``initialize`` body to the transport, which serves the first requests while pygls loads
+   (:mod:`sidecar.rpc.early`) and then replays ``initialize`` through pygls, silenced, so
+   pygls and the sidecar's state are exactly as if pygls had answered.
 
 Anything else as the first frame (another method, bad JSON, odd params, a broken header) is
 left untouched for the full server, which answers it as always.  The same functions build the
@@ -26,11 +26,9 @@ every write).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import select
-import threading
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -58,7 +56,6 @@ __all__ = [
     "capabilities_block",
     "initialize_result",
     "limits_block",
-    "preload_server",
     "schema_facts",
 ]
 
@@ -138,21 +135,6 @@ def initialize_result(block: dict[str, Any]) -> dict[str, Any]:
         },
         "serverInfo": {"name": SERVER_NAME, "version": __version__},
     }
-
-
-def preload_server(module: str) -> threading.Thread:
-    """Import ``module`` on a daemon thread (the main thread's later import of the same
-    module waits for it, or redoes it and raises if it failed)."""
-
-    def load() -> None:
-        try:
-            importlib.import_module(module)
-        except Exception:  # reported by the main thread's own import
-            return
-
-    thread = threading.Thread(target=load, name="preload-server", daemon=True)
-    thread.start()
-    return thread
 
 
 @dataclass(slots=True)

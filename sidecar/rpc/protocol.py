@@ -75,6 +75,7 @@ class SidecarProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         self._after_answer: dict[MsgId, list[Callable[[], object]]] = {}
         self._withdrawn: dict[MsgId, None] = {}  # insertion-ordered: the oldest go first
+        self._initialize_handled = False
 
     # --- incoming ------------------------------------------------------------------------
 
@@ -292,6 +293,7 @@ class SidecarProtocol(LanguageServerProtocol):
         # pygls sets up its own state (client capabilities, workspace) and computes LSP
         # capabilities, which the sidecar does not advertise: it serves no text documents.
         yield from super().lsp_initialize(params)
+        self._initialize_handled = True
         self.state.initialized = True
         self.state.client_pid = params.process_id
         self.on_initialized(params.process_id)
@@ -309,7 +311,7 @@ class SidecarProtocol(LanguageServerProtocol):
             self.send_body = send_body
         if sent != [answer]:
             logger.warning("the early initialize answer differs from pygls' own: %r", sent)
-        if not self.state.initialized:  # pygls refused params the early check let through
+        if not self._initialize_handled:  # pygls refused params the early check let through
             self.state.initialized = True
             self.state.client_pid = process_id
             self.on_initialized(process_id)

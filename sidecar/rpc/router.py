@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcException
 
 from protocol._base import WireModel, parse_wire
 from protocol.methods import MethodSpec
@@ -59,9 +58,11 @@ def wrap(state: SidecarState, route: Route) -> Callable[[Any], Awaitable[Any]]:
             return to_json(await handler(state, model))
         except SidecarError as exc:
             raise errors.from_domain(exc) from None
-        except (JsonRpcException, asyncio.CancelledError):
+        except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if errors.is_rpc_error(exc):
+                raise
             raise errors.from_unexpected(exc, spec.name) from None
 
     feature.__name__ = f"rpc_{spec.name.replace('/', '_')}"

@@ -1,7 +1,21 @@
 """``context-sidecar serve``: JSON-RPC on stdin/stdout, answering ``initialize`` first.
 
-Light at import on purpose (see :mod:`sidecar.rpc.handshake`): the server module, pygls and
-the wire models load on a thread while the first frame is read and ``initialize`` answered.
+Start-up is on every editor launch, and pygls is most of it, so it happens in this order:
+
+1. the first frame is read and, when it is ``initialize``, answered at once
+   (:mod:`sidecar.rpc.handshake`);
+2. the store, the state and the stdio transport start, and the routes that need neither pygls
+   nor the connection serve requests as they come (:mod:`sidecar.rpc.early`), holding back
+   the rest;
+3. once those requests are answered, pygls loads on a thread (requests keep being served
+   meanwhile), then the pygls server is built and attached (:mod:`sidecar.rpc.server`): it
+   takes the held frames, in order, and everything after them.
+
+pygls does not load from the first instant: importing is CPU work under the GIL, and on a
+loaded two-core machine a thread importing pygls halves the speed of everything else, the
+``initialize`` answer and the first requests included.
+
+This module and the modules of step 2 are light at import on purpose: nothing of pygls.
 
 Before anything else the protocol moves to a private duplicate of fd 1 and fd 1 is pointed
 at stderr, so a ``print`` anywhere (ours or a library's) lands in the log, never in the
@@ -10,21 +24,34 @@ JSON-RPC stream.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import logging
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
-from sidecar.rpc.handshake import answer_initialize_early, preload_server
+from sidecar.rpc.handshake import answer_initialize_early
 from sidecar.store.lock import StoreLock
+
+if TYPE_CHECKING:
+    from sidecar.rpc.handshake import EarlyStart
 
 __all__ = ["ServeOptions", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
-SERVER_MODULE = "sidecar.rpc.server"
+#: What loads on a thread while requests are served: third-party modules only, so that two
+#: threads never import the same module of ours at once.
+PYGLS_MODULE = "pygls.lsp.server"
+#: How long the requests a client sends right after ``initialize`` get the CPU to themselves
+#: before pygls starts loading beside them (a matter of speed only: a request arriving later
+#: is served all the same).
+FIRST_REQUESTS_GRACE_S = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +72,6 @@ def _take_stdout() -> int:
 def serve_stdio(options: ServeOptions) -> int:
     """Serve JSON-RPC on stdin/stdout until EOF, ``exit`` or the client's death."""
     out_fd = _take_stdout()
-    preload_server(SERVER_MODULE)
     # Take the writer lock before answering: a host that starts a second sidecar once the
     # first has answered ``initialize`` must find the first one the writer.
     root = options.store.expanduser().resolve()
@@ -60,8 +86,98 @@ def serve_stdio(options: ServeOptions) -> int:
     )
     import anyio
 
-    from sidecar.rpc.server import serve
-
-    code = anyio.run(serve, options, early, lock, 0, out_fd, backend="asyncio")
+    code = anyio.run(_serve, options, early, lock, 0, out_fd, backend="asyncio")
     logger.info("exiting with code %d", code)
     return code
+
+
+async def _serve(
+    options: ServeOptions, early: EarlyStart, lock: StoreLock, in_fd: int, out_fd: int
+) -> int:
+    import anyio
+
+    from protocol._base import parse_wire
+    from protocol.server import Limits
+    from sidecar.context.tokens import Tokenizers
+    from sidecar.rpc.early import EarlyDispatch
+    from sidecar.rpc.handshake import limits_block
+    from sidecar.rpc.state import SidecarState
+    from sidecar.rpc.transport import StdioTransport, Tracer
+    from sidecar.store import Store
+
+    store = Store(options.store, lock=lock)
+    if not store.writable:
+        logger.warning(
+            "store %s is locked by pid %s: serving reads only until it is free",
+            store.root,
+            store.lock.holder_pid(),
+        )
+    tokenizers = Tokenizers.discover()
+    state = SidecarState(
+        store=store,
+        tokenizers=tokenizers,
+        limits=parse_wire(Limits, limits_block(options.max_message_bytes)),
+    )
+    answered = early.answer is not None
+    if answered:  # pygls hears of it when it is attached
+        state.initialized = True
+        state.client_pid = early.process_id
+    interim = EarlyDispatch(state if answered else None)
+    tracer = Tracer(options.trace) if options.trace else None
+    transport = StdioTransport(
+        in_fd=in_fd,
+        out_fd=out_fd,
+        max_message_bytes=options.max_message_bytes,
+        interim=interim,
+        tracer=tracer,
+        early=early,
+    )
+    interim.connect(transport.send_body, transport.spawn, transport.stop)
+
+    async def load_server() -> None:
+        if answered:
+            interim.prepare()
+            await anyio.sleep(FIRST_REQUESTS_GRACE_S)
+            await interim.wait_idle()
+        await _import_on_daemon_thread(PYGLS_MODULE)
+        from sidecar.rpc.server import attach_server
+
+        await transport.started.wait()
+        attach_server(state, transport)
+        # warm the encoding off the hot path
+        transport.spawn(lambda: anyio.to_thread.run_sync(tokenizers.preload))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(load_server)
+            code = await transport.run()
+            tg.cancel_scope.cancel()
+        return code
+    finally:
+        store.close()
+        if tracer is not None:
+            tracer.close()
+
+
+async def _import_on_daemon_thread(name: str) -> None:
+    """Import ``name`` on a daemon thread, and wait for it: a client that leaves while it
+    loads must not wait for an import to finish before the process can exit."""
+    import asyncio  # not at the top: ``initialize`` is answered before asyncio is needed
+
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+    failed: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            importlib.import_module(name)
+        except BaseException as exc:
+            failed.append(exc)
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+                loop.call_soon_threadsafe(done.set)
+
+    threading.Thread(target=load, name=f"import-{name}", daemon=True).start()
+    await done.wait()
+    if failed:
+        raise failed[0]

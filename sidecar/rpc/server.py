@@ -1,41 +1,30 @@
-"""Assemble the sidecar: store + tokenizers + pygls server + stdio transport.
+"""The pygls server of the sidecar: every route registered, the runs wired to the connection.
 
-:func:`serve` is what ``context-sidecar serve`` runs once ``sidecar.rpc.serve`` has read the
-first frame (and answered ``initialize``, when that is what it was).
+:func:`attach_server` is what ``sidecar.rpc.serve`` calls once pygls has loaded, with the store,
+the state and the transport already running (and requests perhaps already served, see
+:mod:`sidecar.rpc.early`).
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
-import anyio
 from pygls.lsp.server import LanguageServer
 
-from protocol._base import parse_wire
 from protocol.methods import ALL_METHODS
-from protocol.server import Limits
 from sidecar import __version__
-from sidecar.context.tokens import Tokenizers
 from sidecar.rpc.bridge import PyglsBridge
 from sidecar.rpc.converter import converter_factory
 from sidecar.rpc.handlers import ROUTES
-from sidecar.rpc.handshake import limits_block
 from sidecar.rpc.protocol import SidecarProtocol
 from sidecar.rpc.router import wrap
-from sidecar.rpc.state import SidecarState
-from sidecar.rpc.transport import StdioTransport, Tracer
 from sidecar.runs.manager import RunManager
-from sidecar.store import Store
 
 if TYPE_CHECKING:
-    from sidecar.rpc.handshake import EarlyStart
-    from sidecar.rpc.serve import ServeOptions
-    from sidecar.store.lock import StoreLock
+    from sidecar.rpc.state import SidecarState
+    from sidecar.rpc.transport import StdioTransport
 
-__all__ = ["build_server", "serve"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["attach_server", "build_server"]
 
 
 def build_server(state: SidecarState) -> LanguageServer:
@@ -62,48 +51,13 @@ def build_server(state: SidecarState) -> LanguageServer:
     return server
 
 
-async def serve(
-    options: ServeOptions, early: EarlyStart | None, lock: StoreLock | None, in_fd: int, out_fd: int
-) -> int:
-    store = Store(options.store, lock=lock)
-    if not store.writable:
-        logger.warning(
-            "store %s is locked by pid %s: serving reads only until it is free",
-            store.root,
-            store.lock.holder_pid(),
-        )
-    tokenizers = Tokenizers.discover()
-    state = SidecarState(
-        store=store,
-        tokenizers=tokenizers,
-        limits=parse_wire(Limits, limits_block(options.max_message_bytes)),
-    )
+def attach_server(state: SidecarState, transport: StdioTransport) -> None:
+    """Build the pygls server over ``state`` and hand the transport's frames to it: from now
+    on pygls dispatches everything (what was held while it loaded first)."""
     server = build_server(state)
     protocol = server.protocol
     assert isinstance(protocol, SidecarProtocol)
-    tracer = Tracer(options.trace) if options.trace else None
-    transport = StdioTransport(
-        protocol,
-        in_fd=in_fd,
-        out_fd=out_fd,
-        max_message_bytes=options.max_message_bytes,
-        tracer=tracer,
-        early=early,
-    )
     bridge = PyglsBridge(protocol, transport.backlog)
     state.backlog = transport.backlog
-    state.runs = RunManager(store, state.context, bridge, transport.spawn)
-    watch_client = protocol.on_initialized
-
-    def initialized(pid: int | None) -> None:
-        watch_client(pid)
-        # warm the encoding off the hot path
-        transport.spawn(lambda: anyio.to_thread.run_sync(tokenizers.preload))
-
-    protocol.on_initialized = initialized
-    try:
-        return await transport.run()
-    finally:
-        store.close()
-        if tracer is not None:
-            tracer.close()
+    state.runs = RunManager(state.store, state.context, bridge, transport.spawn)
+    transport.attach(protocol)

@@ -1,20 +1,31 @@
-"""What handlers share: the store, the tokenizers, the limits, lifecycle facts."""
+"""What handlers share: the store, the tokenizers, the limits, lifecycle facts.
+
+The context service is built on first use and the run manager is set once the connection
+exists: requests that need neither are served while the rest still loads
+(:mod:`sidecar.rpc.early`).
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire, parse_wire
 from protocol.server import Limits, ServerCapabilities, ServerInfo
-from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.ids import now_iso
 from sidecar.rpc.handshake import capabilities_block
-from sidecar.runs.manager import RunManager
 from sidecar.store import Store
+
+if TYPE_CHECKING:
+    from sidecar.context.service import ContextService
+
+    # A field's annotation, never evaluated (postponed annotations); a real import would load
+    # the run loop and the providers before the first request.
+    from sidecar.runs.manager import RunManager  # noqa: TC004
 
 __all__ = ["SidecarState"]
 
@@ -24,7 +35,6 @@ class SidecarState:
     store: Store
     tokenizers: Tokenizers
     limits: Limits
-    context: ContextService = field(init=False)
     runs: RunManager = field(init=False)
     """Set by the server once the connection exists (runs talk to the host)."""
     backlog: Callable[[], int] = lambda: 0
@@ -33,8 +43,11 @@ class SidecarState:
     initialized: bool = False
     client_pid: int | None = None
 
-    def __post_init__(self) -> None:
-        self.context = ContextService(self.store, self.tokenizers)
+    @cached_property
+    def context(self) -> ContextService:
+        from sidecar.context.service import ContextService
+
+        return ContextService(self.store, self.tokenizers)
 
     def capabilities_block(self) -> dict[str, Any]:
         """The ``initialize`` capability block, built by the same code as the early answer."""

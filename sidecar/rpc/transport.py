@@ -6,8 +6,10 @@
 - Writes each frame with one ``os.write`` loop to the protocol fd (a private duplicate of the
   original stdout; fd 1 itself is pointed at stderr by ``serve`` so stray prints can't corrupt
   the stream).
-- Stops on stdin EOF, on ``exit``, or when the client process (``initialize.processId``)
-  dies.
+- Starts before pygls has loaded: frames go to :class:`sidecar.rpc.early.EarlyDispatch` until
+  :meth:`StdioTransport.attach` hands them to the protocol (held ones first, in order).
+- Stops on stdin EOF (once what was held is handled), on ``exit``, or when the client
+  process (``initialize.processId``) dies.
 - With ``CONTEXT_SIDECAR_TRACE=<path>`` every frame, both directions, is appended to a JSONL
   trace: ``{"time", "dir": "recv"|"send", "message"}``.
 """
@@ -21,13 +23,12 @@ import json
 import logging
 import os
 import threading
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
 
 from protocol.framing import FrameDecoder, encode_frame
-from protocol.inputs import SECRET_KEY
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.rpc.fdio import write_all
@@ -37,10 +38,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from protocol.framing import BadHeader, TooLarge
+    from sidecar.rpc.early import EarlyDispatch as Interim
     from sidecar.rpc.handshake import EarlyStart
     from sidecar.rpc.protocol import SidecarProtocol
 
-__all__ = ["StdioTransport", "Tracer"]
+__all__ = ["Receiver", "StdioTransport", "Tracer"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +57,8 @@ class Tracer:
         self._file: IO[bytes] = open(path, "ab", buffering=0)  # noqa: SIM115 (closed in close())
 
     def record(self, direction: str, body: bytes) -> None:
+        from protocol.inputs import SECRET_KEY  # the wire models load only when tracing
+
         try:
             message = json.loads(body)
             payload = (
@@ -77,6 +81,8 @@ class Tracer:
 def _redact(node: Any) -> Any:
     """Replace the values of credential-shaped keys (a client that sends one is refused, but
     the trace must not keep it either)."""
+    from protocol.inputs import SECRET_KEY
+
     if isinstance(node, dict):
         return {
             k: "[redacted]" if SECRET_KEY.search(str(k)) else _redact(v) for k, v in node.items()
@@ -99,22 +105,39 @@ class _WriterProtocol(asyncio.Protocol):
         self._on_lost()
 
 
+class Receiver(Protocol):
+    """Where incoming frames go: the pygls protocol, or :class:`sidecar.rpc.early.EarlyDispatch`
+    while pygls loads."""
+
+    def handle_body(self, body: bytes) -> None: ...
+
+    def handle_frame_error(self, error: TooLarge | BadHeader) -> None: ...
+
+
 class StdioTransport:
-    """Connects a :class:`SidecarProtocol` to an input fd and an output fd."""
+    """Connects an input fd and an output fd to a :class:`SidecarProtocol`.
+
+    It starts before the protocol exists: frames go to ``interim`` (which serves what it can
+    and holds the rest) until :meth:`attach` hands the protocol over."""
 
     def __init__(
         self,
-        protocol: SidecarProtocol,
         *,
         in_fd: int,
         out_fd: int,
         max_message_bytes: int,
+        interim: Interim,
         tracer: Tracer | None = None,
         early: EarlyStart | None = None,
     ) -> None:
         """``early``: what :func:`sidecar.rpc.handshake.answer_initialize_early` read (and
         answered) before the server existed; the transport continues from there."""
-        self._protocol = protocol
+        self._receiver: Receiver = interim
+        self._interim = interim
+        self._attached = anyio.Event()
+        self._watched: int | None = None
+        self.started = anyio.Event()
+        """Set once :meth:`run` is serving (:meth:`spawn` works)."""
         self._in_fd = in_fd
         self._out_fd = out_fd
         self._early = early
@@ -125,9 +148,19 @@ class StdioTransport:
         self._tg: anyio.abc.TaskGroup | None = None
         self._closed_out = False
         self._writer: asyncio.WriteTransport | None = None
+
+    def attach(self, protocol: SidecarProtocol) -> None:
+        """Hand incoming frames to the loaded protocol: first ``initialize`` when it was
+        answered early (for pygls' own state), then what the interim receiver held, in order."""
         protocol.send_body = self.send_body
         protocol.on_exit = self.stop
         protocol.on_initialized = self._watch_client
+        early = self._early
+        if early is not None and early.initialize is not None and early.answer is not None:
+            protocol.adopt_initialize(early.initialize, early.answer, early.process_id)
+        self._receiver = protocol
+        self._handle(self._interim.release(), trace=False)
+        self._attached.set()
 
     # --- output --------------------------------------------------------------------------
 
@@ -190,6 +223,10 @@ class StdioTransport:
         await self._open_writer()
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            if self._early is not None and self._early.answer is not None:
+                # answered before pygls loaded: watch the client from now, not from attach
+                self._watch_client(self._early.process_id)
+            self.started.set()
             tg.start_soon(self._read_loop)
             await self._stopped.wait()
             tg.cancel_scope.cancel()
@@ -204,7 +241,8 @@ class StdioTransport:
         self._tg.start_soon(fn)
 
     def _watch_client(self, pid: int | None) -> None:
-        if pid is not None and self._tg is not None and pid > 0:
+        if pid is not None and self._tg is not None and pid > 0 and pid != self._watched:
+            self._watched = pid
             self._tg.start_soon(self._watch_pid, pid)
 
     async def _watch_pid(self, pid: int) -> None:
@@ -225,35 +263,37 @@ class StdioTransport:
         try:
             if self._early is not None:
                 self._continue_from(self._early)
-                if self._early.eof:
-                    return
-            async for chunk in self._chunks():
-                self._handle(self._decoder.feed(chunk))
-                if self._stopped.is_set():
-                    return
+            if self._early is None or not self._early.eof:
+                async for chunk in self._chunks():
+                    self._handle(self._decoder.feed(chunk))
+                    if self._stopped.is_set():
+                        return
+            if self._interim.holds_frames():
+                # What was read before EOF is still handled, as it would have been had the
+                # server been loaded when it arrived.
+                await self._attached.wait()
         finally:
             if not self._stopped.is_set():
                 logger.info("stdin closed; exiting")
                 self.stop(0)
 
     def _continue_from(self, early: EarlyStart) -> None:
-        if early.initialize is not None and early.answer is not None:
-            if self._tracer is not None:
-                self._tracer.record("recv", early.initialize)
-                self._tracer.record("send", early.answer)
-            self._protocol.adopt_initialize(early.initialize, early.answer, early.process_id)
+        tracer = self._tracer
+        if tracer is not None and early.initialize is not None and early.answer is not None:
+            tracer.record("recv", early.initialize)
+            tracer.record("send", early.answer)
         self._handle(early.pending)
         early.pending.clear()
 
-    def _handle(self, items: Iterable[bytes | TooLarge | BadHeader]) -> None:
+    def _handle(self, items: Iterable[bytes | TooLarge | BadHeader], *, trace: bool = True) -> None:
         for item in items:
             try:
                 if isinstance(item, bytes):
-                    if self._tracer is not None:
+                    if trace and self._tracer is not None:
                         self._tracer.record("recv", item)
-                    self._protocol.handle_body(item)
+                    self._receiver.handle_body(item)
                 else:
-                    self._protocol.handle_frame_error(item)
+                    self._receiver.handle_frame_error(item)
             except Exception:  # one bad message must never end the connection
                 logger.exception("could not handle an incoming message")
             if self._stopped.is_set():

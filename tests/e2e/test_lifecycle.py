@@ -379,3 +379,27 @@ async def test_a_bad_initialize_gets_params_invalid_with_errors(
     assert "capabilities" in await client.request("initialize", {"capabilities": {}})
     assert "time" in await client.request("server/ping", {})
     assert await client.close() == 0
+
+
+async def test_requests_right_after_initialize_are_served_while_the_server_loads(
+    sidecars: SidecarFactory,
+) -> None:
+    """Sent at once after ``initialize`` (as editors do): the connection-free ones are served
+    before pygls has loaded, the rest are held and answered by pygls, every one exactly once
+    (``sidecar/rpc/early.py``)."""
+    client = await sidecars.start(args=("-vv",))
+    pending = [
+        client.start_request("session/create", {"title": "first"})[1],
+        client.start_request("session/list", {})[1],
+        client.start_request("run/list", {})[1],  # held for pygls
+        client.start_request("session/list", {})[1],  # held: it came after a held one
+        client.start_request("server/ping", {})[1],
+    ]
+    created, _, runs, listed, pong = await asyncio.wait_for(asyncio.gather(*pending), 30)
+    assert created["title"] == "first"
+    assert runs == {"runs": []}
+    assert [s["sessionId"] for s in listed["sessions"]] == [created["sessionId"]]
+    assert "time" in pong
+    assert "while the server loaded" in sidecars.stderr_of(client)
+    ids = [m["id"] for m in assert_valid_frames(client.stdout_bytes) if "id" in m]
+    assert sorted(ids) == sorted(set(ids))

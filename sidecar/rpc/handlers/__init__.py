@@ -1,4 +1,11 @@
-"""Method handlers, one module per family; each exports ``ROUTES``."""
+"""Method handlers, one module per family; each exports ``ROUTES``.
+
+``CONNECTION_FREE_ROUTES`` are those whose handlers use neither the connection nor the run
+manager: every family but ``run/*``, less the methods that act on what runs hold (a busy
+session, the run records ``store/gc`` keeps).  They are served while pygls still loads
+(:mod:`sidecar.rpc.early`); a handler added to one of those families must keep to that, or
+be listed in ``_RUN_AWARE``.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,15 @@ from sidecar.rpc.handlers import context, inputs, runs, server, sessions, tokens
 if TYPE_CHECKING:
     from sidecar.rpc.router import Route
 
-__all__ = ["ROUTES"]
+__all__ = ["CONNECTION_FREE_ROUTES", "ROUTES"]
+
+_RUN_AWARE = frozenset({"session/delete", "store/gc"})
+
+CONNECTION_FREE_ROUTES: tuple[Route, ...] = tuple(
+    r
+    for r in (*sessions.ROUTES, *context.ROUTES, *inputs.ROUTES, *tokens.ROUTES, *server.ROUTES)
+    if r.spec.name not in _RUN_AWARE
+)
 
 ROUTES: tuple[Route, ...] = (
     *sessions.ROUTES,

@@ -34,7 +34,6 @@ from protocol.entries import (
     UnpinInput,
 )
 from protocol.errors import ErrorCode
-from sidecar.context.skills import activate_skill, discover_skills
 from sidecar.errors import NotFoundError
 from sidecar.jsonbytes import RawJSON
 from sidecar.rpc.router import route
@@ -70,6 +69,8 @@ async def compact(state: SidecarState, p: SessionCompactParams) -> dict[str, Any
 
 
 async def sources(state: SidecarState, p: ContextSourcesParams) -> ContextSourcesResult:
+    from sidecar.context.skills import discover_skills  # yaml and the rest, on first use
+
     service = state.context
 
     def scan() -> ContextSourcesResult:
@@ -87,6 +88,8 @@ async def sources(state: SidecarState, p: ContextSourcesParams) -> ContextSource
 
 
 async def skills_list(state: SidecarState, p: SkillsListParams) -> SkillsListResult:
+    from sidecar.context.skills import discover_skills
+
     session = state.store.sessions.get(p.session_id)
     scan = await anyio.to_thread.run_sync(
         discover_skills, [Path(r) for r in session.workspace_roots], state.context.home
@@ -95,6 +98,8 @@ async def skills_list(state: SidecarState, p: SkillsListParams) -> SkillsListRes
 
 
 async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> SkillsActivateResult:
+    from sidecar.context.skills import activate_skill, discover_skills
+
     state.store.require_writer()  # before the activated text goes into the blob store
     session = state.store.sessions.get(p.session_id)
     roots = [Path(r) for r in session.workspace_roots]

@@ -1,0 +1,228 @@
+"""Serving requests while pygls loads.
+
+``initialize`` is answered before the server is imported (:mod:`sidecar.rpc.handshake`), and
+importing pygls takes several times longer than everything else start-up does
+(``lsprotocol.types`` alone defines ~1,000 attrs classes).  A host's first requests
+(``session/list``, ``session/create``, ``context/sources``, ...) need neither pygls nor the
+connection, so until the pygls protocol is attached to the transport :class:`EarlyDispatch`
+serves them through the very same routes — :func:`sidecar.rpc.router.wrap`: the same
+lifecycle check, validation, handler and error mapping — and keeps everything else for pygls:
+
+- **served**: a request to a connection-free route (every family but ``run/*``, whose
+  handlers talk to the host), once ``initialize`` was answered early;
+- **deferred**: a notification (``initialized``, ``$/setTrace``, ...), handed to pygls first
+  when it is attached (one naming a connection-free route is run here, unanswered, its
+  failure logged as pygls would); a ``$/cancelRequest`` of a request being served here cancels it
+  (-32800, as pygls answers); ``exit`` ends the process at once, with code 1 (no
+  ``shutdown`` can have been handled: it is held);
+- **held**: anything else (``run/*``, ``shutdown``, unknown methods, responses, malformed
+  frames) and every frame after the first held one, so that pygls sees them in the order they
+  came.
+
+Limits, on purpose: an error answer made here waits for pygls (the JSON-RPC errors are pygls'
+``JsonRpcException``); a ``$/cancelRequest`` that arrives after the hand-over, for a request
+served here, finds it no longer pending (LSP allows the full answer).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from protocol.errors import REQUEST_CANCELLED, ErrorCode, ErrorData
+from protocol.limits import MAX_JSON_DEPTH
+from sidecar.jsonbytes import deeper_than, dumps_bytes
+from sidecar.rpc import errors
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Coroutine
+
+    from protocol.framing import BadHeader, TooLarge
+    from sidecar.rpc.state import SidecarState
+
+__all__ = ["EarlyDispatch"]
+
+logger = logging.getLogger(__name__)
+
+MsgId = int | str
+
+
+class EarlyDispatch:
+    """The transport's receiver until the pygls protocol is attached (see the module doc)."""
+
+    def __init__(self, state: SidecarState | None) -> None:
+        """``state``: serve with it (``initialize`` was answered early); ``None``: hold
+        everything for pygls."""
+        self._state = state
+        self._features: dict[str, Callable[[Any], Awaitable[Any]]] | None = None
+        self._deferred: list[bytes | TooLarge | BadHeader] = []
+        self._held: list[bytes | TooLarge | BadHeader] = []
+        self._serving: dict[MsgId, anyio.CancelScope] = {}
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._send: Callable[[bytes], None] | None = None
+        self._spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None
+        self._exit: Callable[[int], None] | None = None
+        self.served = 0
+        """Requests served here (for the log)."""
+
+    def connect(
+        self,
+        send_body: Callable[[bytes], None],
+        spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
+        stop: Callable[[int], None],
+    ) -> None:
+        """Where answers go, where request tasks run, how the process ends (the transport's)."""
+        self._send, self._spawn, self._exit = send_body, spawn, stop
+
+    def prepare(self) -> None:
+        """Load the routes now (on the event loop's thread, before the first request)."""
+        if self._state is None or self._features is not None:
+            return
+        from sidecar.rpc.handlers import CONNECTION_FREE_ROUTES
+        from sidecar.rpc.router import wrap
+
+        state = self._state
+        self._features = {r.spec.name: wrap(state, r) for r in CONNECTION_FREE_ROUTES}
+
+    def holds_frames(self) -> bool:
+        """Whether frames wait for pygls (notifications aside: they need no answer)."""
+        return bool(self._held)
+
+    async def wait_idle(self) -> None:
+        """Return once no request is being served here."""
+        while not self._idle.is_set():
+            await self._idle.wait()
+
+    def release(self) -> list[bytes | TooLarge | BadHeader]:
+        """What pygls must handle, in order: the deferred notifications, then the held
+        frames.  Requests being served here finish here."""
+        out = [*self._deferred, *self._held]
+        self._deferred.clear()
+        self._held.clear()
+        if self.served:
+            logger.debug("served %d request(s) while the server loaded", self.served)
+        return out
+
+    # --- the transport's receiver --------------------------------------------------------
+
+    def handle_frame_error(self, error: TooLarge | BadHeader) -> None:
+        self._held.append(error)
+
+    def handle_body(self, body: bytes) -> None:
+        message = None if self._held or self._state is None else _message(body)
+        if message is None:
+            self._held.append(body)
+            return
+        method = message["method"]
+        if self._features is None:
+            self.prepare()
+        assert self._features is not None
+        feature = self._features.get(method)
+        if "id" not in message:
+            if method == "$/cancelRequest" and self._cancel(message.get("params")):
+                return
+            if method == "exit" and self._exit is not None:
+                logger.info("exit before the server had loaded, without shutdown")
+                self._exit(1)
+                return
+            if feature is not None:  # a request method sent as a notification: run, unanswered
+                assert self._spawn is not None, "connect() before the first frame"
+                self._spawn(lambda: _notified(feature, message.get("params")))
+                return
+            self._deferred.append(body)
+            return
+        msg_id = message["id"]
+        if (
+            feature is None
+            or msg_id in self._serving
+            or isinstance(msg_id, bool)
+            or not isinstance(msg_id, int | str)
+        ):
+            self._held.append(body)
+            return
+        params = message.get("params")
+        assert self._spawn is not None, "connect() before the first frame"
+        self._serving[msg_id] = anyio.CancelScope()
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        self._spawn(lambda: self._serve(msg_id, feature, params))
+
+    # --- serving -------------------------------------------------------------------------
+
+    async def _serve(
+        self, msg_id: MsgId, feature: Callable[[Any], Awaitable[Any]], params: Any
+    ) -> None:
+        answer: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id}
+        with self._serving[msg_id] as scope:
+            try:
+                answer["result"] = await feature(params)
+            except Exception as exc:  # the router made it a JSON-RPC error already
+                answer["error"] = _error(exc)
+            finally:
+                del self._serving[msg_id]
+                if not self._serving:
+                    self._idle.set()
+        if scope.cancelled_caught:
+            answer.pop("result", None)
+            answer["error"] = errors.error_payload(
+                REQUEST_CANCELLED,
+                f"request {msg_id} was cancelled",
+                ErrorData(code=ErrorCode.CANCELLED),
+            )
+        self.served += 1
+        assert self._send is not None
+        self._send(dumps_bytes(answer))
+
+    def _cancel(self, params: Any) -> bool:
+        msg_id = params.get("id") if isinstance(params, dict) else None
+        scope = self._serving.get(msg_id) if isinstance(msg_id, int | str) else None
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+
+async def _notified(feature: Callable[[Any], Awaitable[Any]], params: Any) -> None:
+    """Run a route for a notification; a failure is logged, as pygls' would be
+    (:meth:`sidecar.rpc.protocol.SidecarProtocol._check_handler_result`)."""
+    try:
+        await feature(params)
+    except Exception as exc:
+        if errors.is_rpc_error(exc):
+            logger.warning("notification not handled: %s", exc.message)  # type: ignore[attr-defined]
+        else:
+            logger.error("a notification handler failed", exc_info=exc)
+
+
+def _message(body: bytes) -> dict[str, Any] | None:
+    """The request or notification in ``body`` when nothing in it is odd; ``None`` leaves it
+    to pygls (and to :class:`sidecar.rpc.protocol.SidecarProtocol`'s answers to faults)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    method = message.get("method")
+    if not isinstance(method, str) or not method:
+        return None
+    if not isinstance(message.get("params"), dict | list | None) or deeper_than(
+        message, MAX_JSON_DEPTH
+    ):
+        return None
+    return message
+
+
+def _error(exc: Exception) -> dict[str, Any]:
+    """The ``error`` member pygls would send for ``exc`` (a ``JsonRpcException``)."""
+    if not errors.is_rpc_error(exc):  # wrap() maps everything; this is a safety net
+        exc = errors.from_unexpected(exc, "an early request")
+    error: dict[str, Any] = {"code": exc.code, "message": exc.message}  # type: ignore[attr-defined]
+    data = exc.data  # type: ignore[attr-defined]
+    if data is not None:
+        error["data"] = data
+    return error
