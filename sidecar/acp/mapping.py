@@ -21,6 +21,9 @@
   ``agent_message_chunk``, tool calls → ``tool_call``; tool results → ``tool_call_update``
   — the same updates a live prompt sent, one chunk per stored part instead of one per delta.
   Entries that are not messages (pins, compactions, notes, ...) are not shown.
+- **messageId**: a replayed chunk carries its history entry's id; a live chunk
+  ``<runId>:<round>`` (the entry does not exist until the round's answer is complete).  Both
+  change exactly where a new message starts, which is what clients read them for.
 """
 
 from __future__ import annotations
@@ -267,12 +270,11 @@ class RunUpdates:
         if "agent" in payload:  # a sub-agent's conversation is not the session's
             return []
         if kind == "model.delta":
+            message_id = f"{event['runId']}:{payload.get('round', 0)}"
             if "text" in payload:
-                block = TextContentBlock(type="text", text=payload["text"])
-                return [AgentMessageChunk(session_update="agent_message_chunk", content=block)]
+                return [_chunk("agent_message_chunk", payload["text"], message_id)]
             if payload.get("reasoning"):
-                block = TextContentBlock(type="text", text=payload["reasoning"])
-                return [AgentThoughtChunk(session_update="agent_thought_chunk", content=block)]
+                return [_chunk("agent_thought_chunk", payload["reasoning"], message_id)]
             return []
         if kind == "model.completed":
             self._model_stop = payload.get("stopReason")
@@ -304,6 +306,15 @@ class RunUpdates:
         ]
 
 
+def _chunk(
+    kind: Literal["agent_message_chunk", "agent_thought_chunk"], text: str, message_id: str | None
+) -> AgentMessageChunk | AgentThoughtChunk:
+    block = TextContentBlock(type="text", text=text)
+    if kind == "agent_message_chunk":
+        return AgentMessageChunk(session_update=kind, content=block, message_id=message_id)
+    return AgentThoughtChunk(session_update=kind, content=block, message_id=message_id)
+
+
 # --- history → replay ------------------------------------------------------------------------
 
 
@@ -315,7 +326,7 @@ def history_updates(
     for entry in entries:
         if entry.get("kind") != "message":
             continue
-        role = entry.get("role")
+        role, message_id = entry.get("role"), entry.get("id")
         for part in entry.get("content", []):
             kind = part.get("type")
             if role == "user":
@@ -323,20 +334,18 @@ def history_updates(
                     out.append(_tool_result(part, read_blob))
                 else:
                     out += [
-                        UserMessageChunk(session_update="user_message_chunk", content=block)
+                        UserMessageChunk(
+                            session_update="user_message_chunk",
+                            content=block,
+                            message_id=message_id,
+                        )
                         for block in _blocks([part], read_blob)
                     ]
             elif role == "assistant":
                 if kind == "text":
-                    block = TextContentBlock(type="text", text=part["text"])
-                    out.append(
-                        AgentMessageChunk(session_update="agent_message_chunk", content=block)
-                    )
+                    out.append(_chunk("agent_message_chunk", part["text"], message_id))
                 elif kind == "reasoning" and part.get("text"):
-                    block = TextContentBlock(type="text", text=part["text"])
-                    out.append(
-                        AgentThoughtChunk(session_update="agent_thought_chunk", content=block)
-                    )
+                    out.append(_chunk("agent_thought_chunk", part["text"], message_id))
                 elif kind == "toolCall":
                     out.append(
                         _tool_call(part["callId"], part["name"], part.get("arguments") or {}, root)
