@@ -142,7 +142,7 @@ def transcript(updates: list[Any]) -> list[tuple[str, str]]:
 
 SCRIPT = {
     "rounds": [
-        {"deltas": ["Hel", "lo ", "there"]},
+        {"reasoning": "they greet me", "deltas": ["Hel", "lo ", "there"]},
         {"toolCalls": [{"name": "read_file", "arguments": {"path": "a.py"}, "id": "c1"}]},
         {"text": "done"},
         {"text": "cut", "stopReason": "max_tokens"},
@@ -164,11 +164,12 @@ async def test_prompts_stream_updates_cancel_and_load_replays(tmp_path: Path) ->
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         sid = session.session_id
 
-        # text: agent_message_chunk per delta, end_turn
+        # reasoning then text: agent_thought_chunk, agent_message_chunk per delta, end_turn
         answer = await conn.prompt(session_id=sid, prompt=[text_block("hi")])
         assert answer.stop_reason == "end_turn"
         first = editor.take()
-        assert [type(u) for u in first] == [AgentMessageChunk] * 3
+        assert [type(u) for u in first] == [AgentThoughtChunk, *[AgentMessageChunk] * 3]
+        assert texts(first, AgentThoughtChunk) == "they greet me"
         assert texts(first, AgentMessageChunk) == "Hello there"
 
         # a tool call: tool_call (pending, kind, location) then its result, then the answer
@@ -215,6 +216,7 @@ async def test_prompts_stream_updates_cancel_and_load_replays(tmp_path: Path) ->
         replay = transcript(editor.take())
     assert replay == [
         ("user_message_chunk", "hi"),
+        ("agent_thought_chunk", "they greet me"),
         ("agent_message_chunk", "Hello there"),
         ("user_message_chunk", "read a.py"),
         ("tool_call", "c1 pending"),
