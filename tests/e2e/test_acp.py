@@ -232,7 +232,10 @@ async def test_prompts_stream_updates_cancel_and_load_replays(tmp_path: Path) ->
 
 
 async def test_errors_are_json_rpc_errors(tmp_path: Path) -> None:
-    async with acp_agent(tmp_path, tmp_path / "store") as (conn, _):
+    script = tmp_path / "script.json"
+    failing = {"error": {"code": "model.overloaded", "message": "busy", "retryable": True}}
+    script.write_text(json.dumps({"rounds": [failing, {"text": "fine"}]}))
+    async with acp_agent(tmp_path, tmp_path / "store", "--script", str(script)) as (conn, _):
         await initialize(conn)
         with pytest.raises(RequestError) as unknown:
             await conn.prompt(session_id="ses_nope", prompt=[text_block("hi")])
@@ -244,8 +247,14 @@ async def test_errors_are_json_rpc_errors(tmp_path: Path) -> None:
         with pytest.raises(RequestError) as load:
             await conn.load_session(cwd=str(tmp_path), session_id="ses_nope", mcp_servers=[])
         assert (load.value.data or {})["code"] == "session.not_found"
-        # the connection lives on
+        # a run that fails (here the model's provider): an error carrying the run's failure
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert failed.value.code == -32000
+        assert (failed.value.data or {})["code"] == "model.overloaded"
+        assert (failed.value.data or {})["retryable"] is True
+        # the connection and the session live on
         answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
         assert answer.stop_reason == "end_turn"
 
