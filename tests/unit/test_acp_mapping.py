@@ -21,7 +21,14 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from sidecar.acp.mapping import RunUpdates, history_updates, prompt_parts, stop_reason, tool_kind
+from sidecar.acp.mapping import (
+    RunOutcome,
+    RunUpdates,
+    history_updates,
+    prompt_parts,
+    stop_reason,
+    tool_kind,
+)
 from sidecar.errors import InvalidRequestError
 
 BLOBS: dict[str, bytes] = {}
@@ -91,6 +98,10 @@ def event(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {"runId": "run_1", "sessionId": "ses_1", "seq": 1, "type": kind, "payload": payload}
 
 
+def outcome(run: RunUpdates) -> RunOutcome | None:
+    return run.outcome
+
+
 def test_run_events_become_updates_and_an_outcome() -> None:
     stored = {
         "seq": 5,
@@ -122,14 +133,15 @@ def test_run_events_become_updates_and_an_outcome() -> None:
     assert isinstance(done, ToolCallProgress) and done.status == "completed"
     assert done.content is not None and done.content[0].content.text == "x = 1"
     assert run.updates(event("model.completed", {"stopReason": "max_tokens"})) == []
-    assert run.outcome is None
+    assert outcome(run) is None
     run.updates(event("run.completed", {"status": "completed"}))
-    assert run.outcome is not None and run.outcome.stop == "max_tokens"
+    final = outcome(run)
+    assert final is not None and final.stop == "max_tokens"
     assert run.model_calls == 1
 
 
 def test_history_replays_messages_and_tool_calls() -> None:
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"kind": "message", "id": "e1", "role": "user", "content": [{"type": "text", "text": "q"}]},
         {"kind": "pin", "id": "e2"},
         {
