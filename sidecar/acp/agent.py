@@ -303,12 +303,14 @@ class SidecarAgent:
                 details={"sessionId": session_id},
                 retry_after_ms=500,
             )
-        parts = await anyio.to_thread.run_sync(lambda: prompt_parts(prompt, self.store.blobs.put))
         state = _Prompt()
-        self._prompts[session_id] = state
+        self._prompts[session_id] = state  # before any await: a second prompt is busy
         root = session.workspace_roots[0] if session.workspace_roots else None
         updates = RunUpdates(lambda seq: self._entry(session_id, seq), self.store.blobs.get, root)
         try:
+            parts = await anyio.to_thread.run_sync(
+                lambda: prompt_parts(prompt, self.store.blobs.put)
+            )
             started = await self.runs.start(self._run_params(session_id, parts))
             state.run_id = run_id = str(started["runId"])
             if state.cancel_requested:
