@@ -1,6 +1,7 @@
-"""``context-sidecar serve | call | demo``.
+"""``context-sidecar serve | acp | call | demo``.
 
 - ``serve``: the sidecar itself, JSON-RPC over stdio (what editors start).
+- ``acp``: the same core as an Agent Client Protocol agent (what ACP editors start).
 - ``call METHOD [JSON]``: one request against a fresh sidecar, result printed as JSON —
   a curl for the protocol.
 - ``demo``: a real end-to-end scenario through a real sidecar process, printed readably.
@@ -60,6 +61,31 @@ def _parser() -> argparse.ArgumentParser:
         help=f"append every frame to this JSONL file (also ${TRACE_ENV})",
     )
 
+    acp = sub.add_parser(
+        "acp", help="speak the Agent Client Protocol on stdin/stdout (Zed, JetBrains, ...)"
+    )
+    store_arg(acp)
+    acp.add_argument(
+        "--profile",
+        default=None,
+        metavar="ID|FILE",
+        help="the model binding: a stored profile's id or a profile JSON file",
+    )
+    acp.add_argument(
+        "--script",
+        type=Path,
+        default=None,
+        help="play this JSON script with the scripted model (tests, demos)",
+    )
+    acp.add_argument("--log-file", type=Path, default=None, help="log here instead of stderr")
+    acp.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    acp.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        help="longest line accepted (default %(default)s)",
+    )
+
     call = sub.add_parser("call", help="send one request to a fresh sidecar, print the result")
     store_arg(call)
     call.add_argument("method", help="e.g. session/list")
@@ -109,6 +135,19 @@ def main(argv: list[str] | None = None) -> int:
                 store=args.store or default_store_root(),
                 max_message_bytes=args.max_message_bytes,
                 trace=trace,
+            )
+        )
+        _exit_now(code)
+    if args.command == "acp":
+        from sidecar.acp.serve import AcpOptions, serve_acp
+
+        setup_logging(args.verbose, args.log_file)
+        code = serve_acp(
+            AcpOptions(
+                store=args.store or default_store_root(),
+                profile=args.profile,
+                script=args.script,
+                max_line_bytes=args.max_message_bytes,
             )
         )
         _exit_now(code)

@@ -5,6 +5,7 @@ each model call plays the next round::
 
     {"text": "Hello"}                         one text delta
     {"deltas": ["Hel", "lo"], "delayMs": 5}   several deltas, optionally spaced in time
+    {"reasoning": "First, ..."}               reasoning ("thinking") before the text
     {"toolCalls": [{"name": "read_file", "arguments": {"path": "a.py"}, "id": "c1"}]}
     {"usage": {"inputTokens": 10, "outputTokens": 3, "cacheReadTokens": 8}}
     {"error": {"code": "model.overloaded", "message": "busy", "retryable": true}}
@@ -24,6 +25,7 @@ from sidecar.runs.providers.base import (
     Completed,
     ProviderError,
     ProviderEvent,
+    ReasoningDelta,
     TextDelta,
     ToolCall,
     Usage,
@@ -60,6 +62,8 @@ class ScriptedProvider:
                 retryable=bool(error.get("retryable", False)),
             )
         delay = int(spec.get("delayMs", 0)) / 1000
+        if spec.get("reasoning"):
+            yield ReasoningDelta(str(spec["reasoning"]))
         deltas = spec.get("deltas") or ([spec["text"]] if spec.get("text") else [])
         for piece in deltas:
             if delay:

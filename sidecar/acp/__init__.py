@@ -1,0 +1,17 @@
+"""The ACP face: ``context-sidecar acp`` speaks the Agent Client Protocol (version 1) on
+stdin/stdout, over the same store, context pipeline and runs as ``serve``.
+
+- :mod:`.framing`: newline-delimited JSON-RPC, hostile input answered, stdout kept clean;
+- :mod:`.agent`: ACP's methods → sessions and runs;
+- :mod:`.mapping`: what is mapped to what (prompts, run events, history, stop reasons);
+- :mod:`.bridge`: the runs' view of the connection;
+- :mod:`.serve`: the process (store, task group, the SDK's connection).
+
+ACP types (the official ``agent-client-protocol`` SDK's schema models) stay in this package:
+``sidecar/store``, ``sidecar/context``, ``sidecar/inputs`` and ``sidecar/runs`` know nothing
+of them.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,357 @@
+"""The ACP agent: ACP's methods translated into the core's sessions and runs.
+
+- ``initialize``: protocol version 1 (the only one; a client asking for another gets 1, as
+  the spec says, and decides), ``loadSession``, images and embedded context in prompts, no
+  MCP over HTTP/SSE, ``session/list``, ``agentInfo``, no ``authMethods`` (credentials come
+  from the profile's ``connectionRef``, never from the editor).
+- ``session/new {cwd}``: a session in the store rooted at ``cwd`` (plus
+  ``additionalDirectories``), so instruction files and skills are found as for any session.
+  ``mcpServers`` are accepted and not connected yet (logged).
+- ``session/load``: the stored history replayed as ``session/update``\\ s, then the answer.
+- ``session/prompt``: a run (``RunManager.start``, as ``run/start`` does for ``serve``) whose
+  events become updates (:mod:`sidecar.acp.mapping`); answered once the run has ended and
+  its journal is on disk, with the run's stop reason.
+- ``session/cancel``: the session's run is cancelled; its prompt answers ``cancelled``.
+
+One prompt at a time per session (a second gets ``session.busy``).  Errors: a core error
+becomes a JSON-RPC error with the same ``data`` as ``serve`` sends (``data.code`` dotted);
+anything unexpected is logged with an ``errorId`` and answered ``-32603`` with that id only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import anyio
+import anyio.to_thread
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+)
+
+from protocol._base import dump_wire, parse_wire
+from protocol.errors import DOMAIN_ERROR, INTERNAL_ERROR, INVALID_PARAMS, ErrorCode, ErrorData
+from protocol.runs import RunStartParams
+from protocol.snapshots import ProfileInput
+from sidecar import __version__
+from sidecar.acp.mapping import (
+    PromptBlock,
+    RunUpdates,
+    SessionUpdate,
+    history_updates,
+    prompt_parts,
+)
+from sidecar.errors import BusyError, InvalidRequestError, SidecarError
+from sidecar.ids import new_id
+
+if TYPE_CHECKING:
+    from acp.core import AgentSideConnection
+
+    from sidecar.runs.manager import RunManager
+    from sidecar.store import Store
+
+__all__ = ["ModelChoice", "SidecarAgent"]
+
+logger = logging.getLogger(__name__)
+
+Handler = TypeVar("Handler", bound=Callable[..., Coroutine[Any, Any, Any]])
+
+_READ_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """The model every prompt of this process runs with (``--profile``, ``--script``)."""
+
+    profile_id: str | None = None
+    profile: ProfileInput | None = None
+    script: dict[str, Any] | None = None
+    """For the ``scripted`` provider: played across the process's prompts in order."""
+
+
+@dataclass(slots=True)
+class _Prompt:
+    events: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    run_id: str | None = None
+    cancel_requested: bool = False
+
+
+def _answers(fn: Handler) -> Handler:
+    """Map what a handler raises to the JSON-RPC error ACP clients get, and count the
+    handlers in flight (see :meth:`SidecarAgent.drain`)."""
+
+    @functools.wraps(fn)
+    async def wrapper(agent: SidecarAgent, *args: Any, **kwargs: Any) -> Any:
+        agent._inflight += 1
+        agent._idle.clear()
+        try:
+            return await fn(agent, *args, **kwargs)
+        except RequestError:
+            raise
+        except SidecarError as exc:
+            code = INVALID_PARAMS if exc.code == ErrorCode.PARAMS_INVALID else DOMAIN_ERROR
+            data = ErrorData(
+                code=exc.code,
+                retryable=exc.retryable,
+                retry_after_ms=exc.retry_after_ms,
+                details=exc.details,
+            )
+            raise RequestError(code, exc.message, dump_wire(data)) from None
+        except Exception as exc:
+            error_id = new_id("err")
+            logger.error("internal error %s in %s", error_id, fn.__name__, exc_info=exc)
+            data = ErrorData(code=ErrorCode.INTERNAL, details={"errorId": error_id})
+            raise RequestError(
+                INTERNAL_ERROR,
+                f"internal error (see the sidecar log, errorId {error_id})",
+                dump_wire(data),
+            ) from None
+        finally:
+            agent._inflight -= 1
+            if agent._inflight == 0:
+                agent._idle.set()
+
+    return cast("Handler", wrapper)
+
+
+class SidecarAgent:
+    """ACP's agent methods over one store (the SDK's ``Agent`` protocol, by name)."""
+
+    def __init__(self, store: Store, model: ModelChoice) -> None:
+        self.store = store
+        self.model = model
+        self.runs: RunManager
+        """Set once the task group that runs them exists (see :mod:`sidecar.acp.serve`)."""
+        self._client: AgentSideConnection | None = None
+        self._client_capabilities: ClientCapabilities | None = None
+        self._prompts: dict[str, _Prompt] = {}
+        self._played = 0
+        """Model calls made so far: the scripted model's next round."""
+        self._inflight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def drain(self, grace_s: float) -> None:
+        """stdin closed: cancel every run (its prompt answers ``cancelled``) and give the
+        handlers in flight ``grace_s`` seconds to answer before the connection closes."""
+        for prompt in self._prompts.values():
+            prompt.cancel_requested = True
+            if prompt.run_id is not None:
+                self.runs.cancel(prompt.run_id)
+        with anyio.move_on_after(grace_s):
+            await self._idle.wait()
+
+    def on_connect(self, conn: AgentSideConnection) -> None:
+        self._client = conn
+
+    def deliver(self, event: dict[str, Any]) -> None:
+        """A run event, for the session's prompt (the run bridge calls this)."""
+        prompt = self._prompts.get(str(event.get("sessionId")))
+        if prompt is not None:
+            prompt.events.put_nowait(event)
+
+    async def _send(self, session_id: str, update: SessionUpdate) -> None:
+        assert self._client is not None
+        await self._client.session_update(session_id=session_id, update=update)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    @_answers
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self._client_capabilities = client_capabilities
+        if protocol_version != PROTOCOL_VERSION:
+            logger.warning(
+                "client asked for ACP version %d; answering %d", protocol_version, PROTOCOL_VERSION
+            )
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(
+                    image=True, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(
+                name="context-sidecar", title="context-sidecar", version=__version__
+            ),
+            auth_methods=[],
+        )
+
+    @_answers
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        raise InvalidRequestError(
+            ErrorCode.PARAMS_INVALID,
+            f"no authentication method {method_id!r}: credentials come from the profile",
+        )
+
+    # --- sessions ----------------------------------------------------------------------------
+
+    @_answers
+    async def new_session(
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        roots = [cwd, *(additional_directories or [])]
+        for root in roots:
+            if not os.path.isabs(root):
+                raise InvalidRequestError(
+                    ErrorCode.PARAMS_INVALID,
+                    f"{root!r} is not an absolute path",
+                    details={"path": root},
+                )
+        self._mcp_not_connected(mcp_servers)
+        session = await self.store.sessions.create(
+            title="",
+            workspace_roots=roots,
+            profile_id=self.model.profile_id,
+            meta={"acp": {"cwd": cwd}},
+        )
+        return NewSessionResponse(session_id=session.session_id)
+
+    @_answers
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
+        session = self.store.sessions.get(session_id)
+        self._mcp_not_connected(mcp_servers)
+        entries = await anyio.to_thread.run_sync(lambda: self._history(session_id))
+        root = session.workspace_roots[0] if session.workspace_roots else cwd
+        for update in history_updates(entries, self.store.blobs.get, root):
+            await self._send(session_id, update)
+        return LoadSessionResponse()
+
+    def _history(self, session_id: str) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        after = 0
+        while True:
+            page = self.store.sessions.read(
+                session_id, after_seq=after, before_seq=None, limit=_READ_PAGE
+            )
+            entries += page.entries
+            if not page.has_more or not page.entries:
+                return entries
+            after = page.entries[-1]["seq"]
+
+    @_answers
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        sessions, next_cursor = self.store.sessions.list_page(cursor=cursor, limit=50)
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=s.session_id,
+                    cwd=s.workspace_roots[0] if s.workspace_roots else "",
+                    title=s.title or None,
+                    updated_at=s.updated_at,
+                )
+                for s in sessions
+                if cwd is None or (s.workspace_roots and s.workspace_roots[0] == cwd)
+            ],
+            next_cursor=next_cursor,
+        )
+
+    def _mcp_not_connected(self, servers: list[Any] | None) -> None:
+        if servers:
+            names = [getattr(s, "name", "?") for s in servers]
+            logger.warning("MCP servers are not connected by this version: %s", names)
+
+    # --- prompts -----------------------------------------------------------------------------
+
+    @_answers
+    async def prompt(
+        self, session_id: str, prompt: list[PromptBlock], **kwargs: Any
+    ) -> PromptResponse:
+        session = self.store.sessions.get(session_id)
+        if session_id in self._prompts:
+            raise BusyError(
+                ErrorCode.SESSION_BUSY,
+                f"session {session_id} is already answering a prompt",
+                details={"sessionId": session_id},
+                retry_after_ms=500,
+            )
+        state = _Prompt()
+        self._prompts[session_id] = state  # before any await: a second prompt is busy
+        root = session.workspace_roots[0] if session.workspace_roots else None
+        updates = RunUpdates(lambda seq: self._entry(session_id, seq), self.store.blobs.get, root)
+        try:
+            parts = await anyio.to_thread.run_sync(
+                lambda: prompt_parts(prompt, self.store.blobs.put)
+            )
+            started = await self.runs.start(self._run_params(session_id, parts))
+            state.run_id = run_id = str(started["runId"])
+            if state.cancel_requested:
+                self.runs.cancel(run_id)
+            while updates.outcome is None:
+                event = await state.events.get()
+                for update in updates.updates(event):
+                    await self._send(session_id, update)
+            await self.runs.wait(run_id)  # the journal is on disk before the answer
+        finally:
+            if state.run_id is not None and updates.outcome is None:  # the client went away
+                self.runs.cancel(state.run_id)
+            self._prompts.pop(session_id, None)
+            self._played += updates.model_calls
+        outcome = updates.outcome
+        assert outcome is not None
+        if outcome.stop is None:
+            failure = outcome.failure or {}
+            raise RequestError(DOMAIN_ERROR, str(failure.get("message", "the run failed")), failure)
+        return PromptResponse(stop_reason=outcome.stop)
+
+    def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
+        wire: dict[str, Any] = {"sessionId": session_id, "userTurn": parts, "subscribe": True}
+        if self.model.profile is not None:
+            wire["profile"] = dump_wire(self.model.profile)
+        elif self.model.profile_id is not None:
+            wire["profileId"] = self.model.profile_id
+        if self.model.script is not None:
+            rounds = list(self.model.script.get("rounds", []))
+            wire["script"] = {**self.model.script, "rounds": rounds[self._played :]}
+        return parse_wire(RunStartParams, wire)
+
+    def _entry(self, session_id: str, seq: int) -> dict[str, Any] | None:
+        page = self.store.sessions.read(session_id, after_seq=seq - 1, before_seq=None, limit=1)
+        return page.entries[0] if page.entries else None
+
+    @_answers
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        prompt = self._prompts.get(session_id)
+        if prompt is None:
+            return  # nothing running: a late cancel is not an error
+        prompt.cancel_requested = True
+        if prompt.run_id is not None:
+            self.runs.cancel(prompt.run_id)

@@ -1,0 +1,140 @@
+"""``context-sidecar acp``: the process.
+
+Before anything else the protocol moves to a private duplicate of fd 1 and fd 1 is pointed at
+stderr (as for ``serve``), so a ``print`` anywhere lands in the log, never in the ACP stream.
+The store is the same as ``serve``'s (one writer at a time: a second process on the same
+store serves reads only, and ``session/new`` or ``session/prompt`` answer ``store.locked``).
+The process ends when stdin closes; runs still going are cancelled (their journals say so).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+
+from protocol._base import parse_wire
+from protocol.snapshots import ProfileInput
+from sidecar.acp.agent import ModelChoice, SidecarAgent
+from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    from acp.interfaces import Agent
+
+__all__ = ["AcpOptions", "ModelChoiceError", "model_choice", "serve_acp"]
+
+logger = logging.getLogger(__name__)
+
+#: After stdin closes: how long requests in flight have to answer (runs are cancelled).
+DRAIN_SECONDS = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class AcpOptions:
+    store: Path
+    profile: str | None = None
+    """A stored profile's id, or a JSON file holding a profile."""
+    script: Path | None = None
+    """A JSON script for the ``scripted`` provider (tests and demos)."""
+    max_line_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+
+
+class ModelChoiceError(Exception):
+    """``--profile`` or ``--script`` names something unusable (said on stderr at start)."""
+
+
+def model_choice(options: AcpOptions) -> ModelChoice:
+    """``--profile ID|FILE`` and ``--script FILE`` as the model every prompt runs with: a
+    profile file is read now (a bad one stops the process with a clear message); a profile
+    id is looked up when a prompt runs (``profile.not_found`` then)."""
+    profile_id, profile, script = None, None, None
+    if options.profile is not None:
+        path = Path(options.profile).expanduser()
+        if path.is_file():
+            profile = parse_wire(ProfileInput, _json(path, "profile"))
+        else:
+            profile_id = options.profile
+    if options.script is not None:
+        data = _json(options.script, "script")
+        if not isinstance(data, dict):
+            raise ModelChoiceError(f"script {options.script}: not a JSON object")
+        script = data
+    return ModelChoice(profile_id=profile_id, profile=profile, script=script)
+
+
+def _json(path: Path, what: str) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelChoiceError(f"{what} {path}: {exc}") from None
+
+
+def _take_stdout() -> int:
+    """Return a private fd for the protocol and make fd 1 an alias of stderr."""
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_fd
+
+
+def serve_acp(options: AcpOptions) -> int:
+    """Speak ACP on stdin/stdout until stdin closes; the process exit code."""
+    out_fd = _take_stdout()
+    try:
+        choice = model_choice(options)
+    except (ModelChoiceError, ValueError) as exc:
+        sys.stderr.write(f"context-sidecar acp: {exc}\n")
+        return 2
+    return anyio.run(_serve, options, choice, out_fd, backend="asyncio")
+
+
+async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
+    from acp.core import AgentSideConnection
+
+    from sidecar.acp.bridge import AcpRunBridge
+    from sidecar.acp.framing import NdjsonStdio
+    from sidecar.context.service import ContextService
+    from sidecar.context.tokens import Tokenizers
+    from sidecar.runs.manager import RunManager
+    from sidecar.store import Store
+
+    root = options.store.expanduser().resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    store = Store(root)
+    if not store.writable:
+        logger.warning("store %s is locked by another process: reads only", store.root)
+    transport = NdjsonStdio(0, out_fd, max_line_bytes=options.max_line_bytes)
+    await transport.open()
+    agent = SidecarAgent(store, choice)
+    try:
+        async with anyio.create_task_group() as tg:
+            context = ContextService(store, Tokenizers.discover())
+
+            def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+                tg.start_soon(fn)
+
+            agent.runs = RunManager(store, context, AcpRunBridge(agent.deliver), spawn)
+            conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
+            try:
+                await conn.listen()
+                logger.info("stdin closed; exiting")
+                await agent.drain(DRAIN_SECONDS)
+            except (ConnectionError, OSError) as exc:
+                logger.warning("the client went away: %s", exc)
+            finally:
+                try:
+                    await conn.close()  # cancels what is still in flight
+                except Exception:
+                    logger.exception("closing the ACP connection")
+            tg.cancel_scope.cancel()
+    finally:
+        store.close()
+    return 0

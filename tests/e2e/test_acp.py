@@ -1,0 +1,315 @@
+"""``context-sidecar acp`` driven by the official ACP Python SDK's client connection.
+
+The editor's side is the SDK (``spawn_agent_process`` + ``ClientSideConnection``), not a
+client of ours: every message it receives is validated by the SDK's own schema models, and
+every raw ``session/update`` is checked to round-trip through them unchanged (nothing the
+schema does not know).  The model is the scripted provider, one script played across the
+process's prompts in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp.client.connection import ClientSideConnection
+from acp.connection import StreamDirection, StreamEvent
+from acp.interfaces import Client
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ClientCapabilities,
+    Implementation,
+    SessionNotification,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+
+from sidecar.client import sidecar_command
+
+pytestmark = pytest.mark.anyio
+
+
+class Editor:
+    """The test's editor: the SDK ``Client`` protocol, by name; records every update."""
+
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, Any]] = []
+        self.raw: list[dict[str, Any]] = []
+        self.chunks = 0
+        self.chunk_arrived = asyncio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+        if isinstance(update, AgentMessageChunk):
+            self.chunks += 1
+            self.chunk_arrived.set()
+
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("session/request_permission")
+
+    def observe(self, event: StreamEvent) -> None:
+        if event.direction == StreamDirection.INCOMING:
+            self.raw.append(event.message)
+
+    def take(self) -> list[Any]:
+        """The updates since the last take."""
+        out = [u for _, u in self.updates]
+        self.updates.clear()
+        return out
+
+
+@asynccontextmanager
+async def acp_agent(
+    tmp_path: Path, store: Path, *args: str, log: str = "acp.log"
+) -> AsyncIterator[tuple[ClientSideConnection, Editor]]:
+    editor = Editor()
+    stderr = os.open(tmp_path / log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        async with spawn_agent_process(
+            cast("Client", editor),
+            *sidecar_command("acp", "--store", str(store), *args),
+            env=dict(os.environ),
+            transport_kwargs={"stderr": stderr},
+            observers=[editor.observe],
+        ) as (conn, process):
+            yield conn, editor
+        assert process.returncode == 0, (tmp_path / log).read_text()
+    finally:
+        os.close(stderr)
+    for message in editor.raw:  # every update exactly as the schema describes it
+        if message.get("method") == "session/update":
+            params = message["params"]
+            model = SessionNotification.model_validate(params)
+            dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            assert dumped == params
+
+
+async def initialize(conn: ClientSideConnection) -> None:
+    answer = await conn.initialize(
+        protocol_version=PROTOCOL_VERSION,
+        client_capabilities=ClientCapabilities(),
+        client_info=Implementation(name="sdk-test", version="0"),
+    )
+    assert answer.protocol_version == 1
+    caps = answer.agent_capabilities
+    assert caps is not None and caps.load_session is True
+    assert caps.prompt_capabilities is not None and caps.prompt_capabilities.embedded_context
+    assert answer.auth_methods == []
+    assert answer.agent_info is not None and answer.agent_info.name == "context-sidecar"
+
+
+def texts(updates: list[Any], kind: type[AgentMessageChunk | AgentThoughtChunk]) -> str:
+    return "".join(
+        u.content.text
+        for u in updates
+        if isinstance(u, kind) and isinstance(u.content, TextContentBlock)
+    )
+
+
+def transcript(updates: list[Any]) -> list[tuple[str, str]]:
+    """Updates as (kind, what), the chunks of one message (kind and ``messageId``) joined:
+    a live stream (one chunk per delta) and a replay (one per stored part) compare equal."""
+    out: list[tuple[str, str]] = []
+    last: tuple[str, str | None] | None = None
+    for u in updates:
+        if isinstance(u, UserMessageChunk | AgentMessageChunk | AgentThoughtChunk):
+            kind = u.session_update
+            text = u.content.text if isinstance(u.content, TextContentBlock) else "?"
+            assert u.message_id, u
+            if last == (kind, u.message_id):
+                out[-1] = (kind, out[-1][1] + text)
+            else:
+                out.append((kind, text))
+            last = (kind, u.message_id)
+            continue
+        last = None
+        if isinstance(u, ToolCallStart):
+            out.append(("tool_call", f"{u.tool_call_id} {u.status}"))
+        elif isinstance(u, ToolCallProgress):
+            out.append(("tool_call_update", f"{u.tool_call_id} {u.status}"))
+    return out
+
+
+SCRIPT = {
+    "rounds": [
+        {"reasoning": "they greet me", "deltas": ["Hel", "lo ", "there"]},
+        {"toolCalls": [{"name": "read_file", "arguments": {"path": "a.py"}, "id": "c1"}]},
+        {"text": "done"},
+        {"text": "cut", "stopReason": "max_tokens"},
+        {"deltas": ["x"] * 400, "delayMs": 25},
+        {"text": "after the cancel"},
+    ]
+}
+
+
+async def test_prompts_stream_updates_cancel_and_load_replays(tmp_path: Path) -> None:
+    store, workspace = tmp_path / "store", tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "AGENTS.md").write_text("Be brief.\n")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+
+    async with acp_agent(tmp_path, store, "--script", str(script)) as (conn, editor):
+        await initialize(conn)
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = session.session_id
+
+        # reasoning then text: agent_thought_chunk, agent_message_chunk per delta, end_turn
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("hi")])
+        assert answer.stop_reason == "end_turn"
+        first = editor.take()
+        assert [type(u) for u in first] == [AgentThoughtChunk, *[AgentMessageChunk] * 3]
+        assert texts(first, AgentThoughtChunk) == "they greet me"
+        assert texts(first, AgentMessageChunk) == "Hello there"
+
+        # a tool call: tool_call (pending, kind, location) then its result, then the answer
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("read a.py")])
+        assert answer.stop_reason == "end_turn"
+        second = editor.take()
+        start = next(u for u in second if isinstance(u, ToolCallStart))
+        assert (start.tool_call_id, start.status, start.kind) == ("c1", "pending", "read")
+        assert start.raw_input == {"path": "a.py"}
+        assert start.locations is not None
+        assert start.locations[0].path == str(workspace / "a.py")
+        result = next(u for u in second if isinstance(u, ToolCallProgress))
+        assert (result.tool_call_id, result.status) == ("c1", "failed")
+        assert result.content and "not available" in result.content[0].content.text
+        assert texts(second, AgentMessageChunk) == "done"
+
+        # the model's own stop reason
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("go on")])
+        assert answer.stop_reason == "max_tokens"
+        editor.take()
+
+        # cancel mid-stream: the prompt answers cancelled, never an error
+        editor.chunk_arrived.clear()
+        prompt = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("stream")]))
+        await asyncio.wait_for(editor.chunk_arrived.wait(), 30)
+        await conn.cancel(session_id=sid)
+        answer = await asyncio.wait_for(prompt, 30)
+        assert answer.stop_reason == "cancelled"
+        streamed = texts(editor.take(), AgentMessageChunk)
+        assert 0 < len(streamed) < 400
+
+        # and the session takes the next prompt
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("again")])
+        assert answer.stop_reason == "end_turn"
+        assert texts(editor.take(), AgentMessageChunk) == "after the cancel"
+
+        listed = await conn.list_sessions(cwd=str(workspace))
+        assert [s.session_id for s in listed.sessions] == [sid]
+
+    # a new process: session/load replays the stored history before answering
+    async with acp_agent(tmp_path, store, log="acp-2.log") as (conn, editor):
+        await initialize(conn)
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        replay = transcript(editor.take())
+    assert replay == [
+        ("user_message_chunk", "hi"),
+        ("agent_thought_chunk", "they greet me"),
+        ("agent_message_chunk", "Hello there"),
+        ("user_message_chunk", "read a.py"),
+        ("tool_call", "c1 pending"),
+        ("tool_call_update", "c1 failed"),
+        ("agent_message_chunk", "done"),
+        ("user_message_chunk", "go on"),
+        ("agent_message_chunk", "cut"),
+        # the cancelled turn: its prompt is history, its partial answer never was
+        ("user_message_chunk", "stream"),
+        ("user_message_chunk", "again"),
+        ("agent_message_chunk", "after the cancel"),
+    ]
+
+
+async def test_errors_are_json_rpc_errors(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    failing = {"error": {"code": "model.overloaded", "message": "busy", "retryable": True}}
+    script.write_text(json.dumps({"rounds": [failing, {"text": "fine"}]}))
+    async with acp_agent(tmp_path, tmp_path / "store", "--script", str(script)) as (conn, _):
+        await initialize(conn)
+        with pytest.raises(RequestError) as unknown:
+            await conn.prompt(session_id="ses_nope", prompt=[text_block("hi")])
+        assert unknown.value.code == -32000
+        assert (unknown.value.data or {})["code"] == "session.not_found"
+        with pytest.raises(RequestError) as relative:
+            await conn.new_session(cwd="relative/dir", mcp_servers=[])
+        assert relative.value.code == -32602
+        with pytest.raises(RequestError) as load:
+            await conn.load_session(cwd=str(tmp_path), session_id="ses_nope", mcp_servers=[])
+        assert (load.value.data or {})["code"] == "session.not_found"
+        # a run that fails (here the model's provider): an error carrying the run's failure
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert failed.value.code == -32000
+        assert (failed.value.data or {})["code"] == "model.overloaded"
+        assert (failed.value.data or {})["retryable"] is True
+        # the connection and the session live on
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert answer.stop_reason == "end_turn"
+
+
+async def test_hostile_lines_are_answered_and_the_connection_lives(tmp_path: Path) -> None:
+    """Raw bytes, no SDK: what a broken or hostile client can put on the wire."""
+    process = await asyncio.create_subprocess_exec(
+        *sidecar_command("acp", "--store", str(tmp_path / "store"), "--max-message-bytes", "4096"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    lines = [
+        b"this is not json",
+        b"[]",
+        b"[{}, {}]",
+        b"42",
+        b'{"jsonrpc":"2.0","id":1,"method":"no/such/method"}',
+        b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":5}}',
+        b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":"x"}',
+        b'{"jsonrpc":"2.0","id":[4],"method":"initialize"}',
+        b'{"jsonrpc":"2.0","id":5,"method":7}',
+        # one message broken by a raw newline: two lines, neither JSON
+        b'{"jsonrpc":"2.0","id":6,\n"method":"initialize","params":{"protocolVersion":1}}',
+        b'{"jsonrpc":"2.0","id":7,"method":"x","params":"' + b"a" * 10_000 + b'"}',
+        b"[" * 4000,  # nested deeper than the parser goes
+        b'{"jsonrpc":"2.0","method":"no/such/notification"}',
+        b'{"jsonrpc":"2.0","id":99,"result":{}}',  # a response to nothing
+        b"",
+        b'{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":1}}\r',
+    ]
+    process.stdin.write(b"\n".join(lines) + b"\n")
+    await process.stdin.drain()
+    answers: list[dict[str, Any]] = []
+    while not any(a.get("id") == 8 for a in answers):
+        line = await asyncio.wait_for(process.stdout.readline(), 30)
+        assert line.endswith(b"\n"), line
+        answers.append(json.loads(line))
+    process.stdin.close()
+    rest = await asyncio.wait_for(process.stdout.read(), 30)
+    assert await asyncio.wait_for(process.wait(), 30) == 0
+    answers += [json.loads(line) for line in rest.splitlines()]
+
+    assert all(a.get("jsonrpc") == "2.0" for a in answers)
+    by_id: dict[Any, list[int]] = {}
+    for a in answers:
+        by_id.setdefault(a.get("id"), []).append(a["error"]["code"] if "error" in a else 0)
+    assert by_id[1] == [-32601]
+    assert by_id[2] == [-32602]
+    assert by_id[3] == [-32600]  # params must be structured (JSON-RPC 2.0 §4.2)
+    assert by_id[5] == [-32600]
+    assert by_id[8] == [0]
+    assert 7 not in by_id and 99 not in by_id and 6 not in by_id
+    # not JSON x3 (one line, two halves) = -32700; [] [..] 42, id [4], the long line and the
+    # deep one = -32600 (id null: none could be read); the unknown notification and the stray
+    # response: no answer
+    assert sorted(by_id[None]) == [-32700, -32700, -32700, *[-32600] * 6]
