@@ -248,6 +248,15 @@ local ok, err = xpcall(function()
   _, flags = approval_run({ { toolCalls = { read("Makefile") } }, { text = "ok" } })
   check(vim.deep_equal(flags, { false }) and #asked == n_asked + 1, "asked once for the whole session")
   check(vim.deep_equal(tool_calls, { "Makefile", "README.md", "pyproject.toml", "Makefile" }), "tool calls in order")
+  -- the last run had two rounds: its snapshot float diffs the second against the first
+  vim.cmd("ContextSidecar snapshot")
+  local two_rounds = buf_text(vim.api.nvim_get_current_buf())
+  local m_before, m_after = two_rounds:match("Diff against the previous turn: identical prefix %d+ units, %d+ tokens · messages (%d+) %-> (%d+)")
+  check(m_before and tonumber(m_after) == tonumber(m_before) + 2,
+    "the snapshot float diffs the run's last round against its first:\n" .. two_rounds)
+  check(contains(two_rounds, "Cache (this turn): read ") and not contains(two_rounds, "first request of the session"),
+    "and shows the last round's cache prediction")
+  vim.cmd("close")
   vim.ui.select, vim.notify = real_select, real_notify
 
   -- what the sidecar explains, in the float: the cache prediction, masking, the window, the diff

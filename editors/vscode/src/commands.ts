@@ -44,6 +44,11 @@ interface State {
   shown: { sessionId: string; ledger: LedgerItem[]; from: "assembly" | "snapshot" } | undefined;
   /** The dashboard of the run's last assembly, until its cache prediction arrives (model.completed). */
   runDashboard: Dashboard | undefined;
+  /** sessionId -> the last snapshot a run assembled in it; snapshotId -> the one before it. A
+   *  run's snapshots are not in the session's snapshot index (only snapshot/assemble's are), so
+   *  snapshot/diff is told what to compare with. */
+  lastSnapshot: Map<string, string>;
+  diffBase: Map<string, string>;
 }
 
 export interface Commands {
@@ -65,7 +70,15 @@ export function registerCommands(deps: CommandDeps): Commands {
     assembly: undefined,
     shown: undefined,
     runDashboard: undefined,
+    lastSnapshot: new Map(),
+    diffBase: new Map(),
   };
+
+  /** snapshot/diff of `snapshotId` against the snapshot before it (known or the session's index). */
+  function diffOf(client: SidecarHost, snapshotId: string) {
+    const from = state.diffBase.get(snapshotId);
+    return client.request("snapshot/diff", { to: snapshotId, ...(from !== undefined ? { from } : {}) });
+  }
 
   const workspaceRoots = (): string[] => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
 
@@ -166,6 +179,8 @@ export function registerCommands(deps: CommandDeps): Commands {
       state.runId = undefined;
       state.assembly = undefined;
       state.shown = undefined;
+      state.lastSnapshot.clear();
+      state.diffBase.clear();
     },
     "contextSidecar.newSession": async () => {
       const title = await vscode.window.showInputBox({ prompt: "Session title", value: "VS Code" });
@@ -219,7 +234,7 @@ export function registerCommands(deps: CommandDeps): Commands {
       state.shown = { sessionId: snapshot.sessionId, ledger: snapshot.ledger, from: "snapshot" };
       dashboard.setSnapshot(snapshot);
       dashboard.setCache(null);
-      dashboard.setDiff(await client.request("snapshot/diff", { to: snapshotId }));
+      dashboard.setDiff(await diffOf(client, snapshotId));
       await dashboard.show();
       const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(snapshot, null, 2) });
       await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Active });
@@ -249,16 +264,23 @@ export function registerCommands(deps: CommandDeps): Commands {
         if (typeof p["snapshotId"] === "string") {
           const snapshotId = p["snapshotId"];
           const client = connection.current;
+          const before = state.lastSnapshot.get(event.sessionId);
+          if (before !== undefined && before !== snapshotId) state.diffBase.set(snapshotId, before);
+          state.lastSnapshot.set(event.sessionId, snapshotId);
           state.snapshotId = snapshotId;
           dashboard.setCache(null); // this round's prediction comes with model.completed
+          const current = (): boolean => state.snapshotId === snapshotId; // a later round's wins
           client
             ?.request("snapshot/get", { snapshotId })
             .then((snapshot) => {
+              if (!current()) return undefined;
               state.shown = { sessionId: event.sessionId, ledger: snapshot.ledger, from: "snapshot" };
               dashboard.setSnapshot(snapshot);
-              return client.request("snapshot/diff", { to: snapshotId });
+              return diffOf(client, snapshotId);
             })
-            .then((diff) => dashboard.setDiff(diff))
+            .then((diff) => {
+              if (diff && current()) dashboard.setDiff(diff);
+            })
             .catch((err: unknown) => logger.warn(`snapshot ${snapshotId}: ${describe(err)}`));
         }
         const d = p["dashboard"];

@@ -251,10 +251,12 @@ end
 function M.snapshot()
   local client = M.client()
   local run_id = M.state.run_id
-  local snapshot_id, cache
+  -- a run's snapshots are not in the session's snapshot index (snapshot/assemble's are): the
+  -- diff is against the run's previous round, named explicitly
+  local snapshot_id, before, cache
   for _, event in ipairs(client and run_id and client.events[run_id] or {}) do
     if event.type == "context.assembled" and event.payload.snapshotId then
-      snapshot_id, cache = event.payload.snapshotId, nil
+      before, snapshot_id, cache = snapshot_id, event.payload.snapshotId, nil
     elseif event.type == "model.completed" and event.payload.agent == nil then
       cache = require("context_sidecar.explain").value(event.payload.predictedCache) -- of the round assembled last
     end
@@ -268,7 +270,7 @@ function M.snapshot()
     notify("snapshot/get: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
     return
   end
-  local diff, diff_err = require("context_sidecar.api").snapshot_diff({ to = snapshot_id })
+  local diff, diff_err = require("context_sidecar.api").snapshot_diff({ to = snapshot_id, from = before })
   if not diff then
     notify("snapshot/diff: " .. require("context_sidecar.client").format_error(diff_err), vim.log.levels.WARN)
   end

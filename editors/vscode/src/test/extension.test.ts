@@ -11,7 +11,16 @@ import path from "node:path";
 
 import { removeTmp, ui, type QuickPickCall } from "./vscodeStub";
 import type { ContextSidecarApi } from "../extension";
-import { recoverableItems, type AssemblyDiff, type ContextAssembleResult, type EntryInput, type RunEvent, type SidecarHost } from "../host";
+import {
+  recoverableItems,
+  type AssemblyDiff,
+  type CacheAccounting,
+  type ContextAssembleResult,
+  type EntryInput,
+  type RunEvent,
+  type SidecarHost,
+  type SnapshotDiff,
+} from "../host";
 
 // The bundle itself, not a fresh compile of the sources: what the .vsix ships.
 const BUNDLE = path.resolve(__dirname, "..", "extension.js");
@@ -68,7 +77,7 @@ function pick(label: string): void {
 }
 
 /** Run a script through the extension's Run path; the run's tool results (isError) and texts. */
-async function run(script: Record<string, unknown>): Promise<{ status: unknown; results: boolean[]; texts: string[] }> {
+async function run(script: Record<string, unknown>): Promise<{ runId: string; status: unknown; results: boolean[]; texts: string[] }> {
   const runId = await api.startRun("what does the Makefile offer?", { script });
   const completed = await host.waitForCompletion(runId, 30_000);
   const mine = events.filter((e) => e.runId === runId);
@@ -79,7 +88,7 @@ async function run(script: Record<string, unknown>): Promise<{ status: unknown; 
     const read = await host.request("session/read", { sessionId: mine[0]!.sessionId, afterSeq: seq - 1, limit: 1 });
     texts.push(JSON.stringify(read.entries[0]));
   }
-  return { status: completed.payload["status"], results, texts };
+  return { runId, status: completed.payload["status"], results, texts };
 }
 
 describe("the bundled extension against the real sidecar", () => {
@@ -155,6 +164,17 @@ describe("the bundled extension against the real sidecar", () => {
     assert.deepEqual(second.results, [false]);
     assert.equal(ui.quickPicks.length, 1, "asked again in the same session");
     assert.ok(second.texts[0]?.includes("[project]"), second.texts[0]);
+
+    // a run's last snapshot in the dashboard: its cache prediction (model.completed) and its diff
+    const runEvents = events.filter((e) => e.runId === second.runId);
+    const snapshotId = runEvents.filter((e) => e.type === "context.assembled").at(-1)!.payload["snapshotId"];
+    const predicted = runEvents.filter((e) => e.type === "model.completed").at(-1)!.payload["predictedCache"] as CacheAccounting;
+    await until("the run's snapshot diff", () => (api.dashboard.diff as SnapshotDiff | null)?.toSnapshot === snapshotId);
+    const diff = api.dashboard.diff as SnapshotDiff;
+    assert.ok(diff.fromSnapshot, "the run's second round has a snapshot before it");
+    assert.deepEqual(api.dashboard.cache, predicted);
+    assert.equal(predicted.againstPrevious, true);
+    assert.match(ui.statusItem.text, /^ctx \S+\/\S+ · \d+% cached · \$\d+\.\d{4}$/);
   });
 
   test("status bar and webview show the cache prediction, masking, the window; Recover brings a masked result back", async () => {
