@@ -1,8 +1,10 @@
 """The context dashboard page (editors/dashboard/dashboard.html) rendering a real sidecar's data.
 
-A real sidecar freezes an input, assembles and reads a snapshot, and runs a scripted run; the
-page is then rendered in headless Chromium by ``editors/dashboard/check-page.mjs``
-(npm ``playwright-core``), which reports what the page shows and saves a screenshot.
+A real sidecar freezes an input, assembles and reads a snapshot of a session whose old tool
+results are masked (a small masking profile), runs a scripted run, and assembles the next turn
+against the first (so its cache prediction reads from the previous request); the page is then
+rendered in headless Chromium by ``editors/dashboard/check-page.mjs`` (npm ``playwright-core``),
+which reports what the page shows and saves a screenshot.
 """
 
 from __future__ import annotations
@@ -40,6 +42,30 @@ def text(t: str) -> dict[str, Any]:
 
 def msg(role: str, t: str) -> dict[str, Any]:
     return {"kind": "message", "role": role, "content": [text(t)]}
+
+
+# Small enough that old tool results below are masked (8 of ~805 tokens; the newest 2,000 kept).
+MASKING = {"assembly": {"masking": {"protectTokens": 2000, "batchTokens": 1000}}}
+
+
+def tool_turns(n: int) -> list[dict[str, Any]]:
+    """``n`` user turns, each reading a file through a tool call and its (large) result."""
+    entries: list[dict[str, Any]] = []
+    for i in range(n):
+        call = {
+            "type": "toolCall",
+            "callId": f"c{i}",
+            "name": "read_file",
+            "arguments": {"path": f"src/m{i}.py"},
+        }
+        result = {"type": "toolResult", "callId": f"c{i}", "content": [text("code " * 800)]}
+        entries += [
+            msg("user", f"step {i}"),
+            {"kind": "message", "role": "assistant", "content": [text("reading"), call]},
+            {"kind": "message", "role": "user", "content": [result]},
+            msg("assistant", f"done {i}"),
+        ]
+    return entries
 
 
 class Host:
@@ -87,6 +113,7 @@ async def _real_data(sidecars: SidecarFactory, workspace: Path) -> dict[str, Any
             "entries": [
                 msg("user", "What does health() return?"),
                 msg("assistant", "A status dict with the service name."),
+                *tool_turns(8),
             ],
         },
     )
@@ -102,7 +129,7 @@ async def _real_data(sidecars: SidecarFactory, workspace: Path) -> dict[str, Any
         },
     )
     assembled = await client.request(
-        "snapshot/assemble", {"sessionId": sid, "inputId": frozen["inputId"]}
+        "snapshot/assemble", {"sessionId": sid, "inputId": frozen["inputId"], "profile": MASKING}
     )
     snapshot: dict[str, Any] = await client.request(
         "snapshot/get", {"snapshotId": assembled["snapshotId"]}
@@ -113,6 +140,7 @@ async def _real_data(sidecars: SidecarFactory, workspace: Path) -> dict[str, Any
             "sessionId": sid,
             "userTurn": [text("Say hello.")],
             "script": {"rounds": [{"deltas": ["hel", "lo"]}]},
+            "profile": MASKING,
         },
     )
     events = await host.until_done(started["runId"])
@@ -126,10 +154,17 @@ async def _real_data(sidecars: SidecarFactory, workspace: Path) -> dict[str, Any
         },
     )
     assembled = await client.request(
-        "snapshot/assemble", {"sessionId": sid, "inputId": second["inputId"]}
+        "snapshot/assemble", {"sessionId": sid, "inputId": second["inputId"], "profile": MASKING}
     )
     snapshot = await client.request("snapshot/get", {"snapshotId": assembled["snapshotId"]})
-    return {"snapshot": snapshot, "events": events, "diff": assembled["diff"]}
+    # a stored snapshot keeps no cache prediction: the page gets the assemble answer's
+    assert "cache" not in snapshot or snapshot["cache"] is None
+    return {
+        "snapshot": snapshot,
+        "events": events,
+        "diff": assembled["diff"],
+        "cache": assembled["cache"],
+    }
 
 
 async def test_dashboard_renders_a_real_snapshot_and_run(
@@ -171,6 +206,43 @@ async def test_dashboard_renders_a_real_snapshot_and_run(
     diff = data["diff"]
     assert diff["fromSnapshot"] is not None and diff["prefixTokens"] > 0
     assert shown["diffPrefixTokens"] == diff["prefixTokens"]  # the diff against the last turn
+
+    # the cache prediction of this turn, against the previous request of the session
+    cache = data["cache"]
+    assert cache["againstPrevious"] is True and cache["readTokens"] > 0
+    assert cache["cost"] is not None and cache["cost"]["total"] > 0
+    assert shown["cache"]["state"] == "predicted" and shown["cache"]["againstPrevious"] is True
+    for key in ("readTokens", "writeTokens", "uncachedTokens", "inputTokens"):
+        assert shown["cache"][key] == cache[key], key
+    assert shown["cache"]["costTotal"] == pytest.approx(cache["cost"]["total"])
+    assert cache["cost"]["pricesAsOf"] in shown["cache"]["costText"]
+    assert shown["cache"]["firstChange"] == cache["firstChange"]
+
+    # what is masked: every masked ledger item, and the masking state
+    masked = sorted(
+        (i for i in snapshot["ledger"] if i["visibility"] == "masked"), key=lambda i: i["fromSeq"]
+    )
+    state = dashboard["masking"]
+    assert len(masked) == state["maskedResults"] >= 3
+    assert shown["maskedRows"] == [
+        {"itemId": i["itemId"], "seq": i["fromSeq"], "tokens": i["tokens"]} for i in masked
+    ]
+    assert shown["masking"]["state"] == "on"
+    assert int(shown["masking"]["maskedResults"]) == state["maskedResults"]
+    assert int(shown["masking"]["maskedTokens"]) == state["maskedTokens"]
+    assert int(shown["masking"]["nextMoveIn"]) == state["nextMoveIn"]
+    assert shown["recoverButtons"] == 0  # a plain browser cannot ask for a recover
+
+    # where the history window starts and when it moves
+    window = dashboard["historyWindow"]
+    assert shown["historyWindow"]["state"] == "shown"
+    assert shown["historyWindow"]["startSeq"] == (
+        "" if window["startSeq"] is None else str(window["startSeq"])
+    )
+    assert shown["historyWindow"]["boundBy"] == window["boundBy"]
+    assert int(shown["historyWindow"]["roomLeft"]) == window["roomLeft"]
+    assert int(shown["historyWindow"]["quantum"]) == window["quantum"]
+    assert f"{window['roomLeft']:,}" in shown["historyWindowText"]
 
     assert shot.is_file() and shot.stat().st_size > 10_000, "screenshot missing or too small"
     ARTIFACT.parent.mkdir(parents=True, exist_ok=True)

@@ -9,3 +9,4 @@ export {
   type ExitInfo,
 } from "./client.js";
 export * from "./types.js";
+export { RECOVERABLE_VISIBILITIES, recoverableItems, ledgerChanges, assemblyDiff, type AssemblyDiff } from "./explain.js";

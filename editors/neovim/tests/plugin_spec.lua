@@ -40,6 +40,8 @@ local ok, err = xpcall(function()
     cmd = { python, "-m", "sidecar", "serve", "--store", store },
     tools = { { name = "read_file", parameters = { type = "object", properties = { path = { type = "string" } } } } },
     approval_required = { "read_file" },
+    -- old tool results are masked once the newest 2,000 tokens of tool output are passed
+    assembly = { masking = { protectTokens = 2000, batchTokens = 1000 } },
     tool_handler = function(params)
       tool_calls[#tool_calls + 1] = params.arguments.path
       return { content = { { type = "text", text = "contents of " .. params.arguments.path } } }
@@ -80,6 +82,9 @@ local ok, err = xpcall(function()
     "totals shown")
   check(contains(dash, "█"), "bars drawn")
   check(contains(dash, "Left out:"), "ledger section shown")
+  check(contains(dash, "Cache (this turn): read 0 ·") and contains(dash, "first request of the session"),
+    "the first assembly of the session reads nothing from the cache:\n" .. dash)
+  check(contains(dash, "Diff against the previous turn: none"), "no diff for the first assembly")
   vim.cmd("close")
 
   -- a scripted run streams into a buffer
@@ -93,7 +98,10 @@ local ok, err = xpcall(function()
   vim.cmd("close")
 
   vim.cmd("ContextSidecar snapshot")
-  check(contains(buf_text(vim.api.nvim_get_current_buf()), "Left out:"), "snapshot dashboard shown")
+  local snap_float = buf_text(vim.api.nvim_get_current_buf())
+  check(contains(snap_float, "Left out:"), "snapshot dashboard shown")
+  check(contains(snap_float, "Cache (this turn): read ") and contains(snap_float, "Diff against the previous turn"),
+    "the snapshot float shows the run's cache prediction and the diff:\n" .. snap_float)
   vim.cmd("close")
 
   -- a slow run, cancelled
@@ -240,7 +248,77 @@ local ok, err = xpcall(function()
   _, flags = approval_run({ { toolCalls = { read("Makefile") } }, { text = "ok" } })
   check(vim.deep_equal(flags, { false }) and #asked == n_asked + 1, "asked once for the whole session")
   check(vim.deep_equal(tool_calls, { "Makefile", "README.md", "pyproject.toml", "Makefile" }), "tool calls in order")
+  -- the last run had two rounds: its snapshot float diffs the second against the first
+  vim.cmd("ContextSidecar snapshot")
+  local two_rounds = buf_text(vim.api.nvim_get_current_buf())
+  local m_before, m_after = two_rounds:match("Diff against the previous turn: identical prefix %d+ units, %d+ tokens · messages (%d+) %-> (%d+)")
+  check(m_before and tonumber(m_after) == tonumber(m_before) + 2,
+    "the snapshot float diffs the run's last round against its first:\n" .. two_rounds)
+  check(contains(two_rounds, "Cache (this turn): read ") and not contains(two_rounds, "first request of the session"),
+    "and shows the last round's cache prediction")
+  vim.cmd("close")
   vim.ui.select, vim.notify = real_select, real_notify
+
+  -- what the sidecar explains, in the float: the cache prediction, masking, the window, the diff
+  local masking_session = api.session_create({ title = "masking", workspaceRoots = { vim.fn.getcwd() } })
+  cs.state.session_id = masking_session.sessionId
+  local entries = {}
+  for i = 0, 7 do
+    local call_id = "m" .. i
+    vim.list_extend(entries, {
+      { kind = "message", role = "user", content = { { type = "text", text = "step " .. i } } },
+      { kind = "message", role = "assistant", content = {
+        { type = "toolCall", callId = call_id, name = "read_file", arguments = { path = "src/m" .. i .. ".py" } } } },
+      { kind = "message", role = "user", content = {
+        { type = "toolResult", callId = call_id, content = { { type = "text", text = string.rep("code ", 800) } } } } },
+      { kind = "message", role = "assistant", content = { { type = "text", text = "done " .. i } } },
+    })
+  end
+  check(api.session_append({ sessionId = masking_session.sessionId, entries = entries }), "8 tool turns appended")
+  vim.cmd("ContextSidecar assemble next?")
+  vim.cmd("close")
+  vim.cmd("ContextSidecar assemble next?") -- the same turn again: read from the cache
+  local second = cs.state.assembly
+  local float = buf_text(vim.api.nvim_get_current_buf())
+  local cache = second.cache
+  check(cache and cache.againstPrevious and cache.readTokens > 0 and cache.cost, "the second assembly reads from the cache")
+  check(contains(float, ("Cache (this turn): read %d · write %d · uncached %d of %d tokens"):format(
+    cache.readTokens, cache.writeTokens, cache.uncachedTokens, cache.inputTokens)), "the float shows the cache prediction:\n" .. float)
+  check(contains(float, ("cost $%.4f = "):format(cache.cost.total)) and contains(float, "prices of " .. cache.cost.pricesAsOf),
+    "the float shows the turn's cost")
+  local masking = second.dashboard.masking
+  local masked = vim.tbl_filter(function(i) return i.visibility == "masked" end, second.ledger)
+  check(masking and #masked >= 4 and masking.maskedResults == #masked, "masked results: " .. #masked)
+  check(contains(float, ("Masking: %d tool results masked (%d tokens); newest 2000 kept; next move after %d tokens"):format(
+    #masked, masking.maskedTokens, masking.nextMoveIn)), "the float shows masking")
+  for _, item in ipairs(masked) do
+    check(contains(float, ("seq %d"):format(item.fromSeq)) and contains(float, item.itemId), "the float lists masked " .. item.itemId)
+  end
+  local w = second.dashboard.historyWindow
+  check(contains(float, ("Window: whole history shown; moves after %d %s, by %d"):format(w.roomLeft, w.unit, w.quantum)),
+    "the float shows where the window starts and when it moves")
+  check(contains(float, "Diff against the previous assembly: ") and contains(float, "no ledger changes"),
+    "the float shows the diff against the previous assembly")
+  vim.cmd("close")
+
+  -- :ContextSidecar recover: pick a masked result; the next assembly shows it whole
+  local offered
+  vim.ui.select = function(items, opts, on_choice)
+    offered = vim.tbl_map(opts.format_item, items)
+    on_choice(items[1], 1)
+  end
+  vim.cmd("ContextSidecar recover")
+  check(offered and #offered == #masked and contains(offered[1], "masked"), "recover offers the masked results: " .. vim.inspect(offered))
+  local picked = require("context_sidecar.explain").recoverable(second.ledger)[1]
+  check(vim.wait(10000, function() return cs.state.assembly ~= second end, 10), "assembled again after the recover")
+  vim.ui.select = real_select
+  local third = cs.state.assembly
+  check(contains(vim.json.encode(second.messages), picked.itemId), "the picked result was a placeholder")
+  check(not contains(vim.json.encode(third.messages), picked.itemId), "the recovered result is shown whole")
+  check(#vim.tbl_filter(function(i) return i.itemId == picked.itemId end, third.ledger) == 0, "no longer masked in the ledger")
+  local after_float = buf_text(vim.api.nvim_get_current_buf())
+  check(contains(after_float, picked.itemId .. ": masked -> -"), "the diff shows it coming back:\n" .. after_float)
+  vim.cmd("close")
 
   vim.cmd("checkhealth context_sidecar")
   local health = buf_text(vim.api.nvim_get_current_buf())

@@ -19,8 +19,15 @@ const COMMANDS = [
   "contextSidecar.showDashboard",
   "contextSidecar.showSnapshot",
   "contextSidecar.cancelRun",
+  "contextSidecar.recover",
 ];
-const SETTINGS = ["contextSidecar.command", "contextSidecar.store", "contextSidecar.logLevel", "contextSidecar.approvalRequired"];
+const SETTINGS = [
+  "contextSidecar.command",
+  "contextSidecar.store",
+  "contextSidecar.logLevel",
+  "contextSidecar.approvalRequired",
+  "contextSidecar.assembly",
+];
 const REQUIRED = ["extension/package.json", "extension/dist/extension.js", "extension/media/dashboard.html"];
 /** Node's own modules and `vscode` are all the bundle may require. */
 const ALLOWED_REQUIRES = /^(node:.*|vscode|crypto|fs|net|os|path|util|child_process|events|stream)$/;

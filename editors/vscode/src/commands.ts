@@ -3,8 +3,19 @@ import * as vscode from "vscode";
 
 import type { SidecarConnection } from "./connection";
 import type { DashboardPanel } from "./dashboard";
-import { describeArguments } from "./format";
-import type { RunEvent, RunStartParams, SidecarHost } from "./host";
+import { describeArguments, recoverPickItem } from "./format";
+import {
+  assemblyDiff,
+  recoverableItems,
+  type CacheAccounting,
+  type ContextAssembleParams,
+  type ContextAssembleResult,
+  type Dashboard,
+  type LedgerItem,
+  type RunEvent,
+  type RunStartParams,
+  type SidecarHost,
+} from "./host";
 import { describe, type Logger } from "./logger";
 import type { ContextStatusBar } from "./statusBar";
 import { TOOLS } from "./tools";
@@ -27,6 +38,17 @@ interface State {
   sessionId: string | undefined;
   runId: string | undefined;
   snapshotId: string | undefined;
+  /** The last context/assemble: its params (a recover assembles again with them) and answer. */
+  assembly: { params: ContextAssembleParams; result: ContextAssembleResult } | undefined;
+  /** The ledger the dashboard shows (of an assembly or a run's snapshot): what *Recover* offers. */
+  shown: { sessionId: string; ledger: LedgerItem[]; from: "assembly" | "snapshot" } | undefined;
+  /** The dashboard of the run's last assembly, until its cache prediction arrives (model.completed). */
+  runDashboard: Dashboard | undefined;
+  /** sessionId -> the last snapshot a run assembled in it; snapshotId -> the one before it. A
+   *  run's snapshots are not in the session's snapshot index (only snapshot/assemble's are), so
+   *  snapshot/diff is told what to compare with. */
+  lastSnapshot: Map<string, string>;
+  diffBase: Map<string, string>;
 }
 
 export interface Commands {
@@ -35,11 +57,28 @@ export interface Commands {
   onRunEvent(event: RunEvent): void;
   /** What *Run Prompt* does after asking for the prompt; `extra` adds run/start params (a script). */
   startRun(prompt: string, extra?: Partial<RunStartParams>): Promise<string>;
+  /** The current session, created if there is none. */
+  session(): Promise<string>;
 }
 
 export function registerCommands(deps: CommandDeps): Commands {
   const { connection, logger, statusBar, dashboard, runOutput } = deps;
-  const state: State = { sessionId: undefined, runId: undefined, snapshotId: undefined };
+  const state: State = {
+    sessionId: undefined,
+    runId: undefined,
+    snapshotId: undefined,
+    assembly: undefined,
+    shown: undefined,
+    runDashboard: undefined,
+    lastSnapshot: new Map(),
+    diffBase: new Map(),
+  };
+
+  /** snapshot/diff of `snapshotId` against the snapshot before it (known or the session's index). */
+  function diffOf(client: SidecarHost, snapshotId: string) {
+    const from = state.diffBase.get(snapshotId);
+    return client.request("snapshot/diff", { to: snapshotId, ...(from !== undefined ? { from } : {}) });
+  }
 
   const workspaceRoots = (): string[] => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
 
@@ -74,11 +113,60 @@ export function registerCommands(deps: CommandDeps): Commands {
       userTurn: [{ type: "text", text: prompt }],
       tools: TOOLS,
       approvalRequired: connection.settings.approvalRequired,
+      ...(hasKeys(connection.settings.assembly) ? { profile: { assembly: connection.settings.assembly } } : {}),
       ...extra,
     });
     state.runId = runId;
     logger.info(`run ${runId} started`);
     return runId;
+  }
+
+  /** context/assemble, then the status bar and the dashboard: usage, cache prediction, diff. */
+  async function assemble(client: SidecarHost, params: ContextAssembleParams): Promise<ContextAssembleResult> {
+    const result = await client.request("context/assemble", params);
+    const previous = state.assembly?.params.sessionId === params.sessionId ? state.assembly.result : undefined;
+    state.assembly = { params, result };
+    state.shown = { sessionId: params.sessionId, ledger: result.ledger, from: "assembly" };
+    statusBar.showUsage(result.dashboard, result.cache ?? null);
+    dashboard.setSnapshot({ ...result, sessionId: params.sessionId });
+    dashboard.setCache(result.cache ?? null);
+    dashboard.setDiff(previous ? assemblyDiff(previous, result) : null);
+    logger.info(result.dashboard.summary);
+    return result;
+  }
+
+  /** session/recover of a masked or dropped item of the ledger shown (`itemId`: else ask with a
+   *  quick pick); after an assembly, assemble the same turn again to show it back. */
+  async function recover(itemId?: string): Promise<void> {
+    const shown = state.shown;
+    if (!shown) {
+      void vscode.window.showInformationMessage("Context Sidecar: nothing to recover yet (assemble or run first)");
+      return;
+    }
+    let target = itemId;
+    if (target === undefined) {
+      const items = recoverableItems(shown.ledger).map(recoverPickItem);
+      if (items.length === 0) {
+        void vscode.window.showInformationMessage("Context Sidecar: nothing is masked or dropped");
+        return;
+      }
+      const picked = await vscode.window.showQuickPick(items, {
+        title: "Context Sidecar: recover a masked or dropped item",
+        placeHolder: "shown in full again from the next assembly",
+        matchOnDescription: true,
+        matchOnDetail: true,
+      });
+      if (!picked) return;
+      target = picked.itemId;
+    }
+    const client = await connection.ensure();
+    await client.request("session/recover", { sessionId: shown.sessionId, target: { kind: "item", itemId: target } });
+    logger.info(`session/recover ${target}`);
+    if (shown.from === "assembly" && state.assembly?.params.sessionId === shown.sessionId) {
+      await assemble(client, state.assembly.params);
+    } else {
+      void vscode.window.showInformationMessage(`Context Sidecar: ${target} is shown in full from the next turn`);
+    }
   }
 
   const commands: Record<string, () => Promise<void>> = {
@@ -89,6 +177,10 @@ export function registerCommands(deps: CommandDeps): Commands {
       await connection.stop();
       state.sessionId = undefined;
       state.runId = undefined;
+      state.assembly = undefined;
+      state.shown = undefined;
+      state.lastSnapshot.clear();
+      state.diffBase.clear();
     },
     "contextSidecar.newSession": async () => {
       const title = await vscode.window.showInputBox({ prompt: "Session title", value: "VS Code" });
@@ -111,7 +203,8 @@ export function registerCommands(deps: CommandDeps): Commands {
       const relPath = vscode.workspace.asRelativePath(doc.uri, false);
       const selection = editor.selection.isEmpty ? undefined : doc.getText(editor.selection);
       const cwd = workspaceRoots()[0];
-      const result = await client.request("context/assemble", {
+      const { assembly } = connection.settings;
+      await assemble(client, {
         sessionId,
         userTurn: [{ type: "text", text: selection ? `About this selection of ${relPath}.` : `About ${relPath}.` }],
         tools: TOOLS,
@@ -120,10 +213,8 @@ export function registerCommands(deps: CommandDeps): Commands {
           ? { sources: [{ id: "editor.selection", title: `${relPath} (selection)`, text: selection, priority: 10 }] }
           : {}),
         ...(cwd !== undefined ? { cwd } : {}),
+        ...(hasKeys(assembly) ? { profile: assembly } : {}),
       });
-      statusBar.showUsage(result.dashboard);
-      dashboard.setSnapshot({ ...result, sessionId });
-      logger.info(result.dashboard.summary);
     },
     "contextSidecar.run": async () => {
       const prompt = await vscode.window.showInputBox({ prompt: "Ask the model (Context Sidecar run)" });
@@ -140,7 +231,10 @@ export function registerCommands(deps: CommandDeps): Commands {
       if (!snapshotId) return;
       const client = await connection.ensure();
       const snapshot = await client.request("snapshot/get", { snapshotId });
+      state.shown = { sessionId: snapshot.sessionId, ledger: snapshot.ledger, from: "snapshot" };
       dashboard.setSnapshot(snapshot);
+      dashboard.setCache(null);
+      dashboard.setDiff(await diffOf(client, snapshotId));
       await dashboard.show();
       const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(snapshot, null, 2) });
       await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Active });
@@ -154,7 +248,9 @@ export function registerCommands(deps: CommandDeps): Commands {
       const run = await client.request("run/cancel", { runId: state.runId });
       logger.info(`run ${run.runId} cancel requested (${run.status})`);
     },
+    "contextSidecar.recover": () => recover(),
   };
+  dashboard.onRecover((itemId) => void guarded("contextSidecar.recover", () => recover(itemId))());
 
   /** Fed every run/event by the extension: stream text, track snapshots, update the dashboard. */
   function onRunEvent(event: RunEvent): void {
@@ -167,14 +263,38 @@ export function registerCommands(deps: CommandDeps): Commands {
       case "context.assembled": {
         if (typeof p["snapshotId"] === "string") {
           const snapshotId = p["snapshotId"];
+          const client = connection.current;
+          const before = state.lastSnapshot.get(event.sessionId);
+          if (before !== undefined && before !== snapshotId) state.diffBase.set(snapshotId, before);
+          state.lastSnapshot.set(event.sessionId, snapshotId);
           state.snapshotId = snapshotId;
-          connection.current
+          dashboard.setCache(null); // this round's prediction comes with model.completed
+          const current = (): boolean => state.snapshotId === snapshotId; // a later round's wins
+          client
             ?.request("snapshot/get", { snapshotId })
-            .then((snapshot) => dashboard.setSnapshot(snapshot))
-            .catch((err: unknown) => logger.warn(`snapshot/get ${snapshotId}: ${describe(err)}`));
+            .then((snapshot) => {
+              if (!current()) return undefined;
+              state.shown = { sessionId: event.sessionId, ledger: snapshot.ledger, from: "snapshot" };
+              dashboard.setSnapshot(snapshot);
+              return diffOf(client, snapshotId);
+            })
+            .then((diff) => {
+              if (diff && current()) dashboard.setDiff(diff);
+            })
+            .catch((err: unknown) => logger.warn(`snapshot ${snapshotId}: ${describe(err)}`));
         }
         const d = p["dashboard"];
-        if (d && typeof d === "object") statusBar.showUsage(d as Parameters<ContextStatusBar["showUsage"]>[0]);
+        if (d && typeof d === "object") {
+          state.runDashboard = d as Dashboard;
+          statusBar.showUsage(state.runDashboard);
+        }
+        break;
+      }
+      case "model.completed": {
+        const predicted = p["predictedCache"];
+        if (p["agent"] !== undefined || !predicted || typeof predicted !== "object") break;
+        dashboard.setCache(predicted as CacheAccounting);
+        if (state.runDashboard) statusBar.showUsage(state.runDashboard, predicted as CacheAccounting);
         break;
       }
       case "tool.callRequested":
@@ -197,5 +317,10 @@ export function registerCommands(deps: CommandDeps): Commands {
     disposables: Object.entries(commands).map(([id, body]) => vscode.commands.registerCommand(id, guarded(id, body))),
     onRunEvent,
     startRun,
+    session: async () => ensureSession(await connection.ensure()),
   };
+}
+
+function hasKeys(value: object): boolean {
+  return Object.keys(value).length > 0;
 }

@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 import { Approvals, askWithQuickPick } from "./approvals";
 import { registerCommands } from "./commands";
 import { SidecarConnection } from "./connection";
-import { DashboardPanel } from "./dashboard";
+import { DashboardPanel, type DashboardModel } from "./dashboard";
 import type { RunEvent, RunStartParams, SidecarHost } from "./host";
 import { Logger } from "./logger";
 import { onSettingsChanged, readSettings } from "./settings";
@@ -20,6 +20,10 @@ export interface ContextSidecarApi {
   startRun(prompt: string, extra?: Partial<RunStartParams>): Promise<string>;
   /** The `approval/request` handler and what waits on the user. */
   readonly approvals: Approvals;
+  /** The current session (created if there is none): what *Assemble* and *Run Prompt* use. */
+  session(): Promise<string>;
+  /** What the dashboard webview shows: the last assembly or snapshot, its cache prediction, its diff. */
+  readonly dashboard: Readonly<DashboardModel>;
 }
 
 let connection: SidecarConnection | undefined;
@@ -63,7 +67,15 @@ export function activate(context: vscode.ExtensionContext): ContextSidecarApi {
       logger.info("settings changed; they apply from the next start");
     }),
   );
-  return { host: () => current.ensure(), startRun: commands.startRun, approvals };
+  return {
+    host: () => current.ensure(),
+    startRun: commands.startRun,
+    approvals,
+    session: commands.session,
+    get dashboard() {
+      return dashboard.model;
+    },
+  };
 }
 
 export async function deactivate(): Promise<void> {

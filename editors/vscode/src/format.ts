@@ -1,5 +1,5 @@
 // Pure formatting helpers (no `vscode` import, tested in node).
-import type { Dashboard } from "./host";
+import type { CacheAccounting, Dashboard, LedgerItem, MaskingState, WindowState } from "./host";
 
 /** 950 -> "950", 12_345 -> "12.3k", 167_000 -> "167k", 1_250_000 -> "1.25M". */
 export function formatTokens(n: number): string {
@@ -15,9 +15,74 @@ function trim(s: string): string {
   return s.includes(".") ? s.replace(/\.?0+$/, "") : s;
 }
 
-/** The status bar text after an assembly: `ctx 12.3k/167k`. */
-export function contextUsage(dashboard: Dashboard): string {
-  return `ctx ${formatTokens(dashboard.used)}/${formatTokens(dashboard.availableInput)}`;
+/** The status bar text after an assembly: `ctx 12.3k/167k`, and with a cache prediction
+ *  `ctx 12.3k/167k · 98% cached · $0.0042` (the share of input read from the cache, the turn's cost). */
+export function contextUsage(dashboard: Dashboard, cache?: CacheAccounting | null): string {
+  const usage = `ctx ${formatTokens(dashboard.used)}/${formatTokens(dashboard.availableInput)}`;
+  if (!cache) return usage;
+  const cost = cache.cost ? ` · ${formatCost(cache.cost.total)}` : "";
+  return `${usage} · ${cachedShare(cache)}% cached${cost}`;
+}
+
+/** Percent of the request's input predicted to be read from the cache, rounded down (99.6 -> 99). */
+export function cachedShare(cache: CacheAccounting): number {
+  return cache.inputTokens > 0 ? Math.floor((cache.readTokens / cache.inputTokens) * 100) : 0;
+}
+
+/** US dollars: four decimals under a dollar (`$0.0042`), two above (`$1.25`). */
+export function formatCost(usd: number): string {
+  return `$${usd.toFixed(usd >= 1 ? 2 : 4)}`;
+}
+
+/** The cache prediction in one line, then where it first differs from the previous request. */
+export function cacheLines(cache: CacheAccounting | null | undefined): string[] {
+  if (!cache) return ["cache: no prediction"];
+  const n = (x: number): string => x.toLocaleString("en-US");
+  const cost = cache.cost
+    ? `${formatCost(cache.cost.total)} (${formatCost(cache.cost.input)} input + ${formatCost(cache.cost.cacheWrite)} write + ${formatCost(cache.cost.cacheRead)} read; prices of ${cache.cost.pricesAsOf})`
+    : "cost unknown (model not in the price table)";
+  const lines = [
+    `cache: read ${n(cache.readTokens)} · write ${n(cache.writeTokens)} · uncached ${n(cache.uncachedTokens)} of ${n(cache.inputTokens)} tokens · ${cost}`,
+  ];
+  if (!cache.againstPrevious) lines.push("first request of the session: nothing to read yet");
+  else lines.push(cache.firstChange ? `first change: ${cache.firstChange}` : "first change: none (the previous request is repeated)");
+  return lines;
+}
+
+/** What observation masking does now. */
+export function maskingLine(masking: MaskingState | null | undefined): string {
+  if (!masking) return "masking: off";
+  const n = (x: number): string => x.toLocaleString("en-US");
+  return (
+    `masking: ${n(masking.maskedResults)} tool results masked (${n(masking.maskedTokens)} tokens); newest ` +
+    `${n(masking.protectTokens)} kept; next move after ${n(masking.nextMoveIn)} tokens of tool output`
+  );
+}
+
+/** Where the history window starts and when it moves. */
+export function windowLine(window: WindowState | null | undefined): string {
+  if (!window) return "window: –";
+  const n = (x: number): string => x.toLocaleString("en-US");
+  const start = window.startSeq == null ? "whole history" : `starts at seq ${window.startSeq}`;
+  return `window: ${start}; moves after ${n(window.roomLeft)} ${window.unit} (by ${n(window.quantum)}, ${window.boundBy})`;
+}
+
+/** The status bar tooltip: the summary, the cache prediction, masking, the window. */
+export function usageTooltip(dashboard: Dashboard, cache?: CacheAccounting | null): string {
+  return [dashboard.summary, ...(cache === undefined ? [] : cacheLines(cache)), maskingLine(dashboard.masking), windowLine(dashboard.historyWindow)].join("\n");
+}
+
+/** A quick pick item for a ledger item `session/recover` brings back. */
+export function recoverPickItem(item: LedgerItem): { label: string; description: string; detail: string; itemId: string } {
+  const where =
+    item.locator ??
+    (item.fromSeq != null ? `seq ${item.fromSeq}${item.throughSeq != null && item.throughSeq !== item.fromSeq ? `–${item.throughSeq}` : ""}` : item.itemId);
+  return {
+    label: `${item.visibility === "masked" ? "$(eye-closed)" : "$(circle-slash)"} ${where}`,
+    description: `${item.visibility} ${item.kind} · ${formatTokens(item.tokens)} tokens · ${item.itemId}`,
+    detail: item.reason,
+    itemId: item.itemId,
+  };
 }
 
 /** A tool call's arguments on one line, cut to `max` characters: `{"path":"Makefile"}`. */

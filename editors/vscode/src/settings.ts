@@ -1,6 +1,8 @@
 // The extension's settings (`contextSidecar.*`), read fresh from the workspace configuration.
 import * as vscode from "vscode";
 
+import type { PromptProfile } from "./host";
+
 export const SECTION = "contextSidecar";
 
 export const LOG_LEVELS = ["error", "warn", "info", "debug", "trace"] as const;
@@ -14,6 +16,9 @@ export interface Settings {
   logLevel: LogLevel;
   /** Tools whose every call in a run waits for the user's approval (`approvalRequired`). */
   approvalRequired: string[];
+  /** How to assemble (model, historyWindow, masking, ...): `profile` of context/assemble, the
+   *  `assembly` of run/start's profile; `{}` for the sidecar's defaults. */
+  assembly: PromptProfile;
 }
 
 const DEFAULT_COMMAND = ["context-sidecar", "serve"];
@@ -21,6 +26,10 @@ const DEFAULT_APPROVAL_REQUIRED = ["read_file"];
 
 function stringList(value: unknown, fallback: string[]): string[] {
   return Array.isArray(value) && value.every((a) => typeof a === "string") ? (value as string[]) : fallback;
+}
+
+function plainObject(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 export function readSettings(): Settings {
@@ -32,6 +41,7 @@ export function readSettings(): Settings {
     store: config.get<string>("store", "").trim(),
     logLevel: (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : "info",
     approvalRequired: stringList(config.get<unknown>("approvalRequired"), DEFAULT_APPROVAL_REQUIRED),
+    assembly: plainObject(config.get<unknown>("assembly")) as PromptProfile,
   };
 }
 

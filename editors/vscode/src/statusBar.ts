@@ -1,9 +1,10 @@
-// The status bar item: the context usage of the last assembly (`ctx 12.3k/167k`), or, while a
-// run waits on the user's approval, the tool it waits for (`$(shield) approve read_file?`).
+// The status bar item: the context usage of the last assembly and its cache prediction
+// (`ctx 12.3k/167k · 98% cached · $0.0042`; the tooltip adds masking and the history window), or,
+// while a run waits on the user's approval, the tool it waits for (`$(shield) approve read_file?`).
 import * as vscode from "vscode";
 
-import { approvalWaiting, contextUsage } from "./format";
-import type { ApprovalRequestParams, Dashboard } from "./host";
+import { approvalWaiting, contextUsage, usageTooltip } from "./format";
+import type { ApprovalRequestParams, CacheAccounting, Dashboard } from "./host";
 
 export class ContextStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -23,9 +24,15 @@ export class ContextStatusBar implements vscode.Disposable {
     this.render();
   }
 
-  showUsage(dashboard: Dashboard): void {
-    this.base = { text: contextUsage(dashboard), tooltip: dashboard.summary };
+  /** `cache`: the assembly's prediction; `undefined` when not known yet (a run's, until model.completed). */
+  showUsage(dashboard: Dashboard, cache?: CacheAccounting | null): void {
+    this.base = { text: contextUsage(dashboard, cache), tooltip: usageTooltip(dashboard, cache) };
     this.render();
+  }
+
+  /** What the item shows when no approval is waiting (the tests read it). */
+  get usage(): { text: string; tooltip: string } {
+    return this.base;
   }
 
   /** The approval requests waiting on the user (empty: back to the usage). */

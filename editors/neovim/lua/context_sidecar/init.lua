@@ -10,6 +10,7 @@ local M = {}
 ---@field tools? context_sidecar.ToolDefinition[]  tools offered to runs (tool_handler executes them)
 ---@field approval_required? string[]  tool names whose every call waits for the user's approval
 ---@field approval_handler? context_sidecar.ApprovalHandler  default: ask (context_sidecar.approvals)
+---@field assembly? context_sidecar.PromptProfile  how to assemble (model, historyWindow, masking, ...): context/assemble's profile, run/start's profile.assembly
 
 ---@type context_sidecar.Config
 M.config = { cmd = { "context-sidecar", "serve" } }
@@ -19,6 +20,9 @@ M.config = { cmd = { "context-sidecar", "serve" } }
 ---@field session_id string?
 ---@field run_id string?  the active (last started) run
 ---@field assembly context_sidecar.ContextAssembleResult?
+---@field assembly_params context_sidecar.ContextAssembleParams?  what the last assembly was asked (recover assembles again)
+---@field assembly_diff table?  the last assembly against the session's previous one (explain.assembly_diff)
+---@field shown {session_id: string, ledger: context_sidecar.LedgerItem[], from: "assembly"|"snapshot"}?  the ledger the float showed last: what recover offers
 M.state = {}
 
 ---@param opts? context_sidecar.Config
@@ -140,20 +144,34 @@ function M.assemble(text)
     userTurn = user_turn(text and text ~= "" and text or "(next turn)"),
     cwd = vim.fn.getcwd(),
     mentionedPaths = path ~= "" and { path } or nil,
+    profile = M.config.assembly and next(M.config.assembly) and M.config.assembly or nil,
   }
+  return M.assemble_with(params)
+end
+
+--- context/assemble with `params`, remembered with its diff against the session's previous
+--- assembly, and shown in the dashboard float.
+---@param params context_sidecar.ContextAssembleParams
+---@return context_sidecar.ContextAssembleResult?
+function M.assemble_with(params)
   local result, err = require("context_sidecar.api").context_assemble(params)
   if not result then
     notify("context/assemble: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
     return nil
   end
+  local previous = M.state.assembly_params and M.state.assembly_params.sessionId == params.sessionId
+    and M.state.assembly or nil
   M.state.assembly = result
-  require("context_sidecar.ui").show_dashboard(result)
+  M.state.assembly_params = params
+  M.state.assembly_diff = previous and require("context_sidecar.explain").assembly_diff(previous, result) or nil
+  M.state.shown = { session_id = params.sessionId, ledger = result.ledger, from = "assembly" }
+  require("context_sidecar.ui").show_dashboard(result, nil, { diff = M.state.assembly_diff })
   return result
 end
 
 function M.dashboard()
   if M.state.assembly then
-    require("context_sidecar.ui").show_dashboard(M.state.assembly)
+    require("context_sidecar.ui").show_dashboard(M.state.assembly, nil, { diff = M.state.assembly_diff })
   else
     M.assemble()
   end
@@ -178,6 +196,7 @@ function M.run(text, extra)
     userTurn = user_turn(text),
     tools = M.config.tools,
     approvalRequired = M.config.approval_required,
+    profile = M.config.assembly and next(M.config.assembly) and { assembly = M.config.assembly } or nil,
   }, extra or {})
   local result, err = require("context_sidecar.api").run_start(params)
   if not result then
@@ -223,7 +242,7 @@ function M.sessions()
   }, function(choice)
     if choice then
       M.state.session_id = choice.sessionId
-      M.state.assembly = nil
+      M.state.assembly, M.state.assembly_params, M.state.assembly_diff, M.state.shown = nil, nil, nil, nil
     end
   end)
 end
@@ -232,10 +251,14 @@ end
 function M.snapshot()
   local client = M.client()
   local run_id = M.state.run_id
-  local snapshot_id
+  -- a run's snapshots are not in the session's snapshot index (snapshot/assemble's are): the
+  -- diff is against the run's previous round, named explicitly
+  local snapshot_id, before, cache
   for _, event in ipairs(client and run_id and client.events[run_id] or {}) do
-    if event.type == "context.assembled" then
-      snapshot_id = event.payload.snapshotId
+    if event.type == "context.assembled" and event.payload.snapshotId then
+      before, snapshot_id, cache = snapshot_id, event.payload.snapshotId, nil
+    elseif event.type == "model.completed" and event.payload.agent == nil then
+      cache = require("context_sidecar.explain").value(event.payload.predictedCache) -- of the round assembled last
     end
   end
   if not snapshot_id then
@@ -247,7 +270,52 @@ function M.snapshot()
     notify("snapshot/get: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
     return
   end
-  require("context_sidecar.ui").show_dashboard(snap, "snapshot " .. snapshot_id)
+  local diff, diff_err = require("context_sidecar.api").snapshot_diff({ to = snapshot_id, from = before })
+  if not diff then
+    notify("snapshot/diff: " .. require("context_sidecar.client").format_error(diff_err), vim.log.levels.WARN)
+  end
+  M.state.shown = { session_id = snap.sessionId, ledger = snap.ledger, from = "snapshot" }
+  require("context_sidecar.ui").show_dashboard(snap, "snapshot " .. snapshot_id, { cache = cache, diff = diff })
+end
+
+--- Pick a masked or dropped item of the ledger shown last (vim.ui.select) and bring it back
+--- (session/recover); after an assembly, the same turn is assembled again to show it.
+function M.recover()
+  local shown = M.state.shown
+  if not (shown and M.client()) then
+    notify("nothing to recover yet: :ContextSidecar assemble (or run) first", vim.log.levels.WARN)
+    return
+  end
+  local explain = require("context_sidecar.explain")
+  local items = explain.recoverable(shown.ledger)
+  if #items == 0 then
+    notify("nothing is masked or dropped")
+    return
+  end
+  vim.ui.select(items, {
+    prompt = "context-sidecar: recover (shown in full from the next assembly)",
+    format_item = function(item)
+      return ("%-8s %-12s %6d tokens  %s"):format(item.visibility, explain.where(item), item.tokens, item.itemId)
+    end,
+  }, function(choice)
+    if not choice then
+      return
+    end
+    local params = { sessionId = shown.session_id, target = { kind = "item", itemId = choice.itemId } }
+    require("context_sidecar.api").session_recover(params, function(err)
+      vim.schedule(function()
+        if err then
+          notify("session/recover: " .. require("context_sidecar.client").format_error(err), vim.log.levels.ERROR)
+          return
+        end
+        notify("recovered " .. choice.itemId)
+        local again = M.state.assembly_params
+        if shown.from == "assembly" and again and again.sessionId == shown.session_id then
+          M.assemble_with(again)
+        end
+      end)
+    end)
+  end)
 end
 
 M.subcommands = {
@@ -265,6 +333,7 @@ M.subcommands = {
   cancel = function() M.cancel() end,
   dashboard = function() M.dashboard() end,
   snapshot = function() M.snapshot() end,
+  recover = function() M.recover() end,
 }
 
 --- Entry point of :ContextSidecar {subcommand} [args].

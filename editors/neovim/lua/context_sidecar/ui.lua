@@ -52,10 +52,18 @@ function M.float(buf, title)
   return buf, win
 end
 
---- The dashboard's lines for an assembly (or a snapshot, which carries the same fields).
+---@class context_sidecar.DashboardExtra
+---@field cache? context_sidecar.CacheAccounting  the turn's prediction (a snapshot keeps none)
+---@field diff? table  a SnapshotDiff, or explain.assembly_diff's answer
+
+--- The dashboard's lines for an assembly (or a snapshot, which carries the same fields): tokens
+--- by category, the cache prediction, the window, masking, what is left out, the diff.
 ---@param result context_sidecar.ContextAssembleResult|context_sidecar.PromptSnapshot
+---@param extra? context_sidecar.DashboardExtra
 ---@return string[]
-function M.dashboard_lines(result)
+function M.dashboard_lines(result, extra)
+  local explain = require("context_sidecar.explain")
+  local given = extra or {}
   local d = result.dashboard
   local lines = { d.summary, "" }
   local names = {}
@@ -84,10 +92,14 @@ function M.dashboard_lines(result)
   lines[#lines + 1] = ("used %d  free %d  available %d  window %d  reserved output %d"):format(
     d.used, d.free, d.availableInput, d.window, d.reservedOutput)
   lines[#lines + 1] = ""
+  vim.list_extend(lines, explain.cache_lines(given.cache or result.cache))
+  lines[#lines + 1] = explain.window_line(d.historyWindow)
+  vim.list_extend(lines, explain.masking_lines(d.masking, result.ledger))
+  lines[#lines + 1] = ""
   lines[#lines + 1] = "Left out:"
   local left_out = 0
   for _, item in ipairs(result.ledger or {}) do
-    if item.visibility ~= "visible" and item.visibility ~= "pinned" then
+    if item.visibility ~= "visible" and item.visibility ~= "pinned" and item.visibility ~= "masked" then
       left_out = left_out + 1
       lines[#lines + 1] = ("  %-11s %-11s %-30s %6d  %s"):format(item.visibility, item.kind,
         item.locator or item.itemId, item.tokens, item.reason)
@@ -96,6 +108,8 @@ function M.dashboard_lines(result)
   if left_out == 0 then
     lines[#lines + 1] = "  (nothing)"
   end
+  lines[#lines + 1] = ""
+  vim.list_extend(lines, explain.diff_lines(given.diff or result.diff))
   for _, diag in ipairs(result.diagnostics or {}) do
     lines[#lines + 1] = ("%s %s %s: %s"):format(diag.severity, diag.code, diag.path, diag.message or "")
   end
@@ -104,11 +118,12 @@ end
 
 ---@param result context_sidecar.ContextAssembleResult|context_sidecar.PromptSnapshot
 ---@param title? string
+---@param extra? context_sidecar.DashboardExtra
 ---@return integer buf
 ---@return integer win
-function M.show_dashboard(result, title)
+function M.show_dashboard(result, title, extra)
   local buf, win = M.float(nil, title or "context-sidecar dashboard")
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.dashboard_lines(result))
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.dashboard_lines(result, extra))
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = "context_sidecar_dashboard"
   return buf, win

@@ -24,7 +24,7 @@ process.env["PYTHONPATH"] = [REPO, process.env["PYTHONPATH"]].filter(Boolean).jo
 export const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "sidecar-vscode-test-"));
 
 export interface QuickPickCall {
-  items: { label: string; detail?: string; choice?: string }[];
+  items: { label: string; detail?: string; description?: string; choice?: string; itemId?: string }[];
   options: { title?: string; placeHolder?: string };
   token: StubToken;
   /** The status bar text while the pick was shown. */
@@ -58,7 +58,23 @@ export const ui = {
   quickPicks: [] as QuickPickCall[],
   /** Answers a quick pick (default: dismiss it). */
   answerQuickPick: (_call: QuickPickCall): Promise<unknown> => Promise.resolve(undefined),
+  infos: [] as string[],
+  /** The dashboard webview, once created: what was posted to it, and a way to send it a message. */
+  webview: undefined as undefined | { html: string; posted: { type: string; data: unknown }[]; send(message: unknown): void },
 };
+
+function createWebviewPanel() {
+  const listeners: ((message: unknown) => void)[] = [];
+  const webview = {
+    html: "",
+    posted: [] as { type: string; data: unknown }[],
+    postMessage: async (message: { type: string; data: unknown }) => (webview.posted.push(message), true),
+    onDidReceiveMessage: (listener: (message: unknown) => void) => (listeners.push(listener), disposable),
+    send: (message: unknown) => listeners.forEach((l) => l(message)),
+  };
+  ui.webview = webview;
+  return { webview, reveal() {}, onDidDispose: () => disposable, dispose() {} };
+}
 
 const vscodeStub = {
   StatusBarAlignment: { Left: 1, Right: 2 },
@@ -87,7 +103,8 @@ const vscodeStub = {
     createStatusBarItem: () => ui.statusItem,
     showErrorMessage: async (m: string) => void ui.errors.push(m),
     showWarningMessage: async (m: string) => void ui.errors.push(m),
-    showInformationMessage: async () => undefined,
+    showInformationMessage: async (m: string) => void ui.infos.push(m),
+    createWebviewPanel,
     showQuickPick: (items: QuickPickCall["items"], options: QuickPickCall["options"], token: StubToken) => {
       const call = { items, options, token, statusText: ui.statusItem.text };
       ui.quickPicks.push(call);
