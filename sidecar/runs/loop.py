@@ -290,6 +290,8 @@ class RunLoop:
             result = await self._host_assembly(result)
         if self.s.compaction == "auto" and not self._room_given_up:
             result, snapshot_id = await self._make_room(result, snapshot_id)
+        if self.agent is None:  # the session's own prompts: snapshot/diff's default "before"
+            await self.store.snapshot_index.record(self.session_id, snapshot_id, self.s.input_id)
         self.emit(
             "context.assembled",
             {

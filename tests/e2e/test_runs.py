@@ -151,6 +151,10 @@ async def test_scripted_run_with_two_tool_rounds(sidecars: SidecarFactory) -> No
     snap_id = [e for e in events if e["type"] == "context.assembled"][1]["payload"]["snapshotId"]
     snapshot = await client.request("snapshot/get", {"snapshotId": snap_id})
     assert [m["role"] for m in snapshot["messages"]] == ["user", "assistant", "user"]
+    # each round's prompt is in the session's snapshot index: diffed against the round before
+    rounds = [e["payload"]["snapshotId"] for e in events if e["type"] == "context.assembled"]
+    diff = await client.request("snapshot/diff", {"to": rounds[1]})
+    assert diff["fromSnapshot"] == rounds[0]
 
 
 async def test_resubscribe_sees_every_event_exactly_once(sidecars: SidecarFactory) -> None:
