@@ -134,11 +134,21 @@ async def _real_data(sidecars: SidecarFactory, workspace: Path) -> dict[str, Any
     snapshot: dict[str, Any] = await client.request(
         "snapshot/get", {"snapshotId": assembled["snapshotId"]}
     )
+    # the run's turn, frozen on the same day: its prompt is what the next turn is predicted
+    # to read from (a run's rounds are the session's latest requests)
+    hello = await client.request(
+        "input/freeze",
+        {
+            "sessionId": sid,
+            "userTurn": [text("Say hello.")],
+            "clock": {"date": "2026-11-30", "time": "12:02"},
+        },
+    )
     started = await client.request(
         "run/start",
         {
             "sessionId": sid,
-            "userTurn": [text("Say hello.")],
+            "inputId": hello["inputId"],
             "script": {"rounds": [{"deltas": ["hel", "lo"]}]},
             "profile": MASKING,
         },
