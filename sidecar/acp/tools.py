@@ -319,9 +319,8 @@ class EditorTools:
 
     def _cwd(self, session_id: str, arguments: dict[str, Any]) -> _Target:
         cwd = arguments.get("cwd")
-        if cwd is None:
-            cwd = self._roots(session_id)[0] if self._roots(session_id) else None
-        return self._target(session_id, cwd, "cwd")
+        roots = self._roots(session_id)
+        return self._target(session_id, roots[0] if cwd is None and roots else cwd, "cwd")
 
     # --- execution -----------------------------------------------------------------------
 
