@@ -5,6 +5,8 @@ stdin/stdout, over the same store, context pipeline and runs as ``serve``.
 - :mod:`.agent`: ACP's methods → sessions and runs;
 - :mod:`.mapping`: what is mapped to what (prompts, run events, history, stop reasons);
 - :mod:`.bridge`: the runs' view of the connection;
+- :mod:`.tools`: read_file / write_file / run_command through the editor (fs, terminal,
+  permission), confined to the session's roots;
 - :mod:`.serve`: the process (store, task group, the SDK's connection).
 
 ACP types (the official ``agent-client-protocol`` SDK's schema models) stay in this package:

@@ -12,6 +12,8 @@
   events become updates (:mod:`sidecar.acp.mapping`); answered once the run has ended and
   its journal is on disk, with the run's stop reason.
 - ``session/cancel``: the session's run is cancelled; its prompt answers ``cancelled``.
+- Tools: every run offers the editor tools (:mod:`sidecar.acp.tools`); their updates are
+  sent in the order of the run's events (``InTurn`` items in the prompt's queue).
 
 One prompt at a time per session (a second gets ``session.busy``).  Errors: a core error
 becomes a JSON-RPC error with the same ``data`` as ``serve`` sends (``data.code`` dotted);
@@ -59,6 +61,7 @@ from sidecar.acp.mapping import (
     history_updates,
     prompt_parts,
 )
+from sidecar.acp.tools import EditorTools, InTurn
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id
 
@@ -89,7 +92,7 @@ class ModelChoice:
 
 @dataclass(slots=True)
 class _Prompt:
-    events: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    events: asyncio.Queue[dict[str, Any] | InTurn] = field(default_factory=asyncio.Queue)
     run_id: str | None = None
     cancel_requested: bool = False
 
@@ -148,6 +151,9 @@ class SidecarAgent:
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        self.tools = EditorTools(
+            store, self._send_in_turn, lambda run_id: str(self.runs.get(run_id)["sessionId"])
+        )
 
     async def drain(self, grace_s: float) -> None:
         """stdin closed: cancel every run (its prompt answers ``cancelled``) and give the
@@ -161,6 +167,7 @@ class SidecarAgent:
 
     def on_connect(self, conn: AgentSideConnection) -> None:
         self._client = conn
+        self.tools.client = conn
 
     def deliver(self, event: dict[str, Any]) -> None:
         """A run event, for the session's prompt (the run bridge calls this)."""
@@ -171,6 +178,16 @@ class SidecarAgent:
     async def _send(self, session_id: str, update: SessionUpdate) -> None:
         assert self._client is not None
         await self._client.session_update(session_id=session_id, update=update)
+
+    async def _send_in_turn(self, session_id: str, item: InTurn) -> None:
+        """Send ``item`` after the run events queued before it; return once it is sent."""
+        prompt = self._prompts.get(session_id)
+        if prompt is None:
+            if item.update is not None:
+                await self._send(session_id, item.update)
+            return
+        prompt.events.put_nowait(item)
+        await item.sent.wait()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -183,6 +200,7 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> InitializeResponse:
         self._client_capabilities = client_capabilities
+        self.tools.capabilities = client_capabilities
         if protocol_version != PROTOCOL_VERSION:
             logger.warning(
                 "client asked for ACP version %d; answering %d", protocol_version, PROTOCOL_VERSION
@@ -306,7 +324,9 @@ class SidecarAgent:
         state = _Prompt()
         self._prompts[session_id] = state  # before any await: a second prompt is busy
         root = session.workspace_roots[0] if session.workspace_roots else None
-        updates = RunUpdates(lambda seq: self._entry(session_id, seq), self.store.blobs.get, root)
+        updates = RunUpdates(
+            lambda seq: self._entry(session_id, seq), self.store.blobs.get, root, self.tools.shown
+        )
         try:
             parts = await anyio.to_thread.run_sync(
                 lambda: prompt_parts(prompt, self.store.blobs.put)
@@ -317,6 +337,11 @@ class SidecarAgent:
                 self.runs.cancel(run_id)
             while updates.outcome is None:
                 event = await state.events.get()
+                if isinstance(event, InTurn):
+                    if event.update is not None:
+                        await self._send(session_id, event.update)
+                    event.sent.set()
+                    continue
                 for update in updates.updates(event):
                     await self._send(session_id, update)
             await self.runs.wait(run_id)  # the journal is on disk before the answer
@@ -333,7 +358,12 @@ class SidecarAgent:
         return PromptResponse(stop_reason=outcome.stop)
 
     def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
-        wire: dict[str, Any] = {"sessionId": session_id, "userTurn": parts, "subscribe": True}
+        wire: dict[str, Any] = {
+            "sessionId": session_id,
+            "userTurn": parts,
+            "subscribe": True,
+            **self.tools.run_settings(),
+        }
         if self.model.profile is not None:
             wire["profile"] = dump_wire(self.model.profile)
         elif self.model.profile_id is not None:

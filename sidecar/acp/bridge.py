@@ -6,28 +6,47 @@ face).
   journal already holds it.
 - ``after_answer`` runs at once: ``session/prompt`` is answered only when its run has ended,
   so no event can overtake an answer here.
-- ``tool/execute`` is answered here, not by the editor: this slice offers the model no tools
-  of its own yet (the editor's ``fs/*`` and ``terminal/*`` and MCP servers come later), so a
-  call the model makes anyway gets an error result it can read, and the run goes on.
-- ``approval/request`` is never asked (no tool needs approval yet); answered "not approved".
+- ``tool/execute`` and ``approval/request`` of a tool the session offers go to its tool host
+  (:class:`~sidecar.acp.tools.EditorTools`: the editor's ``fs/*``, ``terminal/*`` and
+  ``session/request_permission``), within the run's tool timeout; a call of any other tool
+  gets an error result the model can read, and the run goes on.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["AcpRunBridge"]
+__all__ = ["AcpRunBridge", "ToolHost"]
 
 logger = logging.getLogger(__name__)
 
 
+class ToolHost(Protocol):
+    """Runs the tools an ACP session offers (wire JSON in and out, as the run loop sends)."""
+
+    def offers(self, name: object) -> bool: ...
+
+    async def approve(self, params: dict[str, Any]) -> dict[str, Any]:
+        """An ``ApprovalRequestResult``: ``{approved, reason?}``."""
+        ...
+
+    async def execute(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A ``ToolExecuteResult``: ``{content, isError}``."""
+        ...
+
+
 class AcpRunBridge:
-    def __init__(self, deliver: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self, deliver: Callable[[dict[str, Any]], None], tools: ToolHost | None = None
+    ) -> None:
         self._deliver = deliver
+        self._tools = tools
 
     def notify(self, method: str, params: Any) -> None:
         if method == "run/event":
@@ -48,6 +67,13 @@ class AcpRunBridge:
         return 0
 
     async def request(self, method: str, params: Any, timeout_s: float) -> Any:
+        tools = self._tools
+        if tools is not None and isinstance(params, dict) and tools.offers(params.get("name")):
+            with anyio.fail_after(timeout_s):
+                if method == "tool/execute":
+                    return await tools.execute(params)
+                if method == "approval/request":
+                    return await tools.approve(params)
         if method == "tool/execute":
             name = params.get("name") if isinstance(params, dict) else None
             return {
@@ -60,5 +86,5 @@ class AcpRunBridge:
                 "isError": True,
             }
         if method == "approval/request":
-            return {"approved": False, "reason": "no approvals through ACP yet"}
+            return {"approved": False, "reason": "not a tool of this editor session"}
         return {"error": f"{method} is not supported over ACP"}

@@ -8,7 +8,8 @@
   ``agent_message_chunk``; ``model.delta {reasoning}`` → ``agent_thought_chunk``;
   ``tool.callRequested`` → ``tool_call`` (``pending``, kind from the tool's name, title,
   ``rawInput``, ``locations`` from a ``path`` argument); ``tool.resultStored`` →
-  ``tool_call_update`` (``completed`` / ``failed`` with the stored result as content).
+  ``tool_call_update`` (``completed`` / ``failed`` with the stored result as content, or
+  what the editor tools already show for the call: a diff, a terminal).
   Events of sub-agents (``payload.agent``) and the core's bookkeeping (assembly, statuses,
   history) have no ACP counterpart and send nothing.
 - **Run end → stop reason**: ``cancelled`` → ``cancelled``; completed → the model's last
@@ -195,12 +196,22 @@ def _tool_call(
     )
 
 
-def _tool_result(part: dict[str, Any], read_blob: ReadBlob) -> ToolCallProgress:
+def _tool_result(
+    part: dict[str, Any], read_blob: ReadBlob, shown: list[Any] | None = None
+) -> ToolCallProgress:
+    """A stored tool result as the call's final update; ``shown``: what the editor tools
+    showed for the call instead of the result text (empty: the content is left as it is)."""
+    status: Literal["failed", "completed"] = "failed" if part.get("isError") else "completed"
+    if shown == []:
+        return ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=part["callId"], status=status
+        )
     return ToolCallProgress(
         session_update="tool_call_update",
         tool_call_id=part["callId"],
-        status="failed" if part.get("isError") else "completed",
-        content=[
+        status=status,
+        content=shown
+        or [
             ContentToolCallContent(type="content", content=block)
             for block in _blocks(part.get("content", []), read_blob)
         ],
@@ -247,14 +258,17 @@ class RunUpdates:
 
     ``read_entry(seq)`` reads a stored history entry (a tool result is sent as stored);
     ``root`` is the session's primary root (relative tool paths become absolute
-    ``locations``)."""
+    ``locations``); ``shown(callId)`` is what the editor tools showed for a call (see
+    :meth:`sidecar.acp.tools.EditorTools.shown`)."""
 
     def __init__(
         self,
         read_entry: Callable[[int], dict[str, Any] | None],
         read_blob: ReadBlob,
         root: str | None,
+        shown: Callable[[str], list[Any] | None] | None = None,
     ) -> None:
+        self._shown = shown
         self._read_entry = read_entry
         self._read_blob = read_blob
         self._root = root
@@ -294,10 +308,11 @@ class RunUpdates:
         return []
 
     def _result(self, payload: dict[str, Any]) -> list[SessionUpdate]:
+        shown = self._shown(str(payload["callId"])) if self._shown is not None else None
         entry = self._read_entry(int(payload["seq"]))
         for part in (entry or {}).get("content", []):
             if part.get("type") == "toolResult" and part.get("callId") == payload["callId"]:
-                return [_tool_result(part, self._read_blob)]
+                return [_tool_result(part, self._read_blob, shown)]
         status: Literal["failed", "completed"] = "failed" if payload.get("isError") else "completed"
         return [
             ToolCallProgress(

@@ -121,7 +121,7 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
                 tg.start_soon(fn)
 
-            agent.runs = RunManager(store, context, AcpRunBridge(agent.deliver), spawn)
+            agent.runs = RunManager(store, context, AcpRunBridge(agent.deliver, agent.tools), spawn)
             conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
             try:
                 await conn.listen()

@@ -25,14 +25,37 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    AllowedOutcome,
     ClientCapabilities,
+    ContentToolCallContent,
+    CreateTerminalRequest,
+    CreateTerminalResponse,
+    FileEditToolCallContent,
+    FileSystemCapabilities,
     Implementation,
+    PermissionOption,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    ReleaseTerminalRequest,
+    ReleaseTerminalResponse,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
     SessionNotification,
+    TerminalExitStatus,
+    TerminalOutputRequest,
+    TerminalOutputResponse,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
+    ToolCallUpdate,
     UserMessageChunk,
+    WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
+    WriteTextFileRequest,
+    WriteTextFileResponse,
 )
+from pydantic import BaseModel
 
 from sidecar.client import sidecar_command
 
@@ -68,11 +91,24 @@ class Editor:
         return out
 
 
+#: What the agent may send the client, and the SDK's model of its params.
+CLIENT_REQUESTS: dict[str, type[BaseModel]] = {
+    "session/update": SessionNotification,
+    "session/request_permission": RequestPermissionRequest,
+    "fs/read_text_file": ReadTextFileRequest,
+    "fs/write_text_file": WriteTextFileRequest,
+    "terminal/create": CreateTerminalRequest,
+    "terminal/output": TerminalOutputRequest,
+    "terminal/wait_for_exit": WaitForTerminalExitRequest,
+    "terminal/release": ReleaseTerminalRequest,
+}
+
+
 @asynccontextmanager
 async def acp_agent(
-    tmp_path: Path, store: Path, *args: str, log: str = "acp.log"
+    tmp_path: Path, store: Path, *args: str, log: str = "acp.log", editor: Editor | None = None
 ) -> AsyncIterator[tuple[ClientSideConnection, Editor]]:
-    editor = Editor()
+    editor = editor or Editor()
     stderr = os.open(tmp_path / log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         async with spawn_agent_process(
@@ -86,18 +122,21 @@ async def acp_agent(
         assert process.returncode == 0, (tmp_path / log).read_text()
     finally:
         os.close(stderr)
-    for message in editor.raw:  # every update exactly as the schema describes it
-        if message.get("method") == "session/update":
+    for message in editor.raw:  # every request and update exactly as the schema describes it
+        method = message.get("method")
+        if method is not None:
             params = message["params"]
-            model = SessionNotification.model_validate(params)
+            model = CLIENT_REQUESTS[method].model_validate(params)
             dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
             assert dumped == params
 
 
-async def initialize(conn: ClientSideConnection) -> None:
+async def initialize(
+    conn: ClientSideConnection, capabilities: ClientCapabilities | None = None
+) -> None:
     answer = await conn.initialize(
         protocol_version=PROTOCOL_VERSION,
-        client_capabilities=ClientCapabilities(),
+        client_capabilities=capabilities or ClientCapabilities(),
         client_info=Implementation(name="sdk-test", version="0"),
     )
     assert answer.protocol_version == 1
@@ -183,7 +222,8 @@ async def test_prompts_stream_updates_cancel_and_load_replays(tmp_path: Path) ->
         assert start.locations[0].path == str(workspace / "a.py")
         result = next(u for u in second if isinstance(u, ToolCallProgress))
         assert (result.tool_call_id, result.status) == ("c1", "failed")
-        assert result.content and "not available" in result.content[0].content.text
+        # no fs capability: read from disk, where there is no a.py
+        assert result.content and "does not exist" in result.content[0].content.text
         assert texts(second, AgentMessageChunk) == "done"
 
         # the model's own stop reason
@@ -313,3 +353,209 @@ async def test_hostile_lines_are_answered_and_the_connection_lives(tmp_path: Pat
     # deep one = -32600 (id null: none could be read); the unknown notification and the stray
     # response: no answer
     assert sorted(by_id[None]) == [-32700, -32700, -32700, *[-32600] * 6]
+
+
+class ToolEditor(Editor):
+    """An editor with ``fs`` and ``terminal``: reads answer from its (unsaved) buffers first,
+    writes go to disk, terminals are subprocesses; permission requests are answered from
+    ``choices`` in order."""
+
+    def __init__(self, buffers: dict[str, str], choices: list[str]) -> None:
+        super().__init__()
+        self.buffers = buffers
+        self.choices = choices
+        self.asked: list[ToolCallUpdate] = []
+        self.reads: list[str] = []
+        self.terminals: dict[str, tuple[asyncio.subprocess.Process, list[str]]] = {}
+        self.created: list[CreateTerminalRequest] = []
+        self.released: list[str] = []
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **_: Any
+    ) -> RequestPermissionResponse:
+        self.asked.append(tool_call)
+        assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
+        choice = self.choices.pop(0)
+        option = next(o.option_id for o in options if o.kind == choice)
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=option)
+        )
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **_: Any,
+    ) -> ReadTextFileResponse:
+        self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        try:
+            return ReadTextFileResponse(content=Path(path).read_text())
+        except FileNotFoundError:
+            raise RequestError.resource_not_found(path) from None
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **_: Any
+    ) -> WriteTextFileResponse:
+        Path(path).write_text(content)
+        self.buffers.pop(path, None)
+        return WriteTextFileResponse()
+
+    async def create_terminal(
+        self, session_id: str, command: str, args: list[str] | None = None, **kwargs: Any
+    ) -> CreateTerminalResponse:
+        self.created.append(
+            CreateTerminalRequest(session_id=session_id, command=command, args=args, **kwargs)
+        )
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=kwargs.get("cwd"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = (process, [])
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> WaitForTerminalExitResponse:
+        process, output = self.terminals[terminal_id]
+        assert process.stdout is not None
+        output.append((await process.stdout.read()).decode())
+        return WaitForTerminalExitResponse(exit_code=await process.wait())
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> TerminalOutputResponse:
+        process, output = self.terminals[terminal_id]
+        return TerminalOutputResponse(
+            output="".join(output),
+            truncated=False,
+            exit_status=TerminalExitStatus(exit_code=process.returncode),
+        )
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> ReleaseTerminalResponse:
+        self.released.append(terminal_id)
+        return ReleaseTerminalResponse()
+
+
+def _call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:
+    return {"toolCalls": [{"name": name, "arguments": arguments, "id": call_id}]}
+
+
+def _text_of(update: ToolCallProgress) -> str:
+    return "".join(
+        c.content.text
+        for c in update.content or []
+        if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)
+    )
+
+
+async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
+    store, workspace = tmp_path / "store", tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.py").write_text("on disk\n")
+    (tmp_path / "secret.txt").write_text("not yours\n")
+    a_py, new_txt = str(workspace / "a.py"), str(workspace / "new.txt")
+    outside = str(tmp_path / "secret.txt")
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            {
+                "rounds": [
+                    _call("read_file", "r1", path="a.py"),
+                    _call("write_file", "w1", path="new.txt", content="allowed\n"),
+                    _call("write_file", "w2", path="a.py", content="clobbered\n"),
+                    _call("run_command", "t1", command="echo from-terminal"),
+                    _call("run_command", "t2", command="echo again"),
+                    _call("read_file", "r2", path="../secret.txt"),
+                    _call("write_file", "w3", path=outside, content="mine\n"),
+                    {"text": "done"},
+                ]
+            }
+        )
+    )
+    editor = ToolEditor({a_py: "unsaved buffer\n"}, ["allow_once", "reject_once", "allow_always"])
+    capabilities = ClientCapabilities(
+        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+    )
+    async with acp_agent(tmp_path, store, "--script", str(script), editor=editor) as (conn, _):
+        await initialize(conn, capabilities)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("work")])
+        assert answer.stop_reason == "end_turn"
+        updates = editor.take()
+        starts = {u.tool_call_id: u for u in updates if isinstance(u, ToolCallStart)}
+        progress: dict[str, list[ToolCallProgress]] = {}
+        for u in updates:
+            if isinstance(u, ToolCallProgress):
+                progress.setdefault(u.tool_call_id, []).append(u)
+        final = {call_id: ups[-1] for call_id, ups in progress.items()}
+
+        # kinds and titles an editor shows
+        assert {k: (s.kind, s.title) for k, s in starts.items()} == {
+            "r1": ("read", "read_file a.py"),
+            "w1": ("edit", "write_file new.txt"),
+            "w2": ("edit", "write_file a.py"),
+            "t1": ("execute", "run_command echo from-terminal"),
+            "t2": ("execute", "run_command echo again"),
+            "r2": ("read", "read_file ../secret.txt"),
+            "w3": ("edit", f"write_file {outside}"),
+        }
+        # the read went to the editor, which answered its unsaved buffer
+        assert final["r1"].status == "completed"
+        assert _text_of(final["r1"]) == "unsaved buffer\n"
+        assert a_py in editor.reads
+
+        # permission asked for w1, w2 and t1 only: t2 was allowed always, w3 is outside
+        assert [a.tool_call_id for a in editor.asked] == ["w1", "w2", "t1"]
+        asked_w2 = editor.asked[1]
+        assert asked_w2.kind == "edit" and asked_w2.locations
+        assert asked_w2.locations[0].path == a_py
+        assert asked_w2.content is not None
+        diff = asked_w2.content[0]
+        assert isinstance(diff, FileEditToolCallContent)
+        assert (diff.old_text, diff.new_text) == ("unsaved buffer\n", "clobbered\n")
+
+        # allowed: written, the diff stays shown; rejected: disk untouched, the model told
+        assert Path(new_txt).read_text() == "allowed\n"
+        assert final["w1"].status == "completed"
+        assert [type(c) for c in final["w1"].content or []] == [FileEditToolCallContent]
+        assert (workspace / "a.py").read_text() == "on disk\n"
+        assert final["w2"].status == "failed"
+        assert "not approved: the user rejected it" in _text_of(final["w2"])
+
+        # commands: a terminal in the editor, shown in the tool call, always released
+        assert [(c.command, c.args, c.cwd) for c in editor.created] == [
+            ("sh", ["-c", "echo from-terminal"], str(workspace)),
+            ("sh", ["-c", "echo again"], str(workspace)),
+        ]
+        assert editor.released == ["term-1", "term-2"]
+        running = progress["t1"][0]
+        assert running.status == "in_progress"
+        assert running.content == [TerminalToolCallContent(type="terminal", terminal_id="term-1")]
+        assert final["t1"].status == "completed" and final["t1"].content is None
+
+        # outside the roots: refused without asking, nothing read or written
+        for call_id in ("r2", "w3"):
+            assert final[call_id].status == "failed"
+            assert "outside the session's roots" in _text_of(final[call_id])
+        assert outside not in editor.reads
+        assert Path(outside).read_text() == "not yours\n"
+        assert texts(updates, AgentMessageChunk) == "done"
+
+        # what the model saw is history: the buffer, the command's output, the rejection
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        replayed = {
+            u.tool_call_id: _text_of(u) for u in editor.take() if isinstance(u, ToolCallProgress)
+        }
+    assert replayed["r1"] == "unsaved buffer\n"
+    assert replayed["t1"] == "from-terminal\n\n[exit code 0]"
+    assert "not approved" in replayed["w2"]

@@ -12,6 +12,7 @@ from acp.schema import (
     AgentThoughtChunk,
     AudioContentBlock,
     EmbeddedResourceContentBlock,
+    FileEditToolCallContent,
     ImageContentBlock,
     ResourceContentBlock,
     TextContentBlock,
@@ -138,6 +139,31 @@ def test_run_events_become_updates_and_an_outcome() -> None:
     final = outcome(run)
     assert final is not None and final.stop == "max_tokens"
     assert run.model_calls == 1
+
+
+def test_what_the_editor_tools_showed_stays_in_the_final_update() -> None:
+    """A write's diff replaces the result text; a terminal is left as it is (no content)."""
+    diff = FileEditToolCallContent(type="diff", path="/w/a.py", old_text="a", new_text="b")
+    shown: dict[str, list[Any]] = {"w1": [diff], "t1": []}
+    stored = {
+        "seq": 7,
+        "content": [
+            {"type": "toolResult", "callId": c, "content": [{"type": "text", "text": "ok"}]}
+            for c in ("w1", "t1", "r1")
+        ],
+    }
+    run = RunUpdates(lambda seq: stored, BLOBS.__getitem__, "/w", lambda c: shown.pop(c, None))
+    updates = {
+        c: run.updates(event("tool.resultStored", {"callId": c, "isError": False, "seq": 7}))[0]
+        for c in ("w1", "t1", "r1")
+    }
+    assert all(isinstance(u, ToolCallProgress) for u in updates.values())
+    assert updates["w1"].content == [diff]
+    assert "content" not in updates["t1"].model_dump(exclude_unset=True)
+    r1 = updates["r1"]
+    assert isinstance(r1, ToolCallProgress) and r1.content is not None
+    assert r1.content[0].content.text == "ok"
+    assert shown == {}
 
 
 def test_history_replays_messages_and_tool_calls() -> None:

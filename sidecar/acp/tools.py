@@ -1,0 +1,475 @@
+"""The coding tools an ACP session offers the model, run through the editor.
+
+Three tools, offered to every run of an ACP session (``tools`` of the run, executed by the
+run bridge when the loop sends ``tool/execute``; nothing here is known to ``sidecar/runs``):
+
+- ``read_file {path, line?, limit?}``: ``fs/read_text_file`` when the client advertises
+  ``fs.readTextFile`` (the editor answers from its buffer: unsaved changes are seen), else
+  the file on disk.
+- ``write_file {path, content}``: ``fs/write_text_file`` when the client advertises
+  ``fs.writeTextFile``, else the disk.  The ``tool_call_update`` shows a ``diff`` (old text
+  read as ``read_file`` reads it).
+- ``run_command {command, cwd?}``: ``terminal/create`` (``sh -c``; ``cmd /c`` on Windows) →
+  a ``terminal`` content in the tool call → ``terminal/wait_for_exit`` →
+  ``terminal/output`` → ``terminal/release`` (always, also on cancel or timeout).  Offered
+  only when the client advertises ``terminal``: no command runs outside the editor's sight.
+
+Writes and commands go through the core's approval step (the run's ``approvalRequired``):
+the bridge's ``approval/request`` becomes ``session/request_permission`` with the options
+allow once / allow always / reject; "allow always" is remembered for the tool in this
+session (for as long as the process lives).  Every path is confined to the session's
+roots (symlinks followed): one outside is refused before anything is asked or touched, and
+the model reads why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import anyio.to_thread
+from acp import RequestError
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PermissionOption,
+    TerminalToolCallContent,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallUpdate,
+)
+
+from sidecar.acp.mapping import SessionUpdate, tool_kind
+from sidecar.paths import UnreadableFileError, is_within, read_capped_text, real_path
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from acp.core import AgentSideConnection
+
+    from sidecar.store import Store
+
+__all__ = [
+    "READ_FILE",
+    "RUN_COMMAND",
+    "TOOL_TIMEOUT_MS",
+    "WRITE_FILE",
+    "EditorTools",
+    "InTurn",
+    "ShownContent",
+]
+
+logger = logging.getLogger(__name__)
+
+READ_FILE, WRITE_FILE, RUN_COMMAND = "read_file", "write_file", "run_command"
+#: A person answers a permission request and a command may build a project: the run waits
+#: this long for either (the core's default, one minute, is for programs).
+TOOL_TIMEOUT_MS = 600_000
+#: What the model gets of a file or of a command's output, at most.
+MAX_TEXT_BYTES = 256 * 1024
+#: How long ``terminal/release`` may take once a command is over (or abandoned).
+RELEASE_TIMEOUT_S = 5.0
+
+ShownContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+
+_PERMISSION_OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+]
+
+_DEFINITIONS: dict[str, dict[str, Any]] = {
+    READ_FILE: {
+        "name": READ_FILE,
+        "description": (
+            "Read a text file of the workspace (as the editor has it, unsaved changes "
+            "included). Optional 1-based start line and line count."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "absolute, or relative to the root"},
+                "line": {"type": "integer", "minimum": 1},
+                "limit": {"type": "integer", "minimum": 1},
+            },
+            "required": ["path"],
+        },
+    },
+    WRITE_FILE: {
+        "name": WRITE_FILE,
+        "description": "Write a whole text file of the workspace (the user is asked first).",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"],
+        },
+    },
+    RUN_COMMAND: {
+        "name": RUN_COMMAND,
+        "description": (
+            "Run a shell command in the editor's terminal (the user is asked first); "
+            "answers its output and exit code."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string"},
+                "cwd": {"type": "string", "description": "default: the workspace root"},
+            },
+            "required": ["command"],
+        },
+    },
+}
+
+
+class _Refused(Exception):
+    """A call that cannot run as asked; ``str()`` is what the model reads."""
+
+
+@dataclass(slots=True)
+class InTurn:
+    """An update to send in the order of the run's events (``None``: only wait until every
+    event before it has been sent).  ``sent`` is set once it is on the wire."""
+
+    update: SessionUpdate | None
+    sent: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    shown: str
+    """The absolute path as the editor knows it (lexically normalised, links kept)."""
+    real: Path
+    """Its real path (confined to the roots)."""
+
+
+def _text(text: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def _result(text: str, *, error: bool = False) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": error}
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _lines(text: str, line: int | None, limit: int | None) -> str:
+    if line is None and limit is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = (line or 1) - 1
+    return "".join(lines[start : start + limit if limit is not None else None])
+
+
+def _cut(text: str) -> tuple[str, bool]:
+    data = text.encode("utf-8")
+    if len(data) <= MAX_TEXT_BYTES:
+        return text, False
+    return data[:MAX_TEXT_BYTES].decode("utf-8", errors="ignore"), True
+
+
+class EditorTools:
+    """The tool host of an ACP connection: what the run bridge asks to approve and execute.
+
+    ``client`` and ``capabilities`` are set as the connection learns them (``on_connect``,
+    ``initialize``); ``send_in_turn(session_id, InTurn)`` queues an update behind the run's
+    events and returns once it is sent; ``session_of(run_id)`` names a run's session."""
+
+    def __init__(
+        self,
+        store: Store,
+        send_in_turn: Callable[[str, InTurn], Awaitable[None]],
+        session_of: Callable[[str], str],
+    ) -> None:
+        self.store = store
+        self.client: AgentSideConnection | None = None
+        self.capabilities: ClientCapabilities | None = None
+        self._send_in_turn = send_in_turn
+        self._session_of = session_of
+        self._always: dict[str, set[str]] = {}
+        """Per session: the tools the user allowed always."""
+        self._shown: dict[str, list[ShownContent]] = {}
+        """Per call: what the final ``tool_call_update`` shows instead of the result text."""
+
+    # --- what is offered -----------------------------------------------------------------
+
+    def _can(self, what: Literal["read", "write", "terminal"]) -> bool:
+        caps = self.capabilities
+        if caps is None or self.client is None:
+            return False
+        if what == "terminal":
+            return bool(caps.terminal)
+        fs = caps.fs
+        return bool(fs and (fs.read_text_file if what == "read" else fs.write_text_file))
+
+    def names(self) -> list[str]:
+        return [READ_FILE, WRITE_FILE, *([RUN_COMMAND] if self._can("terminal") else [])]
+
+    def offers(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def run_settings(self) -> dict[str, Any]:
+        """What a run of this connection's sessions starts with (``run/start`` wire fields)."""
+        names = self.names()
+        return {
+            "tools": [_DEFINITIONS[n] for n in names],
+            "approvalRequired": [n for n in names if n != READ_FILE],
+            "toolTimeoutMs": TOOL_TIMEOUT_MS,
+        }
+
+    def shown(self, call_id: str) -> list[ShownContent] | None:
+        """What the call's final update shows (once): ``None`` for the stored result as text;
+        an empty list for "leave the content as it is" (a terminal: clients keep showing a
+        released terminal's output, and a new reference to it may not resolve)."""
+        return self._shown.pop(call_id, None)
+
+    # --- paths -----------------------------------------------------------------------------
+
+    def _roots(self, session_id: str) -> list[str]:
+        return list(self.store.sessions.get(session_id).workspace_roots)
+
+    def _target(self, session_id: str, raw: object, what: str = "path") -> _Target:
+        if not isinstance(raw, str) or not raw:
+            raise _Refused(f"the {what!r} argument must be a non-empty string")
+        roots = self._roots(session_id)
+        if not roots:
+            raise _Refused("this session has no workspace root")
+        path = raw if os.path.isabs(raw) else os.path.join(roots[0], raw)
+        shown = os.path.normpath(path)
+        real = real_path(Path(shown))
+        if not any(is_within(real, real_path(Path(root))) for root in roots):
+            raise _Refused(f"refused: {raw} is outside the session's roots ({', '.join(roots)})")
+        return _Target(shown, real)
+
+    # --- approval ------------------------------------------------------------------------
+
+    async def approve(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``approval/request`` → ``session/request_permission`` (asked only of a call that
+        could run: a path outside the roots is refused without asking)."""
+        name, call_id = str(params["name"]), str(params["callId"])
+        arguments: dict[str, Any] = params.get("arguments") or {}
+        if name not in (WRITE_FILE, RUN_COMMAND):
+            return {"approved": True}  # reads are not asked about
+        session_id = self._session_of(str(params["runId"]))
+        try:
+            shown = await self._preview(session_id, name, arguments)
+        except _Refused as exc:
+            return {"approved": False, "reason": str(exc)}
+        if name in self._always.get(session_id, set()):
+            return {"approved": True}
+        assert self.client is not None
+        await self._send_in_turn(session_id, InTurn(None))  # the tool_call first
+        try:
+            answer = await self.client.request_permission(
+                session_id=session_id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id=call_id,
+                    title=_title(name, arguments),
+                    kind=tool_kind(name),
+                    status="pending",
+                    content=shown,
+                    locations=self._locations(session_id, name, arguments),
+                    raw_input=arguments,
+                ),
+                options=_PERMISSION_OPTIONS,
+            )
+        except RequestError as exc:
+            return {"approved": False, "reason": f"the editor could not ask: {exc}"}
+        outcome = answer.outcome
+        if not isinstance(outcome, AllowedOutcome):
+            return {"approved": False, "reason": "the permission request was cancelled"}
+        if outcome.option_id == "allow_always":
+            self._always.setdefault(session_id, set()).add(name)
+        if outcome.option_id in ("allow_once", "allow_always"):
+            return {"approved": True}
+        return {"approved": False, "reason": "the user rejected it"}
+
+    async def _preview(
+        self, session_id: str, name: str, arguments: dict[str, Any]
+    ) -> list[ShownContent]:
+        """What the permission request shows (and checks the call can run at all)."""
+        if name == WRITE_FILE:
+            target = self._target(session_id, arguments.get("path"))
+            new_text = arguments.get("content")
+            if not isinstance(new_text, str):
+                raise _Refused("the 'content' argument must be a string")
+            return [_diff(target, await self._old_text(session_id, target), new_text)]
+        command = arguments.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise _Refused("the 'command' argument must be a non-empty string")
+        self._cwd(session_id, arguments)
+        return [_text(f"```sh\n{command}\n```")]
+
+    def _locations(
+        self, session_id: str, name: str, arguments: dict[str, Any]
+    ) -> list[ToolCallLocation] | None:
+        if name == RUN_COMMAND:
+            return None
+        return [ToolCallLocation(path=self._target(session_id, arguments.get("path")).shown)]
+
+    def _cwd(self, session_id: str, arguments: dict[str, Any]) -> _Target:
+        cwd = arguments.get("cwd")
+        roots = self._roots(session_id)
+        return self._target(session_id, roots[0] if cwd is None and roots else cwd, "cwd")
+
+    # --- execution -----------------------------------------------------------------------
+
+    async def execute(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``tool/execute``: a ``ToolExecuteResult`` (wire JSON); a refusal, an editor's
+        error or an unreadable file is an error result the model reads."""
+        name, call_id = str(params["name"]), str(params["callId"])
+        arguments: dict[str, Any] = params.get("arguments") or {}
+        session_id = self._session_of(str(params["runId"]))
+        try:
+            if name == READ_FILE:
+                return await self._read(session_id, arguments)
+            if name == WRITE_FILE:
+                return await self._write(session_id, call_id, arguments)
+            return await self._run(session_id, call_id, arguments)
+        except _Refused as exc:
+            self._shown.pop(call_id, None)
+            return _result(str(exc), error=True)
+        except RequestError as exc:
+            self._shown.pop(call_id, None)
+            return _result(f"the editor answered an error: {exc}", error=True)
+        except BaseException:  # cancelled: no final update will ask for it
+            self._shown.pop(call_id, None)
+            raise
+
+    async def _read(self, session_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        target = self._target(session_id, arguments.get("path"))
+        line, limit = _positive(arguments.get("line")), _positive(arguments.get("limit"))
+        if self._can("read"):
+            assert self.client is not None
+            answer = await self.client.read_text_file(
+                session_id=session_id, path=target.shown, line=line, limit=limit
+            )
+            text = answer.content
+        else:
+            text = _lines(await _read_disk(target), line, limit)
+        text, cut = _cut(text)
+        return _result(text + (f"\n[cut at {MAX_TEXT_BYTES} bytes]" if cut else ""))
+
+    async def _old_text(self, session_id: str, target: _Target) -> str | None:
+        """The file as the editor has it before a write (``None``: it does not exist)."""
+        if self._can("read"):
+            assert self.client is not None
+            try:
+                answer = await self.client.read_text_file(session_id=session_id, path=target.shown)
+            except RequestError:
+                return None  # no such file (clients answer "not found" differently)
+            return answer.content
+        try:
+            return await _read_disk(target)
+        except _Refused:
+            return None
+
+    async def _write(
+        self, session_id: str, call_id: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        target = self._target(session_id, arguments.get("path"))
+        content = arguments.get("content")
+        if not isinstance(content, str):
+            raise _Refused("the 'content' argument must be a string")
+        diff = _diff(target, await self._old_text(session_id, target), content)
+        self._shown[call_id] = [diff]
+        await self._progress(session_id, call_id, [diff])
+        if self._can("write"):
+            assert self.client is not None
+            await self.client.write_text_file(
+                session_id=session_id, path=target.shown, content=content
+            )
+        else:
+            await anyio.to_thread.run_sync(lambda: _write_disk(target.real, content))
+        size = len(content.encode("utf-8"))
+        return _result(f"wrote {size} bytes to {target.shown}")
+
+    async def _run(
+        self, session_id: str, call_id: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        command = arguments.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise _Refused("the 'command' argument must be a non-empty string")
+        cwd = self._cwd(session_id, arguments)
+        assert self.client is not None
+        shell = ["cmd", "/c"] if os.name == "nt" else ["sh", "-c"]
+        created = await self.client.create_terminal(
+            session_id=session_id,
+            command=shell[0],
+            args=[shell[1], command],
+            cwd=cwd.shown,
+            output_byte_limit=MAX_TEXT_BYTES,
+        )
+        terminal_id = created.terminal_id
+        try:
+            await self._progress(
+                session_id,
+                call_id,
+                [TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
+            )
+            self._shown[call_id] = []
+            status = await self.client.wait_for_terminal_exit(
+                session_id=session_id, terminal_id=terminal_id
+            )
+            output = await self.client.terminal_output(
+                session_id=session_id, terminal_id=terminal_id
+            )
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(RELEASE_TIMEOUT_S):
+                try:
+                    await self.client.release_terminal(
+                        session_id=session_id, terminal_id=terminal_id
+                    )
+                except Exception:
+                    logger.warning("terminal/release %s failed", terminal_id, exc_info=True)
+        if status.exit_code is not None:
+            ending = f"[exit code {status.exit_code}]"
+        else:
+            ending = f"[killed by signal {status.signal or '?'}]"
+        text = output.output
+        if output.truncated:
+            text = "[output cut: only its end is kept]\n" + text
+        return _result(f"{text}\n{ending}" if text else ending, error=status.exit_code != 0)
+
+    async def _progress(self, session_id: str, call_id: str, content: list[ShownContent]) -> None:
+        update = ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=call_id,
+            status="in_progress",
+            content=list(content),
+        )
+        await self._send_in_turn(session_id, InTurn(update))
+
+
+def _title(name: str, arguments: dict[str, Any]) -> str:
+    value = arguments.get("command" if name == RUN_COMMAND else "path")
+    return f"{name} {value}" if isinstance(value, str) and value else name
+
+
+def _diff(target: _Target, old_text: str | None, new_text: str) -> FileEditToolCallContent:
+    return FileEditToolCallContent(
+        type="diff", path=target.shown, old_text=old_text, new_text=new_text
+    )
+
+
+async def _read_disk(target: _Target) -> str:
+    try:
+        read = await anyio.to_thread.run_sync(lambda: read_capped_text(target.real, MAX_TEXT_BYTES))
+    except UnreadableFileError as exc:
+        raise _Refused(f"{target.shown} {exc}") from None
+    return read.text
+
+
+def _write_disk(path: Path, content: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8")
