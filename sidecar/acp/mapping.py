@@ -38,6 +38,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AudioContentBlock,
+    AvailableCommandsUpdate,
     ContentToolCallContent,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
@@ -47,6 +48,7 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    UsageUpdate,
     UserMessageChunk,
 )
 
@@ -73,7 +75,13 @@ PromptBlock = (
     | EmbeddedResourceContentBlock
 )
 SessionUpdate = (
-    UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AvailableCommandsUpdate
+    | UsageUpdate
 )
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 ToolKind = Literal[
