@@ -5,6 +5,10 @@ stdin/stdout, over the same store, context pipeline and runs as ``serve``.
 - :mod:`.agent`: ACP's methods → sessions and runs;
 - :mod:`.mapping`: what is mapped to what (prompts, run events, history, stop reasons);
 - :mod:`.bridge`: the runs' view of the connection;
+- :mod:`.commands` (and :mod:`.dashboard`, their markdown): ``/context``, ``/compact``,
+  ``/pin``, ``/snapshot``;
+- :mod:`.usage`: ``usage_update`` from the run's events;
+- :mod:`.extensions`: ``serve``'s protocol as ``_context-sidecar/<method>``;
 - :mod:`.serve`: the process (store, task group, the SDK's connection).
 
 ACP types (the official ``agent-client-protocol`` SDK's schema models) stay in this package:

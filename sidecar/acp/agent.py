@@ -12,6 +12,10 @@
   events become updates (:mod:`sidecar.acp.mapping`); answered once the run has ended and
   its journal is on disk, with the run's stop reason.
 - ``session/cancel``: the session's run is cancelled; its prompt answers ``cancelled``.
+- slash commands (:mod:`sidecar.acp.commands`): advertised after ``session/new`` and
+  ``session/load``, a prompt starting with one is answered without a run; ``usage_update``
+  after each model call (:mod:`sidecar.acp.usage`); ``_context-sidecar/<method>`` extension
+  requests go to ``serve``'s routes (:mod:`sidecar.acp.extensions`).
 
 One prompt at a time per session (a second gets ``session.busy``).  Errors: a core error
 becomes a JSON-RPC error with the same ``data`` as ``serve`` sends (``data.code`` dotted);
