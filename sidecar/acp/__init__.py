@@ -7,6 +7,10 @@ stdin/stdout, over the same store, context pipeline and runs as ``serve``.
 - :mod:`.bridge`: the runs' view of the connection;
 - :mod:`.tools`: read_file / write_file / run_command through the editor (fs, terminal,
   permission), confined to the session's roots;
+- :mod:`.commands` (and :mod:`.dashboard`, their markdown): ``/context``, ``/compact``,
+  ``/pin``, ``/snapshot``;
+- :mod:`.usage`: ``usage_update`` from the run's events;
+- :mod:`.extensions`: ``serve``'s protocol as ``_context-sidecar/<method>``;
 - :mod:`.serve`: the process (store, task group, the SDK's connection).
 
 ACP types (the official ``agent-client-protocol`` SDK's schema models) stay in this package:

@@ -14,6 +14,10 @@
 - ``session/cancel``: the session's run is cancelled; its prompt answers ``cancelled``.
 - Tools: every run offers the editor tools (:mod:`sidecar.acp.tools`); their updates are
   sent in the order of the run's events (``InTurn`` items in the prompt's queue).
+- slash commands (:mod:`sidecar.acp.commands`): advertised after ``session/new`` and
+  ``session/load``, a prompt starting with one is answered without a run; ``usage_update``
+  after each model call (:mod:`sidecar.acp.usage`); ``_context-sidecar/<method>`` extension
+  requests go to ``serve``'s routes (:mod:`sidecar.acp.extensions`).
 
 One prompt at a time per session (a second gets ``session.busy``).  Errors: a core error
 becomes a JSON-RPC error with the same ``data`` as ``serve`` sends (``data.code`` dotted);
@@ -54,6 +58,7 @@ from protocol.errors import DOMAIN_ERROR, INTERNAL_ERROR, INVALID_PARAMS, ErrorC
 from protocol.runs import RunStartParams
 from protocol.snapshots import ProfileInput
 from sidecar import __version__
+from sidecar.acp.commands import available_commands, parse_command
 from sidecar.acp.mapping import (
     PromptBlock,
     RunUpdates,
@@ -62,12 +67,15 @@ from sidecar.acp.mapping import (
     prompt_parts,
 )
 from sidecar.acp.tools import EditorTools, InTurn
+from sidecar.acp.usage import UsageMeter
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id
 
 if TYPE_CHECKING:
     from acp.core import AgentSideConnection
 
+    from sidecar.acp.commands import SlashCommands
+    from sidecar.acp.extensions import ServeMethods
     from sidecar.runs.manager import RunManager
     from sidecar.store import Store
 
@@ -154,6 +162,12 @@ class SidecarAgent:
         self.tools = EditorTools(
             store, self._send_in_turn, lambda run_id: str(self.runs.get(run_id)["sessionId"])
         )
+        # commands, usage and extension methods (sidecar/acp/commands.py, usage.py,
+        # extensions.py); the first two are set with the runs (see sidecar.acp.serve)
+        self.commands: SlashCommands
+        self.serve_methods: ServeMethods
+        self.spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
+        self.usage = UsageMeter()
 
     async def drain(self, grace_s: float) -> None:
         """stdin closed: cancel every run (its prompt answers ``cancelled``) and give the
@@ -253,6 +267,7 @@ class SidecarAgent:
             profile_id=self.model.profile_id,
             meta={"acp": {"cwd": cwd}},
         )
+        self._advertise(session.session_id)
         return NewSessionResponse(session_id=session.session_id)
 
     @_answers
@@ -269,6 +284,7 @@ class SidecarAgent:
         root = session.workspace_roots[0] if session.workspace_roots else cwd
         for update in history_updates(entries, self.store.blobs.get, root):
             await self._send(session_id, update)
+        self._advertise(session_id)
         return LoadSessionResponse()
 
     def _history(self, session_id: str) -> list[dict[str, Any]]:
@@ -323,6 +339,9 @@ class SidecarAgent:
             )
         state = _Prompt()
         self._prompts[session_id] = state  # before any await: a second prompt is busy
+        command = parse_command(prompt)
+        if command is not None:
+            return await self._command(session_id, *command)
         root = session.workspace_roots[0] if session.workspace_roots else None
         updates = RunUpdates(
             lambda seq: self._entry(session_id, seq), self.store.blobs.get, root, self.tools.shown
@@ -342,7 +361,7 @@ class SidecarAgent:
                         await self._send(session_id, event.update)
                     event.sent.set()
                     continue
-                for update in updates.updates(event):
+                for update in [*updates.updates(event), *self.usage.updates(session_id, event)]:
                     await self._send(session_id, update)
             await self.runs.wait(run_id)  # the journal is on disk before the answer
         finally:
@@ -356,6 +375,28 @@ class SidecarAgent:
             failure = outcome.failure or {}
             raise RequestError(DOMAIN_ERROR, str(failure.get("message", "the run failed")), failure)
         return PromptResponse(stop_reason=outcome.stop)
+
+    async def _command(self, session_id: str, name: str, argument: str) -> PromptResponse:
+        """A slash command (:mod:`sidecar.acp.commands`): answered here, no run."""
+        try:
+            answer = await self.commands.answer(session_id, name, argument, self._played)
+        finally:
+            self._prompts.pop(session_id, None)
+        self._played += answer.model_calls
+        await self._send(session_id, answer.message)
+        return PromptResponse(stop_reason="end_turn")
+
+    def _advertise(self, session_id: str) -> None:
+        """``available_commands_update``, once the answer naming the session is written (the
+        transport writes an answer before this task can run)."""
+
+        async def send() -> None:
+            try:
+                await self._send(session_id, available_commands())
+            except Exception as exc:  # the client went away
+                logger.warning("available commands not sent: %s", exc)
+
+        self.spawn(send)
 
     def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
         wire: dict[str, Any] = {
@@ -376,6 +417,15 @@ class SidecarAgent:
     def _entry(self, session_id: str, seq: int) -> dict[str, Any] | None:
         page = self.store.sessions.read(session_id, after_seq=seq - 1, before_seq=None, limit=1)
         return page.entries[0] if page.entries else None
+
+    # --- serve's protocol as extension methods -----------------------------------------------
+
+    @_answers
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return await self.serve_methods.extension(method, params)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        logger.debug("extension notification ignored: %s", method)
 
     @_answers
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -39,6 +39,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AudioContentBlock,
+    AvailableCommandsUpdate,
     ContentToolCallContent,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
@@ -48,6 +49,7 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
+    UsageUpdate,
     UserMessageChunk,
 )
 
@@ -74,7 +76,13 @@ PromptBlock = (
     | EmbeddedResourceContentBlock
 )
 SessionUpdate = (
-    UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AvailableCommandsUpdate
+    | UsageUpdate
 )
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 ToolKind = Literal[

@@ -99,10 +99,14 @@ def serve_acp(options: AcpOptions) -> int:
 async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
     from acp.core import AgentSideConnection
 
+    from protocol.server import Limits
     from sidecar.acp.bridge import AcpRunBridge
+    from sidecar.acp.commands import SlashCommands
+    from sidecar.acp.extensions import ServeMethods
     from sidecar.acp.framing import NdjsonStdio
-    from sidecar.context.service import ContextService
     from sidecar.context.tokens import Tokenizers
+    from sidecar.rpc.handshake import limits_block
+    from sidecar.rpc.state import SidecarState
     from sidecar.runs.manager import RunManager
     from sidecar.store import Store
 
@@ -116,12 +120,23 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
     agent = SidecarAgent(store, choice)
     try:
         async with anyio.create_task_group() as tg:
-            context = ContextService(store, Tokenizers.discover())
+            # serve's state over the same store: one context service, one run manager, and
+            # serve's routes for the extension methods and the commands
+            state = SidecarState(
+                store=store,
+                tokenizers=Tokenizers.discover(),
+                limits=parse_wire(Limits, limits_block(options.max_line_bytes)),
+            )
 
             def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
                 tg.start_soon(fn)
 
-            agent.runs = RunManager(store, context, AcpRunBridge(agent.deliver, agent.tools), spawn)
+            agent.runs = state.runs = RunManager(
+                store, state.context, AcpRunBridge(agent.deliver, agent.tools), spawn
+            )
+            agent.spawn = spawn
+            agent.serve_methods = ServeMethods(state)
+            agent.commands = SlashCommands(agent.serve_methods, choice, agent.runs)
             conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
             try:
                 await conn.listen()

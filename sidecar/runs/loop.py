@@ -46,11 +46,21 @@ from sidecar.runs.providers.base import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sidecar.context.service import ContextService
     from sidecar.runs.journal import RunJournal
     from sidecar.store import Store
 
-__all__ = ["ClientBridge", "RunLoop", "RunSettings", "RunStopped", "run_failure"]
+__all__ = [
+    "SUMMARY_PROMPT",
+    "ClientBridge",
+    "RunLoop",
+    "RunSettings",
+    "RunStopped",
+    "checkpoint_summary",
+    "run_failure",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -530,40 +540,13 @@ class RunLoop:
                 "keepFromSeq": keep,
             },
         )
-        body: dict[str, Any] = {}
-        profile = self.s.effective.profile
-        target = _LOWERING.get(profile.provider)
-        if self.provider.name != "scripted" and target is not None:
-            from sidecar.context.lower import lower
-
-            request = dict(result)
-            request["messages"] = [
-                *result["messages"],
-                {
-                    "role": "user",
-                    "content": [{"type": "text", "text": SUMMARY_PROMPT}],
-                    "tokens": 0,
-                    "provenance": [{"kind": "userTurn", "id": "compaction"}],
-                },
-            ]
-            prompt = AssembledPrompt.model_validate(request, by_alias=True, by_name=False)
-            body = lower(
-                prompt,
-                target,  # type: ignore[arg-type]
-                read_blob=self.store.blobs.get,
-                cache_key=self.session_id,
-            )
-        text: list[str] = []
-        try:
-            async with aclosing(self.provider.stream(body)) as stream:
-                async for event in stream:
-                    if isinstance(event, TextDelta):
-                        text.append(event.text)
-        except ProviderError as exc:
-            raise RunStopped.from_provider(exc) from exc
-        summary = "".join(text).strip()
-        if not summary:
-            raise RunStopped(ErrorCode.COMPACTION_FAILED, "the model returned an empty summary")
+        summary = await checkpoint_summary(
+            self.provider,
+            result,
+            self.s.effective.profile.provider,
+            read_blob=self.store.blobs.get,
+            cache_key=self.session_id,
+        )
         from protocol.entries import CompactionInput
 
         entry = CompactionInput(
@@ -686,6 +669,50 @@ class RunLoop:
         self.s.turn_seqs.append(ref["seq"])
         self.emit("history.appended", {"seqs": [ref["seq"]], "role": role})
         return int(ref["seq"])
+
+
+async def checkpoint_summary(
+    provider: Provider,
+    assembled: dict[str, Any],
+    provider_kind: str,
+    *,
+    read_blob: Callable[[str], bytes],
+    cache_key: str,
+) -> str:
+    """Ask ``provider`` for a checkpoint summary of the conversation in ``assembled`` (an
+    assembled prompt, wire JSON; ``provider_kind`` is its profile's provider): the prompt
+    with :data:`SUMMARY_PROMPT` as a last user message.  Raises :class:`RunStopped` when the
+    call fails or the summary is empty.  Used by a run's compaction and by the ACP face's
+    ``/compact``."""
+    body: dict[str, Any] = {}
+    target = _LOWERING.get(provider_kind)
+    if provider.name != "scripted" and target is not None:
+        from sidecar.context.lower import lower
+
+        request = dict(assembled)
+        request["messages"] = [
+            *assembled["messages"],
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": SUMMARY_PROMPT}],
+                "tokens": 0,
+                "provenance": [{"kind": "userTurn", "id": "compaction"}],
+            },
+        ]
+        prompt = AssembledPrompt.model_validate(request, by_alias=True, by_name=False)
+        body = lower(prompt, target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]
+    text: list[str] = []
+    try:
+        async with aclosing(provider.stream(body)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+    except ProviderError as exc:
+        raise RunStopped.from_provider(exc) from exc
+    summary = "".join(text).strip()
+    if not summary:
+        raise RunStopped(ErrorCode.COMPACTION_FAILED, "the model returned an empty summary")
+    return summary
 
 
 def _archived_through(keep: int | None, through: int) -> int:

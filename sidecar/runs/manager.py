@@ -200,6 +200,16 @@ class RunManager:
         finally:
             self._busy.pop(session_id, None)
 
+    def provider_for(
+        self,
+        frozen: FrozenInput,
+        profile: ProfileInput | None,
+        script: dict[str, Any] | None,
+    ) -> Provider:
+        """The provider a run of ``frozen`` with ``profile`` (or ``script``) would call: for a
+        model call made outside a run (the ACP face's ``/compact``)."""
+        return self._provider(frozen, profile, script)
+
     def _provider(
         self,
         frozen: FrozenInput,

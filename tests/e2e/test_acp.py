@@ -26,6 +26,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     ContentToolCallContent,
     CreateTerminalRequest,
@@ -49,6 +50,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
     UserMessageChunk,
     WaitForTerminalExitRequest,
     WaitForTerminalExitResponse,
@@ -70,8 +72,14 @@ class Editor:
         self.raw: list[dict[str, Any]] = []
         self.chunks = 0
         self.chunk_arrived = asyncio.Event()
+        self.commands: dict[str, AvailableCommandsUpdate] = {}
+        self.commands_arrived = asyncio.Event()
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        if isinstance(update, AvailableCommandsUpdate):  # sent after session/new and /load
+            self.commands[session_id] = update
+            self.commands_arrived.set()
+            return
         self.updates.append((session_id, update))
         if isinstance(update, AgentMessageChunk):
             self.chunks += 1
@@ -207,6 +215,9 @@ async def test_prompts_stream_updates_cancel_and_load_replays(tmp_path: Path) ->
         answer = await conn.prompt(session_id=sid, prompt=[text_block("hi")])
         assert answer.stop_reason == "end_turn"
         first = editor.take()
+        usage = [u for u in first if isinstance(u, UsageUpdate)]
+        first = [u for u in first if not isinstance(u, UsageUpdate)]
+        assert len(usage) == 1 and usage[0].used > 0 and usage[0].size >= usage[0].used
         assert [type(u) for u in first] == [AgentThoughtChunk, *[AgentMessageChunk] * 3]
         assert texts(first, AgentThoughtChunk) == "they greet me"
         assert texts(first, AgentMessageChunk) == "Hello there"
@@ -559,3 +570,138 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
     assert replayed["r1"] == "unsaved buffer\n"
     assert replayed["t1"] == "from-terminal\n\n[exit code 0]"
     assert "not approved" in replayed["w2"]
+
+
+# Small enough that the old tool results below are masked (the newest 2,000 tokens kept).
+MASKING = {"assembly": {"masking": {"protectTokens": 2000, "batchTokens": 1000}}}
+SUMMARY = "Goal: read the modules. Progress: m0-m7 read. Next Steps: none."
+
+
+def tool_turns(n: int) -> list[dict[str, Any]]:
+    """``n`` user turns, each reading a file through a tool call and its (large) result."""
+
+    def text(t: str) -> dict[str, Any]:
+        return {"type": "text", "text": t}
+
+    entries: list[dict[str, Any]] = []
+    for i in range(n):
+        call: dict[str, Any] = {"type": "toolCall", "callId": f"c{i}", "name": "read_file"}
+        call["arguments"] = {"path": f"src/m{i}.py"}
+        result = {"type": "toolResult", "callId": f"c{i}", "content": [text("code " * 800)]}
+        entries += [
+            {"kind": "message", "role": "user", "content": [text(f"step {i}")]},
+            {"kind": "message", "role": "assistant", "content": [text("reading"), call]},
+            {"kind": "message", "role": "user", "content": [result]},
+            {"kind": "message", "role": "assistant", "content": [text(f"done {i}")]},
+        ]
+    return entries
+
+
+async def command(conn: ClientSideConnection, editor: Editor, sid: str, text: str) -> str:
+    """A slash command's answer: one markdown message, ``end_turn``, nothing else sent."""
+    answer = await conn.prompt(session_id=sid, prompt=[text_block(text)])
+    assert answer.stop_reason == "end_turn"
+    updates = editor.take()
+    assert [type(u) for u in updates] == [AgentMessageChunk], updates
+    return texts(updates, AgentMessageChunk)
+
+
+async def test_commands_usage_and_extension_methods(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.py").write_text("print('pinned')\n")
+    profile, script = tmp_path / "profile.json", tmp_path / "script.json"
+    profile.write_text(json.dumps(MASKING))
+    script.write_text(json.dumps({"rounds": [{"text": "hello"}, {"text": SUMMARY}]}))
+    args = ("--profile", str(profile), "--script", str(script))
+
+    async with acp_agent(tmp_path, tmp_path / "store", *args) as (conn, editor):
+        await initialize(conn)
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = session.session_id
+        # the commands are advertised once the session exists
+        await asyncio.wait_for(editor.commands_arrived.wait(), 30)
+        advertised = editor.commands[sid].available_commands
+        assert [c.name for c in advertised] == ["context", "compact", "pin", "snapshot"]
+        pin = next(c for c in advertised if c.name == "pin")
+        assert pin.input is not None and pin.input.root.hint
+
+        # serve's protocol, as extension methods: same results, same errors
+        pong = await conn.ext_method("context-sidecar/server/ping", {})
+        assert "time" in pong
+        appended = await conn.ext_method(
+            "context-sidecar/session/append", {"sessionId": sid, "entries": tool_turns(8)}
+        )
+        assert appended["headSeq"] == 32
+        assembled = await conn.ext_method(
+            "context-sidecar/context/assemble",
+            {
+                "sessionId": sid,
+                "userTurn": [{"type": "text", "text": "next"}],
+                "profile": MASKING["assembly"],
+            },
+        )
+        assert assembled["messages"] and assembled["messages"][-1]["role"] == "user"
+        masked = [i for i in assembled["ledger"] if i["visibility"] == "masked"]
+        assert masked and assembled["dashboard"]["masking"]["maskedResults"] == len(masked)
+        with pytest.raises(RequestError) as bad:
+            await conn.ext_method("context-sidecar/context/assemble", {"sessionId": sid})
+        assert bad.value.code == -32602
+        assert (bad.value.data or {})["code"] == "params.invalid"
+        with pytest.raises(RequestError) as unknown:
+            await conn.ext_method("context-sidecar/no/such", {})
+        assert unknown.value.code == -32601
+        with pytest.raises(RequestError) as other:
+            await conn.ext_method("someone-else/ping", {})
+        assert other.value.code == -32601
+
+        # a prompt: usage_update after the model call (used / window / cost)
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("hi")])
+        assert answer.stop_reason == "end_turn"
+        updates = editor.take()
+        assert texts(updates, AgentMessageChunk) == "hello"
+        assert isinstance(updates[-1], UsageUpdate)
+        usage = updates[-1]
+        assert 0 < usage.used <= usage.size
+        assert usage.cost is not None and usage.cost.currency == "USD" and usage.cost.amount > 0
+
+        # /context: the dashboard as markdown, no model call
+        shown = await command(conn, editor, sid, "/context")
+        assert "| transcript |" in shown and "| userTurn |" in shown
+        assert "**Cache** (against the previous request): read " in shown
+        assert "**Masking**: " in shown and "tool result(s) masked" in shown
+        assert "`masked` transcript seq" in shown
+        assert masked[0]["itemId"] in shown
+
+        # /pin: a file inside the workspace; refused outside it
+        assert "**Pinned** `a.py`" in await command(conn, editor, sid, "/pin a.py")
+        outside = await command(conn, editor, sid, f"/pin {tmp_path / 'script.json'}")
+        assert outside.startswith("Not pinned:")
+        pinned = await command(conn, editor, sid, "/context")
+        assert "| pinned |" in pinned
+
+        # /snapshot: stored, its id and a paragraph against the previous snapshot
+        first = await command(conn, editor, sid, "/snapshot")
+        assert first.startswith("**Snapshot** `") and "Against `" in first
+        second = await command(conn, editor, sid, "/snapshot")
+        snapshot_id = second.split("`")[1]
+        got = await conn.ext_method("context-sidecar/snapshot/get", {"snapshotId": snapshot_id})
+        assert got["sessionId"] == sid
+
+        # /compact: the model's summary (the script's next round) stored as a compaction
+        compacted = await command(conn, editor, sid, "/compact")
+        assert compacted.startswith("**Compacted** history through seq")
+        assert SUMMARY[:20] in compacted
+        read = await conn.ext_method("context-sidecar/session/read", {"sessionId": sid})
+        compactions = [e for e in read["entries"] if e["kind"] == "compaction"]
+        assert [c["summary"] for c in compactions] == [SUMMARY]
+        # unknown /words are the model's (the script has run out: its fallback answer)
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("/nonsense")])
+        assert texts(editor.take(), AgentMessageChunk) == "(end of script)"
+
+    # session/load advertises the commands too
+    async with acp_agent(tmp_path, tmp_path / "store", log="acp-2.log") as (conn, editor):
+        await initialize(conn)
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        await asyncio.wait_for(editor.commands_arrived.wait(), 30)
+        assert sid in editor.commands

@@ -1,0 +1,96 @@
+"""``serve``'s JSON-RPC protocol as ACP extension methods: ``_context-sidecar/<method>``.
+
+An editor plugin that wants the dashboard data itself (``context/assemble``,
+``snapshot/diff``, ``session/read``, ...) calls ``_context-sidecar/context/assemble`` with the
+same params as on ``serve`` and gets the same result.  The call goes through ``serve``'s own
+routes (:func:`sidecar.rpc.router.wrap`: the same validation, handler and error mapping) over
+a :class:`~sidecar.rpc.state.SidecarState` that shares this process's store, context service
+and run manager; the JSON-RPC error ``serve`` would answer becomes the same error here
+(``code``, ``message``, ``data`` with its dotted ``data.code``).
+
+Not over ACP: ``initialize`` and the rest of ``serve``'s lifecycle (ACP has its own), and the
+``run/*`` events: a run started with ``_context-sidecar/run/start`` runs and is journaled, but
+its events reach no one (``run/subscribe`` answers the journal so far); ``session/prompt`` is
+the way to run a turn here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from acp import RequestError
+
+from sidecar.jsonbytes import RawJSON
+from sidecar.rpc import errors
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from sidecar.rpc.state import SidecarState
+
+__all__ = ["EXTENSION_PREFIX", "ServeMethods"]
+
+logger = logging.getLogger(__name__)
+
+#: ACP extension methods are ``_<name>``; the SDK hands us ``<name>`` without the underscore.
+EXTENSION_PREFIX = "context-sidecar/"
+
+
+class ServeMethods:
+    """``serve``'s routes, called by method name with raw JSON params."""
+
+    def __init__(self, state: SidecarState) -> None:
+        from sidecar.rpc.handlers import ROUTES
+        from sidecar.rpc.router import wrap
+
+        state.initialized = True  # ACP's initialize is the lifecycle; the routes check theirs
+        self.state = state
+        self._features: dict[str, Callable[[Any], Awaitable[Any]]] = {
+            r.spec.name: wrap(state, r) for r in ROUTES
+        }
+
+    def methods(self) -> list[str]:
+        return sorted(self._features)
+
+    async def extension(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """An ACP extension request (``name`` without its leading underscore)."""
+        if not name.startswith(EXTENSION_PREFIX):
+            raise _acp_error(errors.method_not_found(f"_{name}"))
+        return await self.call(name.removeprefix(EXTENSION_PREFIX), params)
+
+    async def call(self, method: str, params: Any) -> dict[str, Any]:
+        """``method`` as ``serve`` answers it (wire JSON), or the same error as a
+        :class:`acp.RequestError`."""
+        feature = self._features.get(method)
+        if feature is None:
+            raise _acp_error(errors.method_not_found(method))
+        try:
+            result = await feature(params)
+        except Exception as exc:
+            if errors.is_rpc_error(exc):
+                raise _acp_error(exc) from None
+            raise
+        return _plain(result) if isinstance(result, dict) else {"result": _plain(result)}
+
+
+def _acp_error(exc: BaseException) -> RequestError:
+    """pygls' ``JsonRpcException`` (what the routes raise) as the SDK's error."""
+    code: int = exc.code  # type: ignore[attr-defined]
+    message: str = exc.message  # type: ignore[attr-defined]
+    return RequestError(code, message, exc.data)  # type: ignore[attr-defined]
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with the pre-serialised parts (:class:`RawJSON`, spliced by ``serve``'s
+    writer) parsed back: the SDK's connection serialises results itself."""
+    if isinstance(value, RawJSON):
+        return json.loads(value.data)
+    if isinstance(value, dict):
+        if not any(isinstance(v, RawJSON | dict | list) for v in value.values()):
+            return value
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
