@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +31,6 @@ from protocol.context import ContextAssembleParams, HostSource, PromptProfile
 from protocol.errors import ErrorCode
 from protocol.inputs import (
     Clock,
-    ContextItem,
     FrozenInput,
     InputFreezeParams,
     InstructionSnapshot,
@@ -41,7 +39,7 @@ from protocol.inputs import (
 from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.context.controls import fold_controls
-from sidecar.context.fragments import FRAGMENT_IDS, WORKSPACE_DIR, load_fragments
+from sidecar.context.fragments import load_fragments
 from sidecar.context.instructions import (
     InstructionScan,
     diff_instructions,
@@ -50,22 +48,20 @@ from sidecar.context.instructions import (
 from sidecar.context.limits import resolve_limits
 from sidecar.context.skills import Skill, discover_skills, render_catalog
 from sidecar.context.tokens import Tokenizers, count_entries
+from sidecar.context.workspace_files import fragment_overrides, pinned_files
 from sidecar.errors import InvalidRequestError, NotFoundError, SidecarError
 from sidecar.inputs.items import capture_item
 from sidecar.inputs.macros import MacroContext, MacroEngine
 from sidecar.jsonbytes import canonical
-from sidecar.paths import UnreadableFileError, is_within, read_capped_text, real_path
+from sidecar.paths import is_within, real_path
 from sidecar.store.blobs import git_blob_id
 
 if TYPE_CHECKING:
     from sidecar.store import Store
 
-__all__ = ["PINNED_FILE_MAX_BYTES", "Captured", "ContextService", "Material"]
+__all__ = ["Captured", "ContextService", "Material"]
 
 logger = logging.getLogger(__name__)
-
-#: Largest pinned file read into the prompt (bigger ones are cut and say so).
-PINNED_FILE_MAX_BYTES = 256 * 1024
 
 
 class Material:
@@ -252,9 +248,9 @@ class ContextService:
                     }
                 )
 
-        pinned = self._pinned_files(controls.pinned, root, material, diagnostics)
+        pinned = pinned_files(controls.pinned, root, material.put, diagnostics)
         attachments = [capture_item(a, roots, material) for a in params.attachments]
-        overrides = self._workspace_fragments(root, diagnostics)
+        overrides = fragment_overrides(root, diagnostics)
         frozen = FrozenInput(
             session_id=params.session_id,
             through_seq=through_seq,
@@ -284,84 +280,6 @@ class ContextService:
         diff = diff_instructions(memory.instruction_hashes, current)
         memory.instruction_hashes = {f.info.path: f.info.hash for f in current.files}
         return dump_wire(diff)
-
-    def _workspace_fragments(
-        self, root: Path | None, diagnostics: list[dict[str, Any]]
-    ) -> dict[str, str]:
-        if root is None:
-            return {}
-        out: dict[str, str] = {}
-        real_root = real_path(root)
-        for fragment_id in FRAGMENT_IDS:
-            written = root / WORKSPACE_DIR / f"{fragment_id}.md"
-            path = real_path(written)
-            if not is_within(path, real_root):
-                if os.path.lexists(written):
-                    diagnostics.append(
-                        {
-                            "severity": "error",
-                            "code": ErrorCode.PATH_OUTSIDE_WORKSPACE,
-                            "path": f"{WORKSPACE_DIR}/{fragment_id}.md",
-                            "message": "fragment override resolves outside the workspace; "
-                            "refused, not read",
-                        }
-                    )
-                continue
-            if not path.is_file():
-                continue
-            try:
-                out[fragment_id] = read_capped_text(path, 64 * 1024).text.strip()
-            except (UnreadableFileError, OSError):
-                continue
-        return out
-
-    def _pinned_files(
-        self,
-        pinned: dict[str, dict[str, Any]],
-        root: Path | None,
-        material: Material,
-        diagnostics: list[dict[str, Any]],
-    ) -> list[ContextItem]:
-        out: list[ContextItem] = []
-        if root is None:
-            return out
-        real_root = real_path(root)
-        for target in (t for _, t in sorted(pinned.items()) if t["kind"] == "file"):
-            rel = target["locator"]
-            path = real_path(root / rel)
-            if rel.startswith("/") or not is_within(path, real_root):
-                diagnostics.append(
-                    {
-                        "severity": "error",
-                        "code": "context.path_outside_workspace",
-                        "path": rel,
-                        "message": "pinned file is outside the workspace",
-                    }
-                )
-                continue
-            try:
-                capped = read_capped_text(path, PINNED_FILE_MAX_BYTES)
-            except (UnreadableFileError, OSError) as exc:
-                diagnostics.append(
-                    {
-                        "severity": "warning",
-                        "code": "context.pinned_unreadable",
-                        "path": rel,
-                        "message": str(exc),
-                    }
-                )
-                continue
-            note = "\n[cut at 256 KiB]" if capped.truncated else ""
-            text = capped.text + note
-            out.append(
-                ContextItem(
-                    kind="file",
-                    path=rel,
-                    preview=text[:500] or None,
-                    blob=material.put(text.encode()),
-                )
-            )
-        return out
 
     # --- 2. build --------------------------------------------------------------------------
 
