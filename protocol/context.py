@@ -9,7 +9,7 @@ catalog.  ``ledger`` says, for every candidate, whether it is in the prompt and 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -17,6 +17,7 @@ from protocol._base import JsonObject, NonEmptyStr, PathStr, SeqNumber, WireMode
 from protocol.entries import ContentPart, EntryRef, ItemRef
 
 __all__ = [
+    "SECTION_CATEGORIES",
     "AssembledPrompt",
     "CacheAccounting",
     "CacheBreakpoint",
@@ -65,6 +66,8 @@ SectionCategory = Literal[
     "transcript",
     "userTurn",
 ]
+#: The dashboard's categories, in the order every view lists them.
+SECTION_CATEGORIES: tuple[SectionCategory, ...] = get_args(SectionCategory)
 LowerTarget = Literal[
     "anthropic-messages", "openai-chat", "openai-responses", "gemini", "system-as-user"
 ]

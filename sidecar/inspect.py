@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TextIO
 
+from protocol.context import SECTION_CATEGORIES
 from sidecar.inputs.snapshots import diff_snapshots, load_snapshot
 
 if TYPE_CHECKING:
@@ -16,17 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["render_snapshot"]
 
 _BAR = 48
-_ORDER = (
-    "system",
-    "tools",
-    "instructions",
-    "skills",
-    "pinned",
-    "host",
-    "summary",
-    "transcript",
-    "userTurn",
-)
+_ORDER = SECTION_CATEGORIES
 _MARKS = {
     "system": "S",
     "tools": "T",

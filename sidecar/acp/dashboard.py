@@ -7,22 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from protocol.context import SECTION_CATEGORIES
+
 __all__ = ["LEFT_OUT", "context_markdown", "snapshot_markdown"]
 
 #: Ledger visibilities listed under "masked or left out" (the rest are shown as they are).
 LEFT_OUT = ("masked", "candidate", "blocked", "dropped", "archived", "summaryOnly")
 _MAX_ITEMS = 40
-_CATEGORY_ORDER = (
-    "system",
-    "tools",
-    "instructions",
-    "skills",
-    "pinned",
-    "host",
-    "summary",
-    "transcript",
-    "userTurn",
-)
+_CATEGORY_ORDER = SECTION_CATEGORIES
 
 
 def _k(tokens: int) -> str:
@@ -55,7 +47,7 @@ def context_markdown(answer: dict[str, Any]) -> str:
         "|---|---:|",
     ]
     categories: dict[str, int] = dash.get("categories") or {}
-    order = [c for c in _CATEGORY_ORDER if c in categories]
+    order: list[str] = [c for c in _CATEGORY_ORDER if c in categories]
     order += sorted(c for c in categories if c not in _CATEGORY_ORDER)
     lines += [f"| {name} | {categories[name]:,} |" for name in order]
     lines += ["", _cache_line(answer.get("cache"))]

@@ -30,7 +30,7 @@ from typing import Any
 
 import xxhash
 
-from protocol.context import ModelLimits, PromptProfile
+from protocol.context import SECTION_CATEGORIES, ModelLimits, PromptProfile
 from protocol.errors import ErrorCode
 from sidecar.context.cache import plan_cache
 from sidecar.context.cache_accounting import RequestShape
@@ -493,20 +493,7 @@ class _Assembler:
         advice: dict[str, Any],
     ) -> dict[str, Any]:
         inp = self.inp
-        categories = {
-            c: self.budget.categories.get(c, 0)
-            for c in (
-                "system",
-                "tools",
-                "instructions",
-                "skills",
-                "pinned",
-                "host",
-                "summary",
-                "transcript",
-                "userTurn",
-            )
-        }
+        categories = {c: self.budget.categories.get(c, 0) for c in SECTION_CATEGORIES}
         used = sum(categories.values())
         counts: dict[str, int] = defaultdict(int)
         for item in self.ledger:

@@ -8,23 +8,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable, Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
 
 import { client, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import type { ActiveSession, SessionUpdate } from "@agentclientprotocol/sdk";
+import { PYTHON, REPO } from "./repo.js";
 
-function findRepoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (fs.existsSync(path.join(dir, "pyproject.toml")) && fs.existsSync(path.join(dir, "sidecar"))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error("repository root not found above " + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-}
-
-const REPO = findRepoRoot();
-const PYTHON = process.env["SIDECAR_PYTHON"] ?? path.join(REPO, ".venv", "bin", "python");
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "sidecar-acp-sdk-"));
 const children = new Set<ChildProcess>();
 

@@ -6,22 +6,10 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import { SidecarHost, assemblyDiff, recoverableItems, type EntryInput } from "../src/index.js";
+import { PYTHON, REPO } from "./repo.js";
 
-function findRepoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (fs.existsSync(path.join(dir, "pyproject.toml")) && fs.existsSync(path.join(dir, "sidecar"))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error("repository root not found above " + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-}
-
-const REPO = findRepoRoot();
-const PYTHON = process.env["SIDECAR_PYTHON"] ?? path.join(REPO, ".venv", "bin", "python");
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "sidecar-host-explain-"));
 let host: SidecarHost | undefined;
 

@@ -5,23 +5,10 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import { SidecarError, SidecarHost, type RunEvent, type StartOptions, type ToolExecuteParams } from "../src/index.js";
+import { PYTHON, REPO } from "./repo.js";
 
-/** The repository root: the nearest ancestor of this (compiled) file holding `sidecar/` and `pyproject.toml`. */
-function findRepoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (fs.existsSync(path.join(dir, "pyproject.toml")) && fs.existsSync(path.join(dir, "sidecar"))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error("repository root not found above " + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-}
-
-const REPO = findRepoRoot();
-const PYTHON = process.env["SIDECAR_PYTHON"] ?? path.join(REPO, ".venv", "bin", "python");
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "sidecar-host-test-"));
 const hosts = new Set<SidecarHost>();
 

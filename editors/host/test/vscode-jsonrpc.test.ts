@@ -7,10 +7,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import rpc from "vscode-jsonrpc/node";
 import type { MessageConnection } from "vscode-jsonrpc/node";
+import { PYTHON, REPO } from "./repo.js";
 
 const { createMessageConnection, StreamMessageReader, StreamMessageWriter, ResponseError } = rpc;
 
@@ -30,18 +30,6 @@ interface ToolExecuteParams {
   arguments: { path?: string };
 }
 
-function findRepoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (fs.existsSync(path.join(dir, "pyproject.toml")) && fs.existsSync(path.join(dir, "sidecar"))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error("repository root not found above " + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-}
-
-const REPO = findRepoRoot();
-const PYTHON = process.env["SIDECAR_PYTHON"] ?? path.join(REPO, ".venv", "bin", "python");
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "sidecar-vscode-jsonrpc-"));
 const MESSAGE_TYPE_ERROR = 1; // LSP MessageType.Error
 const children = new Set<ChildProcess>();
