@@ -30,17 +30,21 @@ import logging
 import math
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from acp.schema import McpServerStdio
-from mcp import types as mcp_types
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
+
+    from mcp import types as mcp_types
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters
+
+# The ``mcp`` SDK is imported when a session is given a server (its import takes about as
+# long as the rest of the process's start), not when ``acp`` starts.
 
 __all__ = ["CONNECT_TIMEOUT_S", "McpServers", "tool_name"]
 
@@ -75,24 +79,34 @@ def _leaf(exc: BaseException) -> BaseException:
 
 def _describe(exc: BaseException) -> str:
     leaf = _leaf(exc)
+    if isinstance(leaf, OSError) and leaf.strerror:
+        return f"cannot start it: {leaf.strerror}"
     text = str(leaf).strip()
     return f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__
 
 
-@dataclass(eq=False)
 class _Server:
-    name: str
-    params: StdioServerParameters
-    tools: list[mcp_types.Tool] = field(default_factory=list)
-    session: ClientSession | None = None
-    failure: str | None = None
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    closing: anyio.Event = field(default_factory=anyio.Event)
-    done: anyio.Event = field(default_factory=anyio.Event)
+    """One server process and its client session, owned by the task running :meth:`run`."""
+
+    def __init__(self, name: str, params: StdioServerParameters) -> None:
+        self.name = name
+        self.params = params
+        self.tools: list[mcp_types.Tool] = []
+        self.session: ClientSession | None = None
+        """Set while connected: what tool calls go through."""
+        self.failure: str | None = None
+        """Why it never connected."""
+        self.ready = anyio.Event()
+        """Connected, or failed."""
+        self.closing = anyio.Event()
+        self.done = anyio.Event()
 
     async def run(self) -> None:
         """Connect, list the tools, serve calls until closed (the owning task)."""
         try:
+            from mcp.client.session import ClientSession
+            from mcp.client.stdio import stdio_client
+
             with anyio.CancelScope() as scope:
                 scope.deadline = anyio.current_time() + CONNECT_TIMEOUT_S
                 async with (
@@ -124,6 +138,8 @@ class _Server:
 
 
 async def _list_tools(session: ClientSession) -> list[mcp_types.Tool]:
+    from mcp import types as mcp_types
+
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     while True:
@@ -149,6 +165,8 @@ def _result(text: str, *, error: bool = False) -> dict[str, Any]:
 
 
 def _content_text(block: Any) -> str:
+    from mcp import types as mcp_types
+
     if isinstance(block, mcp_types.TextContent):
         return block.text
     if isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
@@ -194,6 +212,8 @@ class McpServers:
                     "(stdio only)."
                 )
                 continue
+            from mcp.client.stdio import StdioServerParameters
+
             params = StdioServerParameters(
                 command=given.command,
                 args=list(given.args),
@@ -203,16 +223,17 @@ class McpServers:
             server = _Server(name, params)
             self._spawn(server.run)
             started.append(server)
+        self._servers[session_id] = started  # closed at exit even if this answer never ends
         for server in started:
             await server.ready.wait()
-        self._servers[session_id] = [s for s in started if s.failure is None]
         offered: dict[str, _Offered] = {}
         for server in started:
             if server.failure is not None:
                 command = " ".join([server.params.command, *server.params.args])
                 notes.append(
                     f"MCP server {server.name!r} is not connected: {server.failure} "
-                    f"(command: {command}). The session goes on without its tools."
+                    f"(command: {command}; its stderr is in the sidecar's log). The session goes "
+                    "on without its tools."
                 )
                 continue
             for tool in server.tools:

@@ -794,14 +794,23 @@ async def test_mcp_server_that_fails_is_a_diagnostic_not_a_dead_session(tmp_path
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"rounds": [{"text": "still here"}]}))
     ghost = McpServerStdio(name="ghost", command=str(tmp_path / "no-such-server"), args=[], env=[])
+    crashing = McpServerStdio(
+        name="crashing", command=sys.executable, args=["-c", "raise SystemExit(3)"], env=[]
+    )
+    silent = McpServerStdio(  # reads its stdin, never answers: the handshake times out
+        name="silent", command=sys.executable, args=["-c", "import sys; sys.stdin.read()"], env=[]
+    )
     remote = HttpMcpServer(type="http", name="remote", url="http://127.0.0.1:9/mcp", headers=[])
+    servers: list[Any] = [ghost, crashing, silent, remote]
     async with acp_agent(tmp_path, tmp_path / "store", "--script", str(script)) as (conn, editor):
         await initialize(conn)
-        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[ghost, remote])).session_id
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=servers)).session_id
         await asyncio.wait_for(editor.chunk_arrived.wait(), 30)
         note = texts(editor.take(), AgentMessageChunk)
-        assert "MCP server 'ghost' is not connected" in note
+        assert "MCP server 'ghost' is not connected: cannot start it: No such file" in note
         assert "no-such-server" in note
+        assert "MCP server 'crashing' is not connected" in note
+        assert "MCP server 'silent' is not connected: no answer within 10 s" in note
         assert "MCP server 'remote' is not connected: http servers are not supported" in note
         answer = await conn.prompt(session_id=sid, prompt=[text_block("hello?")])
         assert answer.stop_reason == "end_turn"
