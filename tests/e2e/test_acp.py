@@ -727,6 +727,12 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+@server.tool()
+def crash() -> str:
+    \"\"\"Exit without answering.\"\"\"
+    os._exit(1)
+
+
 server.run()
 """
 
@@ -746,7 +752,12 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
     server, pid_file = tmp_path / "calc_server.py", tmp_path / "calc.pid"
     server.write_text(MCP_SERVER)
     script = tmp_path / "script.json"
-    rounds = [_call("calc__add", "m1", a=19, b=23), {"text": "the sum is 42"}]
+    rounds = [
+        _call("calc__add", "m1", a=19, b=23),
+        _call("calc__crash", "m2"),
+        _call("calc__add", "m3", a=1, b=1),
+        {"text": "the sum is 42"},
+    ]
     script.write_text(json.dumps({"rounds": rounds}))
     calc = McpServerStdio(
         name="calc", command=sys.executable, args=[str(server), str(pid_file)], env=[]
@@ -761,10 +772,16 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
         updates = editor.take()
         starts = [u for u in updates if isinstance(u, ToolCallStart)]
         assert [(s.tool_call_id, s.kind, s.title, s.raw_input) for s in starts] == [
-            ("m1", "other", "calc__add", {"a": 19, "b": 23})
+            ("m1", "other", "calc__add", {"a": 19, "b": 23}),
+            ("m2", "other", "calc__crash", {}),
+            ("m3", "other", "calc__add", {"a": 1, "b": 1}),
         ]
-        final = [u for u in updates if isinstance(u, ToolCallProgress)][-1]
-        assert (final.tool_call_id, final.status, _text_of(final)) == ("m1", "completed", "42")
+        final = {u.tool_call_id: u for u in updates if isinstance(u, ToolCallProgress)}
+        assert (final["m1"].status, _text_of(final["m1"])) == ("completed", "42")
+        # a server that dies: its calls fail with a reason the model reads; the run goes on
+        for call_id in ("m2", "m3"):
+            assert final[call_id].status == "failed"
+            assert _text_of(final[call_id]) == "MCP server 'calc': MCPError: Connection closed"
         assert texts(updates, AgentMessageChunk) == "the sum is 42"  # no diagnostic either
 
         # offered to the model with the server's schema; the result it read is the sum
@@ -773,7 +790,7 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
             "context-sidecar/input/get", {"inputId": runs["runs"][0]["inputId"]}
         )
         tools = {t["name"]: t for t in frozen["tools"]}
-        assert set(tools) == {"read_file", "write_file", "calc__add"}
+        assert set(tools) == {"read_file", "write_file", "calc__add", "calc__crash"}
         assert tools["calc__add"]["description"] == "Add two integers."
         assert set(tools["calc__add"]["parameters"]["properties"]) == {"a", "b"}
         read = await conn.ext_method("context-sidecar/session/read", {"sessionId": sid})
@@ -784,7 +801,7 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
             for part in entry["content"]
             if part["type"] == "toolResult"
         ]
-        assert [(r["callId"], r["content"][0]["text"]) for r in results] == [("m1", "42")]
+        assert (results[0]["callId"], results[0]["content"][0]["text"]) == ("m1", "42")
     assert not _running(pid)  # closed with the agent
 
 
