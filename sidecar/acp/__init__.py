@@ -7,6 +7,8 @@ stdin/stdout, over the same store, context pipeline and runs as ``serve``.
 - :mod:`.bridge`: the runs' view of the connection;
 - :mod:`.tools`: read_file / write_file / run_command through the editor (fs, terminal,
   permission), confined to the session's roots;
+- :mod:`.mcp_servers`: the session's stdio MCP servers (official ``mcp`` SDK), their tools
+  offered as ``<server>__<tool>``;
 - :mod:`.commands` (and :mod:`.dashboard`, their markdown): ``/context``, ``/compact``,
   ``/pin``, ``/snapshot``;
 - :mod:`.usage`: ``usage_update`` from the run's events;

@@ -6,14 +6,17 @@
   from the profile's ``connectionRef``, never from the editor).
 - ``session/new {cwd}``: a session in the store rooted at ``cwd`` (plus
   ``additionalDirectories``), so instruction files and skills are found as for any session.
-  ``mcpServers`` are accepted and not connected yet (logged).
-- ``session/load``: the stored history replayed as ``session/update``\\ s, then the answer.
+  Its stdio ``mcpServers`` are connected (:mod:`sidecar.acp.mcp_servers`) before the answer;
+  one that fails, or an http/sse one, is a message in the chat, not a failed session.
+- ``session/load``: the stored history replayed as ``session/update``\\ s, the MCP servers
+  given connected (replacing the session's), then the answer.
 - ``session/prompt``: a run (``RunManager.start``, as ``run/start`` does for ``serve``) whose
   events become updates (:mod:`sidecar.acp.mapping`); answered once the run has ended and
   its journal is on disk, with the run's stop reason.
 - ``session/cancel``: the session's run is cancelled; its prompt answers ``cancelled``.
-- Tools: every run offers the editor tools (:mod:`sidecar.acp.tools`); their updates are
-  sent in the order of the run's events (``InTurn`` items in the prompt's queue).
+- Tools: every run offers the editor tools (:mod:`sidecar.acp.tools`) and the session's MCP
+  servers' tools; the editor tools' updates are sent in the order of the run's events
+  (``InTurn`` items in the prompt's queue).
 - slash commands (:mod:`sidecar.acp.commands`): advertised after ``session/new`` and
   ``session/load``, a prompt starting with one is answered without a run; ``usage_update``
   after each model call (:mod:`sidecar.acp.usage`); ``_context-sidecar/<method>`` extension
@@ -39,6 +42,7 @@ import anyio.to_thread
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     ClientCapabilities,
     Implementation,
     InitializeResponse,
@@ -51,6 +55,7 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    TextContentBlock,
 )
 
 from protocol._base import dump_wire, parse_wire
@@ -66,6 +71,7 @@ from sidecar.acp.mapping import (
     history_updates,
     prompt_parts,
 )
+from sidecar.acp.mcp_servers import McpServers
 from sidecar.acp.tools import EditorTools, InTurn
 from sidecar.acp.usage import UsageMeter
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
@@ -159,9 +165,9 @@ class SidecarAgent:
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self.tools = EditorTools(
-            store, self._send_in_turn, lambda run_id: str(self.runs.get(run_id)["sessionId"])
-        )
+        session_of = self._session_of_run
+        self.tools = EditorTools(store, self._send_in_turn, session_of)
+        self.mcp = McpServers(lambda fn: self.spawn(fn), session_of)
         # commands, usage and extension methods (sidecar/acp/commands.py, usage.py,
         # extensions.py); the first two are set with the runs (see sidecar.acp.serve)
         self.commands: SlashCommands
@@ -178,6 +184,9 @@ class SidecarAgent:
                 self.runs.cancel(prompt.run_id)
         with anyio.move_on_after(grace_s):
             await self._idle.wait()
+
+    def _session_of_run(self, run_id: str) -> str:
+        return str(self.runs.get(run_id)["sessionId"])
 
     def on_connect(self, conn: AgentSideConnection) -> None:
         self._client = conn
@@ -260,14 +269,14 @@ class SidecarAgent:
                     f"{root!r} is not an absolute path",
                     details={"path": root},
                 )
-        self._mcp_not_connected(mcp_servers)
         session = await self.store.sessions.create(
             title="",
             workspace_roots=roots,
             profile_id=self.model.profile_id,
             meta={"acp": {"cwd": cwd}},
         )
-        self._advertise(session.session_id)
+        notes = await self.mcp.open(session.session_id, mcp_servers, cwd)
+        self._advertise(session.session_id, notes)
         return NewSessionResponse(session_id=session.session_id)
 
     @_answers
@@ -279,12 +288,12 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse:
         session = self.store.sessions.get(session_id)
-        self._mcp_not_connected(mcp_servers)
         entries = await anyio.to_thread.run_sync(lambda: self._history(session_id))
         root = session.workspace_roots[0] if session.workspace_roots else cwd
         for update in history_updates(entries, self.store.blobs.get, root):
             await self._send(session_id, update)
-        self._advertise(session_id)
+        notes = await self.mcp.open(session_id, mcp_servers, cwd)
+        self._advertise(session_id, notes)
         return LoadSessionResponse()
 
     def _history(self, session_id: str) -> list[dict[str, Any]]:
@@ -317,11 +326,6 @@ class SidecarAgent:
             ],
             next_cursor=next_cursor,
         )
-
-    def _mcp_not_connected(self, servers: list[Any] | None) -> None:
-        if servers:
-            names = [getattr(s, "name", "?") for s in servers]
-            logger.warning("MCP servers are not connected by this version: %s", names)
 
     # --- prompts -----------------------------------------------------------------------------
 
@@ -386,24 +390,34 @@ class SidecarAgent:
         await self._send(session_id, answer.message)
         return PromptResponse(stop_reason="end_turn")
 
-    def _advertise(self, session_id: str) -> None:
-        """``available_commands_update``, once the answer naming the session is written (the
-        transport writes an answer before this task can run)."""
+    def _advertise(self, session_id: str, notes: list[str]) -> None:
+        """``available_commands_update`` and the MCP diagnostics (one message), once the
+        answer naming the session is written (the transport writes an answer before this task
+        can run)."""
 
         async def send() -> None:
             try:
                 await self._send(session_id, available_commands())
+                if notes:
+                    text = "\n\n".join(f"**MCP**: {note}" for note in notes)
+                    chunk = AgentMessageChunk(
+                        session_update="agent_message_chunk",
+                        content=TextContentBlock(type="text", text=text),
+                    )
+                    await self._send(session_id, chunk)
             except Exception as exc:  # the client went away
                 logger.warning("available commands not sent: %s", exc)
 
         self.spawn(send)
 
     def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
+        settings = self.tools.run_settings()
+        settings["tools"] = [*settings["tools"], *self.mcp.definitions(session_id)]
         wire: dict[str, Any] = {
             "sessionId": session_id,
             "userTurn": parts,
             "subscribe": True,
-            **self.tools.run_settings(),
+            **settings,
         }
         if self.model.profile is not None:
             wire["profile"] = dump_wire(self.model.profile)

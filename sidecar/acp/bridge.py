@@ -6,10 +6,11 @@ face).
   journal already holds it.
 - ``after_answer`` runs at once: ``session/prompt`` is answered only when its run has ended,
   so no event can overtake an answer here.
-- ``tool/execute`` and ``approval/request`` of a tool the session offers go to its tool host
-  (:class:`~sidecar.acp.tools.EditorTools`: the editor's ``fs/*``, ``terminal/*`` and
-  ``session/request_permission``), within the run's tool timeout; a call of any other tool
-  gets an error result the model can read, and the run goes on.
+- ``tool/execute`` and ``approval/request`` of a tool the session offers go to the tool host
+  offering it (:class:`~sidecar.acp.tools.EditorTools`: the editor's ``fs/*``,
+  ``terminal/*`` and ``session/request_permission``; :class:`~sidecar.acp.mcp_servers.McpServers`:
+  the session's MCP servers), within the run's tool timeout; a call of any other tool gets an
+  error result the model can read, and the run goes on.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import anyio
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["AcpRunBridge", "ToolHost"]
+__all__ = ["AcpRunBridge", "ToolHost", "ToolHosts"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,25 @@ class ToolHost(Protocol):
     async def execute(self, params: dict[str, Any]) -> dict[str, Any]:
         """A ``ToolExecuteResult``: ``{content, isError}``."""
         ...
+
+
+class ToolHosts:
+    """Several tool hosts as one: a call goes to the first that offers its tool."""
+
+    def __init__(self, *hosts: ToolHost) -> None:
+        self._hosts = hosts
+
+    def _host(self, name: object) -> ToolHost:
+        return next(h for h in self._hosts if h.offers(name))
+
+    def offers(self, name: object) -> bool:
+        return any(h.offers(name) for h in self._hosts)
+
+    async def approve(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._host(params.get("name")).approve(params)
+
+    async def execute(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._host(params.get("name")).execute(params)
 
 
 class AcpRunBridge:

@@ -4,7 +4,8 @@ Before anything else the protocol moves to a private duplicate of fd 1 and fd 1 
 stderr (as for ``serve``), so a ``print`` anywhere lands in the log, never in the ACP stream.
 The store is the same as ``serve``'s (one writer at a time: a second process on the same
 store serves reads only, and ``session/new`` or ``session/prompt`` answer ``store.locked``).
-The process ends when stdin closes; runs still going are cancelled (their journals say so).
+The process ends when stdin closes; runs still going are cancelled (their journals say so)
+and the sessions' MCP servers are closed.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
     from acp.core import AgentSideConnection
 
     from protocol.server import Limits
-    from sidecar.acp.bridge import AcpRunBridge
+    from sidecar.acp.bridge import AcpRunBridge, ToolHosts
     from sidecar.acp.commands import SlashCommands
     from sidecar.acp.extensions import ServeMethods
     from sidecar.acp.framing import NdjsonStdio
@@ -132,7 +133,10 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
                 tg.start_soon(fn)
 
             agent.runs = state.runs = RunManager(
-                store, state.context, AcpRunBridge(agent.deliver, agent.tools), spawn
+                store,
+                state.context,
+                AcpRunBridge(agent.deliver, ToolHosts(agent.tools, agent.mcp)),
+                spawn,
             )
             agent.spawn = spawn
             agent.serve_methods = ServeMethods(state)
@@ -149,6 +153,8 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
                     await conn.close()  # cancels what is still in flight
                 except Exception:
                     logger.exception("closing the ACP connection")
+                with anyio.CancelScope(shield=True):
+                    await agent.mcp.close_all()  # the MCP servers' processes end with ours
             tg.cancel_scope.cancel()
     finally:
         store.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,7 +34,9 @@ from acp.schema import (
     CreateTerminalResponse,
     FileEditToolCallContent,
     FileSystemCapabilities,
+    HttpMcpServer,
     Implementation,
+    McpServerStdio,
     PermissionOption,
     ReadTextFileRequest,
     ReadTextFileResponse,
@@ -705,3 +708,129 @@ async def test_commands_usage_and_extension_methods(tmp_path: Path) -> None:
         await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
         await asyncio.wait_for(editor.commands_arrived.wait(), 30)
         assert sid in editor.commands
+
+
+# A tiny MCP stdio server built with the `mcp` SDK (MCPServer: FastMCP's name since mcp 2);
+# it writes its pid so the test can see it end with the agent.
+MCP_SERVER = """
+import os, sys
+from mcp.server.mcpserver import MCPServer
+
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+server = MCPServer("calc")
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    \"\"\"Add two integers.\"\"\"
+    return a + b
+
+
+@server.tool()
+def crash() -> str:
+    \"\"\"Exit without answering.\"\"\"
+    os._exit(1)
+
+
+server.run()
+"""
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (Linux: /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    server, pid_file = tmp_path / "calc_server.py", tmp_path / "calc.pid"
+    server.write_text(MCP_SERVER)
+    script = tmp_path / "script.json"
+    rounds = [
+        _call("calc__add", "m1", a=19, b=23),
+        _call("calc__crash", "m2"),
+        _call("calc__add", "m3", a=1, b=1),
+        {"text": "the sum is 42"},
+    ]
+    script.write_text(json.dumps({"rounds": rounds}))
+    calc = McpServerStdio(
+        name="calc", command=sys.executable, args=[str(server), str(pid_file)], env=[]
+    )
+    async with acp_agent(tmp_path, tmp_path / "store", "--script", str(script)) as (conn, editor):
+        await initialize(conn)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[calc])).session_id
+        pid = int(pid_file.read_text())
+        assert _running(pid)
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("add 19 and 23")])
+        assert answer.stop_reason == "end_turn"
+        updates = editor.take()
+        starts = [u for u in updates if isinstance(u, ToolCallStart)]
+        assert [(s.tool_call_id, s.kind, s.title, s.raw_input) for s in starts] == [
+            ("m1", "other", "calc__add", {"a": 19, "b": 23}),
+            ("m2", "other", "calc__crash", {}),
+            ("m3", "other", "calc__add", {"a": 1, "b": 1}),
+        ]
+        final = {u.tool_call_id: u for u in updates if isinstance(u, ToolCallProgress)}
+        assert (final["m1"].status, _text_of(final["m1"])) == ("completed", "42")
+        # a server that dies: its calls fail with a reason the model reads; the run goes on
+        for call_id in ("m2", "m3"):
+            assert final[call_id].status == "failed"
+            assert _text_of(final[call_id]) == "MCP server 'calc': MCPError: Connection closed"
+        assert texts(updates, AgentMessageChunk) == "the sum is 42"  # no diagnostic either
+
+        # offered to the model with the server's schema; the result it read is the sum
+        runs = await conn.ext_method("context-sidecar/run/list", {"sessionId": sid})
+        frozen = await conn.ext_method(
+            "context-sidecar/input/get", {"inputId": runs["runs"][0]["inputId"]}
+        )
+        tools = {t["name"]: t for t in frozen["tools"]}
+        assert set(tools) == {"read_file", "write_file", "calc__add", "calc__crash"}
+        assert tools["calc__add"]["description"] == "Add two integers."
+        assert set(tools["calc__add"]["parameters"]["properties"]) == {"a", "b"}
+        read = await conn.ext_method("context-sidecar/session/read", {"sessionId": sid})
+        results = [
+            part
+            for entry in read["entries"]
+            if entry["kind"] == "message"
+            for part in entry["content"]
+            if part["type"] == "toolResult"
+        ]
+        assert (results[0]["callId"], results[0]["content"][0]["text"]) == ("m1", "42")
+    assert not _running(pid)  # closed with the agent
+
+
+async def test_mcp_server_that_fails_is_a_diagnostic_not_a_dead_session(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rounds": [{"text": "still here"}]}))
+    ghost = McpServerStdio(name="ghost", command=str(tmp_path / "no-such-server"), args=[], env=[])
+    crashing = McpServerStdio(
+        name="crashing", command=sys.executable, args=["-c", "raise SystemExit(3)"], env=[]
+    )
+    silent = McpServerStdio(  # reads its stdin, never answers: the handshake times out
+        name="silent", command=sys.executable, args=["-c", "import sys; sys.stdin.read()"], env=[]
+    )
+    remote = HttpMcpServer(type="http", name="remote", url="http://127.0.0.1:9/mcp", headers=[])
+    servers: list[Any] = [ghost, crashing, silent, remote]
+    async with acp_agent(tmp_path, tmp_path / "store", "--script", str(script)) as (conn, editor):
+        await initialize(conn)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=servers)).session_id
+        await asyncio.wait_for(editor.chunk_arrived.wait(), 30)
+        note = texts(editor.take(), AgentMessageChunk)
+        assert "MCP server 'ghost' is not connected: cannot start it: No such file" in note
+        assert "no-such-server" in note
+        assert "MCP server 'crashing' is not connected" in note
+        assert "MCP server 'silent' is not connected: no answer within 10 s" in note
+        assert "MCP server 'remote' is not connected: http servers are not supported" in note
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("hello?")])
+        assert answer.stop_reason == "end_turn"
+        assert texts(editor.take(), AgentMessageChunk) == "still here"
+    log = (tmp_path / "acp.log").read_text()
+    assert "MCP server 'ghost' is not connected" in log
