@@ -86,9 +86,13 @@ describe("the official ACP TypeScript SDK against `context-sidecar acp`", () => 
       const [updates, stop] = await turn(session);
       assert.equal(stop, "end_turn");
       assert.equal((await answered).stopReason, "end_turn");
+      // the commands are advertised once after session/new (sent after its answer: it may
+      // come before or among the prompt's updates); one usage_update per model call
+      const kinds = updates.map((u) => u.sessionUpdate);
+      assert.equal(kinds.filter((k) => k === "available_commands_update").length, 1);
       assert.deepEqual(
-        updates.map((u) => u.sessionUpdate),
-        ["agent_message_chunk", "agent_message_chunk", "agent_message_chunk"],
+        kinds.filter((k) => k !== "available_commands_update"),
+        ["agent_message_chunk", "agent_message_chunk", "agent_message_chunk", "usage_update"],
       );
       assert.equal(text(updates), "Hello from the sidecar");
 
