@@ -23,16 +23,14 @@ without an answer, ends the connection on a line that is JSON but not an object 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
-import threading
 from collections import deque
 from typing import Any
 
 from protocol.errors import INVALID_REQUEST, PARSE_ERROR, ErrorCode
-from sidecar.rpc.fdio import write_all
+from sidecar.rpc.fdio import pump_in_thread, write_all
 
 __all__ = ["NdjsonStdio"]
 
@@ -107,19 +105,7 @@ class NdjsonStdio:
         queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=16)
         self._thread_chunks = queue
 
-        def pump() -> None:
-            while True:
-                try:
-                    chunk = os.read(self._in_fd, _READ_CHUNK)
-                except OSError:
-                    chunk = b""
-                future = asyncio.run_coroutine_threadsafe(queue.put(chunk), loop)
-                with contextlib.suppress(Exception):
-                    future.result()
-                if not chunk:
-                    return
-
-        threading.Thread(target=pump, name="acp-stdin", daemon=True).start()
+        pump_in_thread(self._in_fd, _READ_CHUNK, queue.put, loop, "acp-stdin")
 
     # --- the SDK's Transport -----------------------------------------------------------------
 

@@ -17,12 +17,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import json
 import logging
 import os
-import threading
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -31,7 +29,7 @@ import anyio.abc
 from protocol.framing import FrameDecoder, encode_frame
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.rpc.fdio import write_all
+from sidecar.rpc.fdio import pump_in_thread, write_all
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
@@ -319,21 +317,9 @@ class StdioTransport:
     async def _thread_chunks(self) -> AsyncIterator[bytes]:
         """Fallback for fds asyncio cannot watch (regular files, some ttys)."""
         send, receive = anyio.create_memory_object_stream[bytes](16)
-        portal_loop = asyncio.get_running_loop()
-
-        def pump() -> None:
-            while True:
-                try:
-                    chunk = os.read(self._in_fd, _READ_CHUNK)
-                except OSError:
-                    chunk = b""
-                fut = asyncio.run_coroutine_threadsafe(send.send(chunk), portal_loop)
-                with contextlib.suppress(Exception):
-                    fut.result()
-                if not chunk:
-                    return
-
-        threading.Thread(target=pump, name="stdin-reader", daemon=True).start()
+        pump_in_thread(
+            self._in_fd, _READ_CHUNK, send.send, asyncio.get_running_loop(), "stdin-reader"
+        )
         async with receive:
             async for chunk in receive:
                 if not chunk:
