@@ -229,12 +229,16 @@ def test_an_in_chat_component_at_depth_zero_sits_before_the_user_turn() -> None:
 
 def test_the_user_turn_is_reserved_before_the_transcript() -> None:
     """Many small groups would fill the budget to the last token: a user turn offered after
-    them would not fit (mutation: offer the user turn after the transcript)."""
+    them would not fit (mutation: offer the user turn after the transcript).  A tiny quantum
+    makes the window fill the room to the last group (a held window leaves slack that would
+    let the mutation through)."""
     history = [
         msg("user" if i % 2 == 0 else "assistant", [text(f"message {i} " + "word " * 20)])
         for i in range(200)
     ]
-    prompt, _ = assemble_entries(history, window=6000, user_turn="long question " * 300)
+    prompt, _ = assemble_entries(
+        history, window=6000, user_turn="long question " * 300, quantum=0.001
+    )
     last = prompt["messages"][-1]
     assert last["provenance"][0]["kind"] == "userTurn"
     assert any(i["visibility"] == "candidate" for i in _transcript_items(prompt))
