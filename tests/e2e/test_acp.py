@@ -63,6 +63,7 @@ from acp.schema import (
 from pydantic import BaseModel
 
 from sidecar.client import sidecar_command
+from tests.e2e.history_kit import tool_turns
 
 pytestmark = pytest.mark.anyio
 
@@ -578,26 +579,6 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
 # Small enough that the old tool results below are masked (the newest 2,000 tokens kept).
 MASKING = {"assembly": {"masking": {"protectTokens": 2000, "batchTokens": 1000}}}
 SUMMARY = "Goal: read the modules. Progress: m0-m7 read. Next Steps: none."
-
-
-def tool_turns(n: int) -> list[dict[str, Any]]:
-    """``n`` user turns, each reading a file through a tool call and its (large) result."""
-
-    def text(t: str) -> dict[str, Any]:
-        return {"type": "text", "text": t}
-
-    entries: list[dict[str, Any]] = []
-    for i in range(n):
-        call: dict[str, Any] = {"type": "toolCall", "callId": f"c{i}", "name": "read_file"}
-        call["arguments"] = {"path": f"src/m{i}.py"}
-        result = {"type": "toolResult", "callId": f"c{i}", "content": [text("code " * 800)]}
-        entries += [
-            {"kind": "message", "role": "user", "content": [text(f"step {i}")]},
-            {"kind": "message", "role": "assistant", "content": [text("reading"), call]},
-            {"kind": "message", "role": "user", "content": [result]},
-            {"kind": "message", "role": "assistant", "content": [text(f"done {i}")]},
-        ]
-    return entries
 
 
 async def command(conn: ClientSideConnection, editor: Editor, sid: str, text: str) -> str:

@@ -21,6 +21,7 @@ import pytest
 
 from sidecar.client import SidecarClient
 from tests.conftest import SidecarFactory
+from tests.e2e.history_kit import tool_turns
 
 pytestmark = pytest.mark.anyio
 
@@ -46,26 +47,6 @@ def msg(role: str, t: str) -> dict[str, Any]:
 
 # Small enough that old tool results below are masked (8 of ~805 tokens; the newest 2,000 kept).
 MASKING = {"assembly": {"masking": {"protectTokens": 2000, "batchTokens": 1000}}}
-
-
-def tool_turns(n: int) -> list[dict[str, Any]]:
-    """``n`` user turns, each reading a file through a tool call and its (large) result."""
-    entries: list[dict[str, Any]] = []
-    for i in range(n):
-        call = {
-            "type": "toolCall",
-            "callId": f"c{i}",
-            "name": "read_file",
-            "arguments": {"path": f"src/m{i}.py"},
-        }
-        result = {"type": "toolResult", "callId": f"c{i}", "content": [text("code " * 800)]}
-        entries += [
-            msg("user", f"step {i}"),
-            {"kind": "message", "role": "assistant", "content": [text("reading"), call]},
-            {"kind": "message", "role": "user", "content": [result]},
-            msg("assistant", f"done {i}"),
-        ]
-    return entries
 
 
 class Host:
