@@ -55,6 +55,8 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
     TextContentBlock,
 )
 
@@ -63,7 +65,10 @@ from protocol.errors import DOMAIN_ERROR, INTERNAL_ERROR, INVALID_PARAMS, ErrorC
 from protocol.runs import RunStartParams
 from protocol.snapshots import ProfileInput
 from sidecar import __version__
+from sidecar.acp.approvals import Approvals
 from sidecar.acp.commands import available_commands, parse_command
+from sidecar.acp.config import APPROVAL, SessionConfig
+from sidecar.acp.extensions import EXTENSION_PREFIX
 from sidecar.acp.mapping import (
     PromptBlock,
     RunUpdates,
@@ -72,6 +77,7 @@ from sidecar.acp.mapping import (
     prompt_parts,
 )
 from sidecar.acp.mcp_servers import McpServers
+from sidecar.acp.plan import PlanTool
 from sidecar.acp.tools import EditorTools, InTurn
 from sidecar.acp.usage import UsageMeter
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
@@ -162,12 +168,18 @@ class SidecarAgent:
         self._prompts: dict[str, _Prompt] = {}
         self._played = 0
         """Model calls made so far: the scripted model's next round."""
+        self._forwarded: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._inflight = 0
         self._idle = asyncio.Event()
         self._idle.set()
         session_of = self._session_of_run
-        self.tools = EditorTools(store, self._send_in_turn, session_of)
-        self.mcp = McpServers(lambda fn: self.spawn(fn), session_of)
+        self.config = SessionConfig(store, model)
+        self.approvals = Approvals(self.config.mode_id)
+        self.tools = EditorTools(store, self.approvals, self._send_in_turn, session_of)
+        self.mcp = McpServers(
+            lambda fn: self.spawn(fn), session_of, self.approvals, self._send_in_turn
+        )
+        self.plan = PlanTool()
         # commands, usage and extension methods (sidecar/acp/commands.py, usage.py,
         # extensions.py); the first two are set with the runs (see sidecar.acp.serve)
         self.commands: SlashCommands
@@ -191,12 +203,27 @@ class SidecarAgent:
     def on_connect(self, conn: AgentSideConnection) -> None:
         self._client = conn
         self.tools.client = conn
+        self.approvals.client = conn
 
     def deliver(self, event: dict[str, Any]) -> None:
-        """A run event, for the session's prompt (the run bridge calls this)."""
+        """A run event (the run bridge calls this): for the session's prompt, or, for a run
+        started with ``_context-sidecar/run/start``, to the client as it is."""
         prompt = self._prompts.get(str(event.get("sessionId")))
-        if prompt is not None:
+        if prompt is not None and prompt.run_id in (None, event.get("runId")):
             prompt.events.put_nowait(event)
+        else:
+            self._forwarded.put_nowait(event)
+
+    async def forward_run_events(self) -> None:
+        """Send the events of runs no prompt waits for, in order, as
+        ``_context-sidecar/run/event`` notifications (``serve``'s ``run/event`` params)."""
+        while True:
+            event = await self._forwarded.get()
+            assert self._client is not None
+            try:
+                await self._client.ext_notification(f"{EXTENSION_PREFIX}run/event", event)
+            except Exception as exc:  # the client went away
+                logger.warning("run event not forwarded: %s", exc)
 
     async def _send(self, session_id: str, update: SessionUpdate) -> None:
         assert self._client is not None
@@ -275,9 +302,14 @@ class SidecarAgent:
             profile_id=self.model.profile_id,
             meta={"acp": {"cwd": cwd}},
         )
-        notes = await self.mcp.open(session.session_id, mcp_servers, cwd)
-        self._advertise(session.session_id, notes)
-        return NewSessionResponse(session_id=session.session_id)
+        session_id = session.session_id
+        notes = await self.mcp.open(session_id, mcp_servers, cwd)
+        self._advertise(session_id, notes)
+        return NewSessionResponse(
+            session_id=session_id,
+            config_options=self.config.options(session_id),
+            modes=self.config.modes(session_id),
+        )
 
     @_answers
     async def load_session(
@@ -294,7 +326,40 @@ class SidecarAgent:
             await self._send(session_id, update)
         notes = await self.mcp.open(session_id, mcp_servers, cwd)
         self._advertise(session_id, notes)
-        return LoadSessionResponse()
+        return LoadSessionResponse(
+            config_options=self.config.options(session_id),
+            modes=self.config.modes(session_id),
+        )
+
+    # --- settings ----------------------------------------------------------------------------
+
+    @_answers
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        await self.config.set(session_id, config_id, value)
+        if config_id == APPROVAL:
+            self._tell(session_id, self.config.updates(session_id)[0])
+        return SetSessionConfigOptionResponse(config_options=self.config.options(session_id))
+
+    @_answers
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        await self.config.set_mode(session_id, mode_id)
+        self._tell(session_id, self.config.updates(session_id)[1])
+        return SetSessionModeResponse()
+
+    def _tell(self, session_id: str, update: SessionUpdate) -> None:
+        """Send ``update`` once the answer being made is written."""
+
+        async def send() -> None:
+            try:
+                await self._send(session_id, update)
+            except Exception as exc:  # the client went away
+                logger.warning("%s not sent: %s", update.session_update, exc)
+
+        self.spawn(send)
 
     def _history(self, session_id: str) -> list[dict[str, Any]]:
         entries: list[dict[str, Any]] = []
@@ -412,20 +477,29 @@ class SidecarAgent:
 
     def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
         settings = self.tools.run_settings()
-        settings["tools"] = [*settings["tools"], *self.mcp.definitions(session_id)]
+        settings["tools"] = [
+            *settings["tools"],
+            self.plan.definition,
+            *self.mcp.definitions(session_id),
+        ]
+        settings["approvalRequired"] = [
+            *settings["approvalRequired"],
+            *self.mcp.approval_required(session_id),
+        ]
+        model = self.config.model_of(session_id)
         wire: dict[str, Any] = {
             "sessionId": session_id,
             "userTurn": parts,
             "subscribe": True,
             **settings,
         }
-        if self.model.profile is not None:
-            wire["profile"] = dump_wire(self.model.profile)
-        elif self.model.profile_id is not None:
-            wire["profileId"] = self.model.profile_id
-        if self.model.script is not None:
-            rounds = list(self.model.script.get("rounds", []))
-            wire["script"] = {**self.model.script, "rounds": rounds[self._played :]}
+        if model.profile is not None:
+            wire["profile"] = dump_wire(model.profile)
+        elif model.profile_id is not None:
+            wire["profileId"] = model.profile_id
+        if model.script is not None:
+            rounds = list(model.script.get("rounds", []))
+            wire["script"] = {**model.script, "rounds": rounds[self._played :]}
         return parse_wire(RunStartParams, wire)
 
     def _entry(self, session_id: str, seq: int) -> dict[str, Any] | None:

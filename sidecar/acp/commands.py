@@ -50,7 +50,7 @@ from sidecar.paths import is_within, real_path
 from sidecar.runs.loop import SUMMARY_PROMPT, RunStopped, checkpoint_summary
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from protocol.inputs import FrozenInput
     from protocol.snapshots import ProfileInput
@@ -124,9 +124,12 @@ def _answer(text: str, model_calls: int = 0) -> CommandAnswer:
 
 
 class SlashCommands:
-    def __init__(self, methods: ServeMethods, model: ModelChoice, runs: RunManager) -> None:
+    def __init__(
+        self, methods: ServeMethods, model_of: Callable[[str], ModelChoice], runs: RunManager
+    ) -> None:
         self.methods = methods
-        self.model = model
+        self.model_of = model_of
+        """The model binding a session's prompts run with (:mod:`sidecar.acp.config`)."""
         self.runs = runs
 
     async def answer(self, session_id: str, name: str, argument: str, played: int) -> CommandAnswer:
@@ -142,12 +145,13 @@ class SlashCommands:
 
     # --- the session's profile -----------------------------------------------------------
 
-    def _profile_wire(self) -> dict[str, Any]:
-        """``profile`` / ``profileId`` params as a run of this process gets them."""
-        if self.model.profile is not None:
-            return {"profile": dump_wire(self.model.profile)}
-        if self.model.profile_id is not None:
-            return {"profileId": self.model.profile_id}
+    def _profile_wire(self, session_id: str) -> dict[str, Any]:
+        """``profile`` / ``profileId`` params as a run of the session gets them."""
+        model = self.model_of(session_id)
+        if model.profile is not None:
+            return {"profile": dump_wire(model.profile)}
+        if model.profile_id is not None:
+            return {"profileId": model.profile_id}
         return {}
 
     async def _effective(
@@ -158,7 +162,8 @@ class SlashCommands:
         def work() -> tuple[FrozenInput, Effective, ProfileInput | None]:
             params = InputFreezeParams.model_validate({"sessionId": session_id, "userTurn": turn})
             frozen = state.context.capture(params, persist=False).frozen
-            profile, preset = load_profile(state.store, self.model.profile_id, self.model.profile)
+            model = self.model_of(session_id)
+            profile, preset = load_profile(state.store, model.profile_id, model.profile)
             return frozen, resolve(profile, preset, frozen), profile
 
         return await anyio.to_thread.run_sync(work)
@@ -197,7 +202,7 @@ class SlashCommands:
         keep = keep if keep is not None and keep <= through else None
         turn = [{"type": "text", "text": SUMMARY_PROMPT}]
         frozen, effective, profile = await self._effective(session_id, turn)
-        script = self.model.script
+        script = self.model_of(session_id).script
         if script is not None:
             script = {**script, "rounds": list(script.get("rounds", []))[played:]}
         provider = self.runs.provider_for(frozen, profile, script)
@@ -251,7 +256,11 @@ class SlashCommands:
         frozen = await self.methods.call("input/freeze", params)
         answer = await self.methods.call(
             "snapshot/assemble",
-            {"sessionId": session_id, "inputId": frozen["inputId"], **self._profile_wire()},
+            {
+                "sessionId": session_id,
+                "inputId": frozen["inputId"],
+                **self._profile_wire(session_id),
+            },
         )
         return _answer(snapshot_markdown(answer))
 

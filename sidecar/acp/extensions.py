@@ -8,10 +8,12 @@ a :class:`~sidecar.rpc.state.SidecarState` that shares this process's store, con
 and run manager; the JSON-RPC error ``serve`` would answer becomes the same error here
 (``code``, ``message``, ``data`` with its dotted ``data.code``).
 
-Not over ACP: ``initialize`` and the rest of ``serve``'s lifecycle (ACP has its own), and the
-``run/*`` events: a run started with ``_context-sidecar/run/start`` runs and is journaled, but
-its events reach no one (``run/subscribe`` answers the journal so far); ``session/prompt`` is
-the way to run a turn here.
+Not over ACP: ``initialize`` and the rest of ``serve``'s lifecycle (ACP has its own).  A run
+started with ``_context-sidecar/run/start`` sends its events as ``_context-sidecar/run/event``
+notifications (``serve``'s ``run/event`` params, in order); host tools and approvals are
+``serve``'s server→client requests, which have no ACP counterpart: such a run gets an error
+result for a host tool and a refusal for an approval.  ``session/prompt`` is the way to run a
+turn here.
 """
 
 from __future__ import annotations

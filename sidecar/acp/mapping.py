@@ -9,7 +9,8 @@
   ``tool.callRequested`` → ``tool_call`` (``pending``, kind from the tool's name, title,
   ``rawInput``, ``locations`` from a ``path`` argument); ``tool.resultStored`` →
   ``tool_call_update`` (``completed`` / ``failed`` with the stored result as content, or
-  what the editor tools already show for the call: a diff, a terminal).
+  what the editor tools already show for the call: a diff, a terminal); an ``update_plan``
+  call → ``plan`` (its result → nothing; :mod:`sidecar.acp.plan`).
   Events of sub-agents (``payload.agent``) and the core's bookkeeping (assembly, statuses,
   history) have no ACP counterpart and send nothing.
 - **Run end → stop reason**: ``cancelled`` → ``cancelled``; completed → the model's last
@@ -37,10 +38,13 @@ from typing import Any, Literal
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AudioContentBlock,
     AvailableCommandsUpdate,
+    ConfigOptionUpdate,
     ContentToolCallContent,
+    CurrentModeUpdate,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
     ResourceContentBlock,
@@ -54,6 +58,7 @@ from acp.schema import (
 )
 
 from protocol.errors import ErrorCode
+from sidecar.acp.plan import PLAN_TOOL, plan_update
 from sidecar.errors import InvalidRequestError
 
 __all__ = [
@@ -83,6 +88,9 @@ SessionUpdate = (
     | ToolCallProgress
     | AvailableCommandsUpdate
     | UsageUpdate
+    | AgentPlanUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
 )
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 ToolKind = Literal[
@@ -281,6 +289,7 @@ class RunUpdates:
         self._read_blob = read_blob
         self._root = root
         self._model_stop: str | None = None
+        self._plan_calls: set[str] = set()
         self.model_calls = 0
         """Model calls the run made (a script's rounds it played)."""
         self.outcome: RunOutcome | None = None
@@ -302,12 +311,16 @@ class RunUpdates:
             self._model_stop = payload.get("stopReason")
             return []
         if kind == "tool.callRequested":
-            return [
-                _tool_call(
-                    payload["callId"], payload["name"], payload.get("arguments") or {}, self._root
-                )
-            ]
+            return _call_updates(
+                payload["callId"],
+                payload["name"],
+                payload.get("arguments") or {},
+                self._root,
+                self._plan_calls,
+            )
         if kind == "tool.resultStored":
+            if payload["callId"] in self._plan_calls:
+                return []
             return self._result(payload)
         if kind == "run.completed":
             self.outcome = stop_reason(
@@ -329,6 +342,20 @@ class RunUpdates:
         ]
 
 
+def _call_updates(
+    call_id: str, name: str, arguments: dict[str, Any], root: str | None, plan_calls: set[str]
+) -> list[SessionUpdate]:
+    """A tool call as shown: an ``update_plan`` call is the plan (or nothing, when it is
+    malformed: the model reads why), any other a ``tool_call``."""
+    if name != PLAN_TOOL:
+        return [_tool_call(call_id, name, arguments, root)]
+    plan_calls.add(call_id)
+    try:
+        return [plan_update(arguments)]
+    except ValueError:
+        return []
+
+
 def _chunk(
     kind: Literal["agent_message_chunk", "agent_thought_chunk"], text: str, message_id: str | None
 ) -> AgentMessageChunk | AgentThoughtChunk:
@@ -346,6 +373,7 @@ def history_updates(
 ) -> list[SessionUpdate]:
     """What ``session/load`` replays for stored history entries."""
     out: list[SessionUpdate] = []
+    plan_calls: set[str] = set()
     for entry in entries:
         if entry.get("kind") != "message":
             continue
@@ -354,7 +382,8 @@ def history_updates(
             kind = part.get("type")
             if role == "user":
                 if kind == "toolResult":
-                    out.append(_tool_result(part, read_blob))
+                    if part.get("callId") not in plan_calls:
+                        out.append(_tool_result(part, read_blob))
                 else:
                     out += [
                         UserMessageChunk(
@@ -370,7 +399,11 @@ def history_updates(
                 elif kind == "reasoning" and part.get("text"):
                     out.append(_chunk("agent_thought_chunk", part["text"], message_id))
                 elif kind == "toolCall":
-                    out.append(
-                        _tool_call(part["callId"], part["name"], part.get("arguments") or {}, root)
+                    out += _call_updates(
+                        part["callId"],
+                        part["name"],
+                        part.get("arguments") or {},
+                        root,
+                        plan_calls,
                     )
     return out

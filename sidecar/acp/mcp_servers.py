@@ -13,8 +13,9 @@
 - Its tools are offered to every run of the session as ``<server>__<tool>`` (both parts cut
   to the provider-safe ``[A-Za-z0-9_-]``, at most 64 characters in all; a clash gets a
   numeric suffix) with the server's description and input schema, and called through the run
-  bridge like the editor tools (:class:`~sidecar.acp.bridge.ToolHost`).  They are not asked
-  about (the user configured the server in the editor).
+  bridge like the editor tools (:class:`~sidecar.acp.bridge.ToolHost`).  A call is asked
+  about as the session's approval mode says (:mod:`sidecar.acp.approvals`), except for tools
+  the server marks ``readOnlyHint``.
 - A server lives as long as its session in this process: ``session/load`` of the same session
   replaces them, and the process closes every server before it exits.
 
@@ -34,14 +35,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from acp.schema import McpServerStdio
+from acp.schema import McpServerStdio, ToolCallUpdate
+
+from sidecar.acp.tools import InTurn
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
+    from collections.abc import Awaitable, Callable, Coroutine
 
     from mcp import types as mcp_types
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters
+
+    from sidecar.acp.approvals import Approvals, Effect
 
 # The ``mcp`` SDK is imported when a session is given a server (its import takes about as
 # long as the rest of the process's start), not when ``acp`` starts.
@@ -158,6 +163,8 @@ class _Offered:
     """The tool's name on its server."""
     definition: dict[str, Any]
     """What the run offers the model (a ``ToolDefinition``, wire JSON)."""
+    read_only: bool
+    """The server marks it ``readOnlyHint``: not asked about."""
 
 
 def _result(text: str, *, error: bool = False) -> dict[str, Any]:
@@ -191,9 +198,13 @@ class McpServers:
         self,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
         session_of: Callable[[str], str],
+        approvals: Approvals,
+        send_in_turn: Callable[[str, InTurn], Awaitable[None]],
     ) -> None:
         self._spawn = spawn
         self._session_of = session_of
+        self._approvals = approvals
+        self._send_in_turn = send_in_turn
         self._servers: dict[str, list[_Server]] = {}
         self._offered: dict[str, dict[str, _Offered]] = {}
         """Per session: offered name → tool."""
@@ -244,7 +255,8 @@ class McpServers:
                     "description": tool.description or tool.title or tool.name,
                     "parameters": schema,
                 }
-                offered[name] = _Offered(server, tool.name, definition)
+                read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+                offered[name] = _Offered(server, tool.name, definition, read_only)
             logger.info(
                 "MCP server %r connected for session %s: %d tools",
                 server.name,
@@ -263,8 +275,28 @@ class McpServers:
     def offers(self, name: object) -> bool:
         return isinstance(name, str) and any(name in o for o in self._offered.values())
 
+    def approval_required(self, session_id: str) -> list[str]:
+        """The offered tools a call of which goes through the approval step."""
+        return [n for n, o in self._offered.get(session_id, {}).items() if not o.read_only]
+
     async def approve(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"approved": True}  # not in the run's approvalRequired: never asked
+        """As the session's approval mode says (:mod:`sidecar.acp.approvals`)."""
+        name = str(params["name"])
+        session_id = self._session_of(str(params["runId"]))
+        offered = self._offered.get(session_id, {}).get(name)
+        if offered is None:
+            return {"approved": False, "reason": f"tool {name!r} is not available"}
+        arguments: dict[str, Any] = params.get("arguments") or {}
+        await self._send_in_turn(session_id, InTurn(None))  # the tool_call first
+        call = ToolCallUpdate(
+            tool_call_id=str(params["callId"]),
+            title=f"{offered.server.name}: {offered.tool}",
+            kind="other",
+            status="pending",
+            raw_input=arguments,
+        )
+        effect: Effect = "read" if offered.read_only else "mcp"
+        return await self._approvals.decide(session_id, name, effect, call)
 
     async def execute(self, params: dict[str, Any]) -> dict[str, Any]:
         """``tool/execute`` → ``tools/call``: a ``ToolExecuteResult`` (wire JSON)."""

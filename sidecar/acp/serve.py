@@ -135,12 +135,13 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             agent.runs = state.runs = RunManager(
                 store,
                 state.context,
-                AcpRunBridge(agent.deliver, ToolHosts(agent.tools, agent.mcp)),
+                AcpRunBridge(agent.deliver, ToolHosts(agent.tools, agent.plan, agent.mcp)),
                 spawn,
             )
             agent.spawn = spawn
+            tg.start_soon(agent.forward_run_events)
             agent.serve_methods = ServeMethods(state)
-            agent.commands = SlashCommands(agent.serve_methods, choice, agent.runs)
+            agent.commands = SlashCommands(agent.serve_methods, agent.config.model_of, agent.runs)
             conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
             try:
                 await conn.listen()

@@ -11,13 +11,14 @@ run bridge when the loop sends ``tool/execute``; nothing here is known to ``side
   read as ``read_file`` reads it).
 - ``run_command {command, cwd?}``: ``terminal/create`` (``sh -c``; ``cmd /c`` on Windows) →
   a ``terminal`` content in the tool call → ``terminal/wait_for_exit`` →
-  ``terminal/output`` → ``terminal/release`` (always, also on cancel or timeout).  Offered
+  ``terminal/output`` → ``terminal/release`` (always; a call cancelled or timed out
+  first stops the command with ``terminal/kill``).  Offered
   only when the client advertises ``terminal``: no command runs outside the editor's sight.
 
 Writes and commands go through the core's approval step (the run's ``approvalRequired``):
-the bridge's ``approval/request`` becomes ``session/request_permission`` with the options
-allow once / allow always / reject; "allow always" is remembered for the tool in this
-session (for as long as the process lives).  Every path is confined to the session's
+the bridge's ``approval/request`` is decided by the session's approval mode, and asked with
+``session/request_permission`` where the mode says so (:mod:`sidecar.acp.approvals`).  Every
+path is confined to the session's
 roots (symlinks followed): one outside is refused before anything is asked or touched, and
 the model reads why.
 """
@@ -35,11 +36,9 @@ import anyio
 import anyio.to_thread
 from acp import RequestError
 from acp.schema import (
-    AllowedOutcome,
     ClientCapabilities,
     ContentToolCallContent,
     FileEditToolCallContent,
-    PermissionOption,
     TerminalToolCallContent,
     TextContentBlock,
     ToolCallLocation,
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
 
     from acp.core import AgentSideConnection
 
+    from sidecar.acp.approvals import Approvals, Effect
     from sidecar.store import Store
 
 __all__ = [
@@ -79,12 +79,6 @@ MAX_TEXT_BYTES = 256 * 1024
 RELEASE_TIMEOUT_S = 5.0
 
 ShownContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
-
-_PERMISSION_OPTIONS = [
-    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
-    PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
-    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
-]
 
 _DEFINITIONS: dict[str, dict[str, Any]] = {
     READ_FILE: {
@@ -188,16 +182,16 @@ class EditorTools:
     def __init__(
         self,
         store: Store,
+        approvals: Approvals,
         send_in_turn: Callable[[str, InTurn], Awaitable[None]],
         session_of: Callable[[str], str],
     ) -> None:
         self.store = store
+        self.approvals = approvals
         self.client: AgentSideConnection | None = None
         self.capabilities: ClientCapabilities | None = None
         self._send_in_turn = send_in_turn
         self._session_of = session_of
-        self._always: dict[str, set[str]] = {}
-        """Per session: the tools the user allowed always."""
         self._shown: dict[str, list[ShownContent]] = {}
         """Per call: what the final ``tool_call_update`` shows instead of the result text."""
 
@@ -265,34 +259,18 @@ class EditorTools:
             shown = await self._preview(session_id, name, arguments)
         except _Refused as exc:
             return {"approved": False, "reason": str(exc)}
-        if name in self._always.get(session_id, set()):
-            return {"approved": True}
-        assert self.client is not None
         await self._send_in_turn(session_id, InTurn(None))  # the tool_call first
-        try:
-            answer = await self.client.request_permission(
-                session_id=session_id,
-                tool_call=ToolCallUpdate(
-                    tool_call_id=call_id,
-                    title=_title(name, arguments),
-                    kind=tool_kind(name),
-                    status="pending",
-                    content=shown,
-                    locations=self._locations(session_id, name, arguments),
-                    raw_input=arguments,
-                ),
-                options=_PERMISSION_OPTIONS,
-            )
-        except RequestError as exc:
-            return {"approved": False, "reason": f"the editor could not ask: {exc}"}
-        outcome = answer.outcome
-        if not isinstance(outcome, AllowedOutcome):
-            return {"approved": False, "reason": "the permission request was cancelled"}
-        if outcome.option_id == "allow_always":
-            self._always.setdefault(session_id, set()).add(name)
-        if outcome.option_id in ("allow_once", "allow_always"):
-            return {"approved": True}
-        return {"approved": False, "reason": "the user rejected it"}
+        call = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=_title(name, arguments),
+            kind=tool_kind(name),
+            status="pending",
+            content=shown,
+            locations=self._locations(session_id, name, arguments),
+            raw_input=arguments,
+        )
+        effect: Effect = "edit" if name == WRITE_FILE else "execute"
+        return await self.approvals.decide(session_id, name, effect, call)
 
     async def _preview(
         self, session_id: str, name: str, arguments: dict[str, Any]
@@ -424,6 +402,13 @@ class EditorTools:
             output = await self.client.terminal_output(
                 session_id=session_id, terminal_id=terminal_id
             )
+        except BaseException:  # cancelled or timed out: the command stops with the call
+            with anyio.CancelScope(shield=True), anyio.move_on_after(RELEASE_TIMEOUT_S):
+                try:
+                    await self.client.kill_terminal(session_id=session_id, terminal_id=terminal_id)
+                except Exception:
+                    logger.warning("terminal/kill %s failed", terminal_id, exc_info=True)
+            raise
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(RELEASE_TIMEOUT_S):
                 try:

@@ -349,10 +349,30 @@ class SessionStore:
         return page, (last_seen if more else None)
 
     async def rename(self, session_id: str, title: str) -> Session:
+        return await self._rewrite(session_id, lambda meta: {"title": title})
+
+    async def merge_meta(self, session_id: str, key: str, fields: dict[str, Any]) -> Session:
+        """Merge ``fields`` into the object at ``key`` of the session's free-form ``meta`` (a
+        front end's own settings: the ACP face keeps a session's approval mode and model
+        there), under the session's write lock."""
+
+        def change(meta: dict[str, Any]) -> dict[str, Any]:
+            free = dict(meta.get("meta") or {})
+            old = free.get(key)
+            free[key] = {**(old if isinstance(old, dict) else {}), **fields}
+            return {"meta": free}
+
+        return await self._rewrite(session_id, change)
+
+    async def _rewrite(
+        self, session_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> Session:
+        """Replace the fields ``change(session.json)`` returns, under the session's write
+        lock (atomically; ``updatedAt`` moves)."""
         self.require_writer()
         async with self._writing(session_id):
             with await self._lease_async(session_id) as state:
-                meta = dict(state.meta, title=title, updatedAt=now_iso())
+                meta = dict(state.meta, **change(state.meta), updatedAt=now_iso())
 
                 async def commit() -> None:
                     await anyio.to_thread.run_sync(

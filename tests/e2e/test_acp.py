@@ -1,194 +1,49 @@
-"""``context-sidecar acp`` driven by the official ACP Python SDK's client connection.
-
-The editor's side is the SDK (``spawn_agent_process`` + ``ClientSideConnection``), not a
-client of ours: every message it receives is validated by the SDK's own schema models, and
-every raw ``session/update`` is checked to round-trip through them unchanged (nothing the
-schema does not know).  The model is the scripted provider, one script played across the
-process's prompts in order.
+"""``context-sidecar acp`` driven by the official ACP Python SDK's client connection (the
+editor's side is in :mod:`tests.e2e.acp_kit`).  The model is the scripted provider, one
+script played across the process's prompts in order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp import RequestError, text_block
 from acp.client.connection import ClientSideConnection
-from acp.connection import StreamDirection, StreamEvent
-from acp.interfaces import Client
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
-    AllowedOutcome,
-    AvailableCommandsUpdate,
     ClientCapabilities,
-    ContentToolCallContent,
-    CreateTerminalRequest,
-    CreateTerminalResponse,
     FileEditToolCallContent,
     FileSystemCapabilities,
     HttpMcpServer,
-    Implementation,
     McpServerStdio,
-    PermissionOption,
-    ReadTextFileRequest,
-    ReadTextFileResponse,
-    ReleaseTerminalRequest,
-    ReleaseTerminalResponse,
-    RequestPermissionRequest,
-    RequestPermissionResponse,
-    SessionNotification,
-    TerminalExitStatus,
-    TerminalOutputRequest,
-    TerminalOutputResponse,
     TerminalToolCallContent,
-    TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
-    ToolCallUpdate,
     UsageUpdate,
-    UserMessageChunk,
-    WaitForTerminalExitRequest,
-    WaitForTerminalExitResponse,
-    WriteTextFileRequest,
-    WriteTextFileResponse,
 )
-from pydantic import BaseModel
 
 from sidecar.client import sidecar_command
+from tests.e2e.acp_kit import (
+    MCP_SERVER,
+    Editor,
+    ToolEditor,
+    acp_agent,
+    call_round,
+    initialize,
+    is_running,
+    texts,
+    tool_text,
+    transcript,
+)
 from tests.e2e.history_kit import tool_turns
 
 pytestmark = pytest.mark.anyio
-
-
-class Editor:
-    """The test's editor: the SDK ``Client`` protocol, by name; records every update."""
-
-    def __init__(self) -> None:
-        self.updates: list[tuple[str, Any]] = []
-        self.raw: list[dict[str, Any]] = []
-        self.chunks = 0
-        self.chunk_arrived = asyncio.Event()
-        self.commands: dict[str, AvailableCommandsUpdate] = {}
-        self.commands_arrived = asyncio.Event()
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        if isinstance(update, AvailableCommandsUpdate):  # sent after session/new and /load
-            self.commands[session_id] = update
-            self.commands_arrived.set()
-            return
-        self.updates.append((session_id, update))
-        if isinstance(update, AgentMessageChunk):
-            self.chunks += 1
-            self.chunk_arrived.set()
-
-    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("session/request_permission")
-
-    def observe(self, event: StreamEvent) -> None:
-        if event.direction == StreamDirection.INCOMING:
-            self.raw.append(event.message)
-
-    def take(self) -> list[Any]:
-        """The updates since the last take."""
-        out = [u for _, u in self.updates]
-        self.updates.clear()
-        return out
-
-
-#: What the agent may send the client, and the SDK's model of its params.
-CLIENT_REQUESTS: dict[str, type[BaseModel]] = {
-    "session/update": SessionNotification,
-    "session/request_permission": RequestPermissionRequest,
-    "fs/read_text_file": ReadTextFileRequest,
-    "fs/write_text_file": WriteTextFileRequest,
-    "terminal/create": CreateTerminalRequest,
-    "terminal/output": TerminalOutputRequest,
-    "terminal/wait_for_exit": WaitForTerminalExitRequest,
-    "terminal/release": ReleaseTerminalRequest,
-}
-
-
-@asynccontextmanager
-async def acp_agent(
-    tmp_path: Path, store: Path, *args: str, log: str = "acp.log", editor: Editor | None = None
-) -> AsyncIterator[tuple[ClientSideConnection, Editor]]:
-    editor = editor or Editor()
-    stderr = os.open(tmp_path / log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    try:
-        async with spawn_agent_process(
-            cast("Client", editor),
-            *sidecar_command("acp", "--store", str(store), *args),
-            env=dict(os.environ),
-            transport_kwargs={"stderr": stderr},
-            observers=[editor.observe],
-        ) as (conn, process):
-            yield conn, editor
-        assert process.returncode == 0, (tmp_path / log).read_text()
-    finally:
-        os.close(stderr)
-    for message in editor.raw:  # every request and update exactly as the schema describes it
-        method = message.get("method")
-        if method is not None:
-            params = message["params"]
-            model = CLIENT_REQUESTS[method].model_validate(params)
-            dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            assert dumped == params
-
-
-async def initialize(
-    conn: ClientSideConnection, capabilities: ClientCapabilities | None = None
-) -> None:
-    answer = await conn.initialize(
-        protocol_version=PROTOCOL_VERSION,
-        client_capabilities=capabilities or ClientCapabilities(),
-        client_info=Implementation(name="sdk-test", version="0"),
-    )
-    assert answer.protocol_version == 1
-    caps = answer.agent_capabilities
-    assert caps is not None and caps.load_session is True
-    assert caps.prompt_capabilities is not None and caps.prompt_capabilities.embedded_context
-    assert answer.auth_methods == []
-    assert answer.agent_info is not None and answer.agent_info.name == "context-sidecar"
-
-
-def texts(updates: list[Any], kind: type[AgentMessageChunk | AgentThoughtChunk]) -> str:
-    return "".join(
-        u.content.text
-        for u in updates
-        if isinstance(u, kind) and isinstance(u.content, TextContentBlock)
-    )
-
-
-def transcript(updates: list[Any]) -> list[tuple[str, str]]:
-    """Updates as (kind, what), the chunks of one message (kind and ``messageId``) joined:
-    a live stream (one chunk per delta) and a replay (one per stored part) compare equal."""
-    out: list[tuple[str, str]] = []
-    last: tuple[str, str | None] | None = None
-    for u in updates:
-        if isinstance(u, UserMessageChunk | AgentMessageChunk | AgentThoughtChunk):
-            kind = u.session_update
-            text = u.content.text if isinstance(u.content, TextContentBlock) else "?"
-            assert u.message_id, u
-            if last == (kind, u.message_id):
-                out[-1] = (kind, out[-1][1] + text)
-            else:
-                out.append((kind, text))
-            last = (kind, u.message_id)
-            continue
-        last = None
-        if isinstance(u, ToolCallStart):
-            out.append(("tool_call", f"{u.tool_call_id} {u.status}"))
-        elif isinstance(u, ToolCallProgress):
-            out.append(("tool_call_update", f"{u.tool_call_id} {u.status}"))
-    return out
 
 
 SCRIPT = {
@@ -370,109 +225,6 @@ async def test_hostile_lines_are_answered_and_the_connection_lives(tmp_path: Pat
     assert sorted(by_id[None]) == [-32700, -32700, -32700, *[-32600] * 6]
 
 
-class ToolEditor(Editor):
-    """An editor with ``fs`` and ``terminal``: reads answer from its (unsaved) buffers first,
-    writes go to disk, terminals are subprocesses; permission requests are answered from
-    ``choices`` in order."""
-
-    def __init__(self, buffers: dict[str, str], choices: list[str]) -> None:
-        super().__init__()
-        self.buffers = buffers
-        self.choices = choices
-        self.asked: list[ToolCallUpdate] = []
-        self.reads: list[str] = []
-        self.terminals: dict[str, tuple[asyncio.subprocess.Process, list[str]]] = {}
-        self.created: list[CreateTerminalRequest] = []
-        self.released: list[str] = []
-
-    async def request_permission(
-        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **_: Any
-    ) -> RequestPermissionResponse:
-        self.asked.append(tool_call)
-        assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
-        choice = self.choices.pop(0)
-        option = next(o.option_id for o in options if o.kind == choice)
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=option)
-        )
-
-    async def read_text_file(
-        self,
-        session_id: str,
-        path: str,
-        line: int | None = None,
-        limit: int | None = None,
-        **_: Any,
-    ) -> ReadTextFileResponse:
-        self.reads.append(path)
-        if path in self.buffers:
-            return ReadTextFileResponse(content=self.buffers[path])
-        try:
-            return ReadTextFileResponse(content=Path(path).read_text())
-        except FileNotFoundError:
-            raise RequestError.resource_not_found(path) from None
-
-    async def write_text_file(
-        self, session_id: str, path: str, content: str, **_: Any
-    ) -> WriteTextFileResponse:
-        Path(path).write_text(content)
-        self.buffers.pop(path, None)
-        return WriteTextFileResponse()
-
-    async def create_terminal(
-        self, session_id: str, command: str, args: list[str] | None = None, **kwargs: Any
-    ) -> CreateTerminalResponse:
-        self.created.append(
-            CreateTerminalRequest(session_id=session_id, command=command, args=args, **kwargs)
-        )
-        process = await asyncio.create_subprocess_exec(
-            command,
-            *(args or []),
-            cwd=kwargs.get("cwd"),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        terminal_id = f"term-{len(self.terminals) + 1}"
-        self.terminals[terminal_id] = (process, [])
-        return CreateTerminalResponse(terminal_id=terminal_id)
-
-    async def wait_for_terminal_exit(
-        self, session_id: str, terminal_id: str, **_: Any
-    ) -> WaitForTerminalExitResponse:
-        process, output = self.terminals[terminal_id]
-        assert process.stdout is not None
-        output.append((await process.stdout.read()).decode())
-        return WaitForTerminalExitResponse(exit_code=await process.wait())
-
-    async def terminal_output(
-        self, session_id: str, terminal_id: str, **_: Any
-    ) -> TerminalOutputResponse:
-        process, output = self.terminals[terminal_id]
-        return TerminalOutputResponse(
-            output="".join(output),
-            truncated=False,
-            exit_status=TerminalExitStatus(exit_code=process.returncode),
-        )
-
-    async def release_terminal(
-        self, session_id: str, terminal_id: str, **_: Any
-    ) -> ReleaseTerminalResponse:
-        self.released.append(terminal_id)
-        return ReleaseTerminalResponse()
-
-
-def _call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:
-    return {"toolCalls": [{"name": name, "arguments": arguments, "id": call_id}]}
-
-
-def _text_of(update: ToolCallProgress) -> str:
-    return "".join(
-        c.content.text
-        for c in update.content or []
-        if isinstance(c, ContentToolCallContent) and isinstance(c.content, TextContentBlock)
-    )
-
-
 async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
     store, workspace = tmp_path / "store", tmp_path / "ws"
     workspace.mkdir()
@@ -485,13 +237,13 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
         json.dumps(
             {
                 "rounds": [
-                    _call("read_file", "r1", path="a.py"),
-                    _call("write_file", "w1", path="new.txt", content="allowed\n"),
-                    _call("write_file", "w2", path="a.py", content="clobbered\n"),
-                    _call("run_command", "t1", command="echo from-terminal"),
-                    _call("run_command", "t2", command="echo again"),
-                    _call("read_file", "r2", path="../secret.txt"),
-                    _call("write_file", "w3", path=outside, content="mine\n"),
+                    call_round("read_file", "r1", path="a.py"),
+                    call_round("write_file", "w1", path="new.txt", content="allowed\n"),
+                    call_round("write_file", "w2", path="a.py", content="clobbered\n"),
+                    call_round("run_command", "t1", command="echo from-terminal"),
+                    call_round("run_command", "t2", command="echo again"),
+                    call_round("read_file", "r2", path="../secret.txt"),
+                    call_round("write_file", "w3", path=outside, content="mine\n"),
                     {"text": "done"},
                 ]
             }
@@ -526,7 +278,7 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
         }
         # the read went to the editor, which answered its unsaved buffer
         assert final["r1"].status == "completed"
-        assert _text_of(final["r1"]) == "unsaved buffer\n"
+        assert tool_text(final["r1"]) == "unsaved buffer\n"
         assert a_py in editor.reads
 
         # permission asked for w1, w2 and t1 only: t2 was allowed always, w3 is outside
@@ -545,7 +297,7 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
         assert [type(c) for c in final["w1"].content or []] == [FileEditToolCallContent]
         assert (workspace / "a.py").read_text() == "on disk\n"
         assert final["w2"].status == "failed"
-        assert "not approved: the user rejected it" in _text_of(final["w2"])
+        assert "not approved: the user rejected it" in tool_text(final["w2"])
 
         # commands: a terminal in the editor, shown in the tool call, always released
         assert [(c.command, c.args, c.cwd) for c in editor.created] == [
@@ -561,7 +313,7 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
         # outside the roots: refused without asking, nothing read or written
         for call_id in ("r2", "w3"):
             assert final[call_id].status == "failed"
-            assert "outside the session's roots" in _text_of(final[call_id])
+            assert "outside the session's roots" in tool_text(final[call_id])
         assert outside not in editor.reads
         assert Path(outside).read_text() == "not yours\n"
         assert texts(updates, AgentMessageChunk) == "done"
@@ -569,7 +321,7 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
         # what the model saw is history: the buffer, the command's output, the rejection
         await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
         replayed = {
-            u.tool_call_id: _text_of(u) for u in editor.take() if isinstance(u, ToolCallProgress)
+            u.tool_call_id: tool_text(u) for u in editor.take() if isinstance(u, ToolCallProgress)
         }
     assert replayed["r1"] == "unsaved buffer\n"
     assert replayed["t1"] == "from-terminal\n\n[exit code 0]"
@@ -691,42 +443,6 @@ async def test_commands_usage_and_extension_methods(tmp_path: Path) -> None:
         assert sid in editor.commands
 
 
-# A tiny MCP stdio server built with the `mcp` SDK (MCPServer: FastMCP's name since mcp 2);
-# it writes its pid so the test can see it end with the agent.
-MCP_SERVER = """
-import os, sys
-from mcp.server.mcpserver import MCPServer
-
-with open(sys.argv[1], "w") as f:
-    f.write(str(os.getpid()))
-server = MCPServer("calc")
-
-
-@server.tool()
-def add(a: int, b: int) -> int:
-    \"\"\"Add two integers.\"\"\"
-    return a + b
-
-
-@server.tool()
-def crash() -> str:
-    \"\"\"Exit without answering.\"\"\"
-    os._exit(1)
-
-
-server.run()
-"""
-
-
-def _running(pid: int) -> bool:
-    """The process exists and is not a zombie (Linux: /proc)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "\nState:\tZ" not in status
-
-
 async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -734,35 +450,46 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
     server.write_text(MCP_SERVER)
     script = tmp_path / "script.json"
     rounds = [
-        _call("calc__add", "m1", a=19, b=23),
-        _call("calc__crash", "m2"),
-        _call("calc__add", "m3", a=1, b=1),
+        call_round("calc__add", "m1", a=19, b=23),
+        call_round("calc__peek", "m0"),
+        call_round("calc__crash", "m2"),
+        call_round("calc__add", "m3", a=1, b=1),
         {"text": "the sum is 42"},
     ]
     script.write_text(json.dumps({"rounds": rounds}))
     calc = McpServerStdio(
         name="calc", command=sys.executable, args=[str(server), str(pid_file)], env=[]
     )
-    async with acp_agent(tmp_path, tmp_path / "store", "--script", str(script)) as (conn, editor):
+    editor = ToolEditor({}, ["allow_always", "allow_once"])
+    args = ("--script", str(script))
+    async with acp_agent(tmp_path, tmp_path / "store", *args, editor=editor) as (conn, _):
         await initialize(conn)
         sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[calc])).session_id
         pid = int(pid_file.read_text())
-        assert _running(pid)
+        assert is_running(pid)
         answer = await conn.prompt(session_id=sid, prompt=[text_block("add 19 and 23")])
         assert answer.stop_reason == "end_turn"
         updates = editor.take()
         starts = [u for u in updates if isinstance(u, ToolCallStart)]
         assert [(s.tool_call_id, s.kind, s.title, s.raw_input) for s in starts] == [
             ("m1", "other", "calc__add", {"a": 19, "b": 23}),
+            ("m0", "other", "calc__peek", {}),
             ("m2", "other", "calc__crash", {}),
             ("m3", "other", "calc__add", {"a": 1, "b": 1}),
         ]
         final = {u.tool_call_id: u for u in updates if isinstance(u, ToolCallProgress)}
-        assert (final["m1"].status, _text_of(final["m1"])) == ("completed", "42")
+        assert (final["m1"].status, tool_text(final["m1"])) == ("completed", "42")
+        assert tool_text(final["m0"]) == "nothing changed"
+        # asked as the default mode says: add (allowed always, so not again for m3) and
+        # crash; peek is read-only (its server says so) and is not asked about
+        assert [(a.tool_call_id, a.title) for a in editor.asked] == [
+            ("m1", "calc: add"),
+            ("m2", "calc: crash"),
+        ]
         # a server that dies: its calls fail with a reason the model reads; the run goes on
         for call_id in ("m2", "m3"):
             assert final[call_id].status == "failed"
-            assert _text_of(final[call_id]) == "MCP server 'calc': MCPError: Connection closed"
+            assert tool_text(final[call_id]) == "MCP server 'calc': MCPError: Connection closed"
         assert texts(updates, AgentMessageChunk) == "the sum is 42"  # no diagnostic either
 
         # offered to the model with the server's schema; the result it read is the sum
@@ -771,7 +498,14 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
             "context-sidecar/input/get", {"inputId": runs["runs"][0]["inputId"]}
         )
         tools = {t["name"]: t for t in frozen["tools"]}
-        assert set(tools) == {"read_file", "write_file", "calc__add", "calc__crash"}
+        assert set(tools) == {
+            "read_file",
+            "write_file",
+            "update_plan",
+            "calc__add",
+            "calc__peek",
+            "calc__crash",
+        }
         assert tools["calc__add"]["description"] == "Add two integers."
         assert set(tools["calc__add"]["parameters"]["properties"]) == {"a", "b"}
         read = await conn.ext_method("context-sidecar/session/read", {"sessionId": sid})
@@ -783,7 +517,7 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
             if part["type"] == "toolResult"
         ]
         assert (results[0]["callId"], results[0]["content"][0]["text"]) == ("m1", "42")
-    assert not _running(pid)  # closed with the agent
+    assert not is_running(pid)  # closed with the agent
 
 
 async def test_mcp_server_that_fails_is_a_diagnostic_not_a_dead_session(tmp_path: Path) -> None:
