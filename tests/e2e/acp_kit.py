@@ -23,6 +23,7 @@ from acp.connection import StreamDirection, StreamEvent
 from acp.interfaces import Client
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     AllowedOutcome,
     AvailableCommandsUpdate,
@@ -69,6 +70,9 @@ class Editor:
         self.chunk_arrived = asyncio.Event()
         self.commands: dict[str, AvailableCommandsUpdate] = {}
         self.commands_arrived = asyncio.Event()
+        self.extension_notifications: list[tuple[str, dict[str, Any]]] = []
+        self.process: asyncio.subprocess.Process | None = None
+        """The agent's process (set by :func:`acp_agent`)."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         if isinstance(update, AvailableCommandsUpdate):  # sent after session/new and /load
@@ -82,6 +86,9 @@ class Editor:
 
     async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
         raise RequestError.method_not_found("session/request_permission")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        self.extension_notifications.append((method, params))
 
     def observe(self, event: StreamEvent) -> None:
         if event.direction == StreamDirection.INCOMING:
@@ -110,8 +117,15 @@ CLIENT_REQUESTS: dict[str, type[BaseModel]] = {
 
 @asynccontextmanager
 async def acp_agent(
-    tmp_path: Path, store: Path, *args: str, log: str = "acp.log", editor: Editor | None = None
+    tmp_path: Path,
+    store: Path,
+    *args: str,
+    log: str = "acp.log",
+    editor: Editor | None = None,
+    killed: bool = False,
 ) -> AsyncIterator[tuple[ClientSideConnection, Editor]]:
+    """The agent as an editor starts it; on leaving, its exit code is 0 (unless the test
+    ``killed`` it) and every message it sent is what the schema describes."""
     editor = editor or Editor()
     stderr = os.open(tmp_path / log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
@@ -122,13 +136,15 @@ async def acp_agent(
             transport_kwargs={"stderr": stderr},
             observers=[editor.observe],
         ) as (conn, process):
+            editor.process = process
             yield conn, editor
-        assert process.returncode == 0, (tmp_path / log).read_text()
+        if not killed:
+            assert process.returncode == 0, (tmp_path / log).read_text()
     finally:
         os.close(stderr)
     for message in editor.raw:  # every request and update exactly as the schema describes it
         method = message.get("method")
-        if method is not None:
+        if method is not None and not method.startswith("_"):  # extensions: free-form
             params = message["params"]
             model = CLIENT_REQUESTS[method].model_validate(params)
             dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -151,7 +167,9 @@ async def initialize(
     assert answer.agent_info is not None and answer.agent_info.name == "context-sidecar"
 
 
-def texts(updates: list[Any], kind: type[AgentMessageChunk | AgentThoughtChunk]) -> str:
+def texts(
+    updates: list[Any], kind: type[AgentMessageChunk | AgentThoughtChunk | UserMessageChunk]
+) -> str:
     return "".join(
         u.content.text
         for u in updates
@@ -180,6 +198,8 @@ def transcript(updates: list[Any]) -> list[tuple[str, str]]:
             out.append(("tool_call", f"{u.tool_call_id} {u.status}"))
         elif isinstance(u, ToolCallProgress):
             out.append(("tool_call_update", f"{u.tool_call_id} {u.status}"))
+        elif isinstance(u, AgentPlanUpdate):
+            out.append(("plan", " ".join(e.status for e in u.entries)))
     return out
 
 
