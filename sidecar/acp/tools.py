@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 from acp import RequestError
 from acp.schema import (
@@ -75,6 +76,9 @@ READ_FILE, WRITE_FILE, RUN_COMMAND = "read_file", "write_file", "run_command"
 TOOL_TIMEOUT_MS = 600_000
 #: What the model gets of a file or of a command's output, at most.
 MAX_TEXT_BYTES = 256 * 1024
+#: How long ``terminal/create`` may take (waited for even by a cancelled call: the terminal
+#: it creates must be killed and released).
+CREATE_TIMEOUT_S = 30.0
 #: How long ``terminal/release`` may take once a command is over (or abandoned).
 RELEASE_TIMEOUT_S = 5.0
 
@@ -381,15 +385,23 @@ class EditorTools:
         cwd = self._cwd(session_id, arguments)
         assert self.client is not None
         shell = ["cmd", "/c"] if os.name == "nt" else ["sh", "-c"]
-        created = await self.client.create_terminal(
-            session_id=session_id,
-            command=shell[0],
-            args=[shell[1], command],
-            cwd=cwd.shown,
-            output_byte_limit=MAX_TEXT_BYTES,
-        )
+        # A terminal the editor created is ours to kill and release: a cancel that arrives
+        # while terminal/create is answered waits for the answer, then acts on the terminal.
+        created = None
+        with anyio.CancelScope(shield=True) as scope:
+            scope.deadline = anyio.current_time() + CREATE_TIMEOUT_S
+            created = await self.client.create_terminal(
+                session_id=session_id,
+                command=shell[0],
+                args=[shell[1], command],
+                cwd=cwd.shown,
+                output_byte_limit=MAX_TEXT_BYTES,
+            )
+        if created is None:
+            raise _Refused(f"the editor did not create a terminal within {CREATE_TIMEOUT_S:.0f} s")
         terminal_id = created.terminal_id
         try:
+            await anyio.lowlevel.checkpoint()  # where a cancel from during the create lands
             await self._progress(
                 session_id,
                 call_id,

@@ -318,38 +318,8 @@ def tool_text(update: ToolCallProgress) -> str:
     )
 
 
-# A tiny MCP stdio server built with the `mcp` SDK (MCPServer: FastMCP's name since mcp 2);
-# it writes its pid so the test can see it end with the agent.
-MCP_SERVER = """
-import os, sys
-from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
-
-with open(sys.argv[1], "w") as f:
-    f.write(str(os.getpid()))
-server = MCPServer("calc")
-
-
-@server.tool()
-def add(a: int, b: int) -> int:
-    \"\"\"Add two integers.\"\"\"
-    return a + b
-
-
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
-def peek() -> str:
-    \"\"\"Look without touching anything.\"\"\"
-    return "nothing changed"
-
-
-@server.tool()
-def crash() -> str:
-    \"\"\"Exit without answering.\"\"\"
-    os._exit(1)
-
-
-server.run()
-"""
+#: A tiny MCP stdio server (the ``mcp`` SDK): ``python MCP_SERVER PID_FILE``.
+MCP_SERVER = Path(__file__).resolve().parents[1] / "data" / "mcp_calc_server.py"
 
 
 def is_running(pid: int) -> bool:

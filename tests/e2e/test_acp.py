@@ -446,8 +446,7 @@ async def test_commands_usage_and_extension_methods(tmp_path: Path) -> None:
 async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    server, pid_file = tmp_path / "calc_server.py", tmp_path / "calc.pid"
-    server.write_text(MCP_SERVER)
+    pid_file = tmp_path / "calc.pid"
     script = tmp_path / "script.json"
     rounds = [
         call_round("calc__add", "m1", a=19, b=23),
@@ -458,7 +457,7 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
     ]
     script.write_text(json.dumps({"rounds": rounds}))
     calc = McpServerStdio(
-        name="calc", command=sys.executable, args=[str(server), str(pid_file)], env=[]
+        name="calc", command=sys.executable, args=[str(MCP_SERVER), str(pid_file)], env=[]
     )
     editor = ToolEditor({}, ["allow_always", "allow_once"])
     args = ("--script", str(script))

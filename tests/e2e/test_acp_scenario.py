@@ -67,10 +67,9 @@ async def test_one_session_through_every_step(tmp_path: Path) -> None:
     workspace.mkdir()
     (workspace / "a.py").write_text("on disk\n")
     a_py = str(workspace / "a.py")
-    server, pid_file = tmp_path / "calc_server.py", tmp_path / "calc.pid"
-    server.write_text(MCP_SERVER)
+    pid_file = tmp_path / "calc.pid"
     calc = McpServerStdio(
-        name="calc", command=sys.executable, args=[str(server), str(pid_file)], env=[]
+        name="calc", command=sys.executable, args=[str(MCP_SERVER), str(pid_file)], env=[]
     )
     script = tmp_path / "script.json"
     rounds = [
