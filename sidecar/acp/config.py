@@ -18,7 +18,7 @@ so a session loaded in a later process keeps them.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from acp.schema import (
     ConfigOptionUpdate,
@@ -105,30 +105,24 @@ class SessionConfig:
         self, session_id: str
     ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
         """The session's ``configOptions``, with their current values."""
+        models = [(m.value, m.name, m.description) for m in self._models()]
+        modes = [(m.id, m.name, m.description) for m in APPROVAL_MODES]
         return [
-            SessionConfigOptionSelect(
-                type="select",
-                id=MODEL,
-                name="Model",
-                category="model",
-                description="The model binding (a profile) this session's prompts run with",
-                current_value=self.model_id(session_id),
-                options=[
-                    SessionConfigSelectOption(value=m.value, name=m.name, description=m.description)
-                    for m in self._models()
-                ],
+            _select(
+                MODEL,
+                "Model",
+                "model",
+                "The model binding (a profile) this session's prompts run with",
+                self.model_id(session_id),
+                models,
             ),
-            SessionConfigOptionSelect(
-                type="select",
-                id=APPROVAL,
-                name="Approval",
-                category="mode",
-                description="When the agent asks before it writes, runs a command or calls MCP",
-                current_value=self.mode_id(session_id),
-                options=[
-                    SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
-                    for m in APPROVAL_MODES
-                ],
+            _select(
+                APPROVAL,
+                "Approval",
+                "mode",
+                "When the agent asks before it writes, runs a command or calls MCP",
+                self.mode_id(session_id),
+                modes,
             ),
         ]
 
@@ -174,6 +168,28 @@ class SessionConfig:
                 session_update="config_option_update", config_options=self.options(session_id)
             ),
         )
+
+
+def _select(
+    option_id: str,
+    name: str,
+    category: Literal["mode", "model"],
+    description: str,
+    current: str,
+    values: list[tuple[str, str, str]],
+) -> SessionConfigOptionSelect:
+    return SessionConfigOptionSelect(
+        type="select",
+        id=option_id,
+        name=name,
+        category=category,
+        description=description,
+        current_value=current,
+        options=[
+            SessionConfigSelectOption(value=value, name=label, description=about)
+            for value, label, about in values
+        ],
+    )
 
 
 def _invalid(message: str, field: str, allowed: list[str]) -> InvalidRequestError:

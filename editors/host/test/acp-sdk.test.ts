@@ -54,6 +54,22 @@ async function turn(session: ActiveSession, onUpdate?: (u: SessionUpdate) => voi
   }
 }
 
+/** Prompt a 400-delta answer and cancel at its first chunk: the prompt answers `cancelled`
+ * (never an error) with part of the answer streamed. */
+async function cancelMidStream(ctx: ClientContext, session: ActiveSession, prompt: string): Promise<void> {
+  const streaming = session.prompt(prompt);
+  let cancelled = false;
+  const [partial, stop] = await turn(session, (u) => {
+    if (!cancelled && u.sessionUpdate === "agent_message_chunk") {
+      cancelled = true;
+      void ctx.notify("session/cancel", { sessionId: session.sessionId });
+    }
+  });
+  assert.equal(stop, "cancelled");
+  assert.equal((await streaming).stopReason, "cancelled");
+  assert.ok(text(partial).length > 0 && text(partial).length < 400, text(partial));
+}
+
 function text(updates: SessionUpdate[]): string {
   return updates
     .map((u) => (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? u.content.text : ""))
@@ -103,17 +119,7 @@ describe("the official ACP TypeScript SDK against `context-sidecar acp`", () => 
       assert.equal(text(updates), "Hello from the sidecar");
 
       // cancel once the answer streams: the prompt answers cancelled, not an error
-      const streaming = session.prompt("talk for a while");
-      let cancelled = false;
-      const [partial, cancelStop] = await turn(session, (u) => {
-        if (!cancelled && u.sessionUpdate === "agent_message_chunk") {
-          cancelled = true;
-          void ctx.notify("session/cancel", { sessionId: session.sessionId });
-        }
-      });
-      assert.equal(cancelStop, "cancelled");
-      assert.equal((await streaming).stopReason, "cancelled");
-      assert.ok(text(partial).length > 0 && text(partial).length < 400, text(partial));
+      await cancelMidStream(ctx, session, "talk for a while");
       session.dispose();
     });
     agent.child.stdin?.end();
@@ -377,17 +383,7 @@ describe("the acceptance scenario through the official TypeScript SDK", () => {
       assert.deepEqual(changed.configOptions.map((o) => [o.id, o.currentValue]), [["model", "default"], ["approval", "ask"]]);
 
       // cancel mid-stream: cancelled, never an error
-      const streaming = session.prompt("talk");
-      let cancelled = false;
-      const [partial, cancelStop] = await turn(session, (u) => {
-        if (!cancelled && u.sessionUpdate === "agent_message_chunk") {
-          cancelled = true;
-          void ctx.notify("session/cancel", { sessionId: session.sessionId });
-        }
-      });
-      assert.equal(cancelStop, "cancelled");
-      assert.equal((await streaming).stopReason, "cancelled");
-      assert.ok(text(partial).length > 0 && text(partial).length < 400);
+      await cancelMidStream(ctx, session, "talk");
 
       // cancel while a command runs: the terminal is killed, then released
       const commandStarted = new Promise<void>((resolve) => (editor.terminalStarted = resolve));
