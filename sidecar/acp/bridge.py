@@ -15,6 +15,7 @@ face).
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -73,6 +74,9 @@ class AcpRunBridge:
             self._deliver(params)
         else:  # run/lagged cannot happen: see backlog()
             logger.debug("not forwarded to the ACP client: %s", method)
+
+    def send_event(self, line: bytes, event: dict[str, Any] | None = None) -> None:
+        self._deliver(event if event is not None else json.loads(line))
 
     def after_answer(self, fn: Callable[[], object]) -> None:
         fn()

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PyglsBridge"]
 
+_EVENT_HEAD = b'{"jsonrpc":"2.0","method":"run/event","params":'
+
 
 class PyglsBridge:
     def __init__(self, protocol: SidecarProtocol, backlog: Callable[[], int]) -> None:
@@ -32,6 +34,10 @@ class PyglsBridge:
 
     def notify(self, method: str, params: Any) -> None:
         self._protocol.notify(method, params)
+
+    def send_event(self, line: bytes, event: dict[str, Any] | None = None) -> None:
+        """The journal line is the params, spliced as it is (no second encoding)."""
+        self._protocol.send_body(_EVENT_HEAD + line + b"}")
 
     def after_answer(self, fn: Callable[[], object]) -> None:
         self._protocol.after_answer(fn)

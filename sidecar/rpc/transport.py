@@ -3,9 +3,10 @@
 - Reads stdin asynchronously (an asyncio pipe where the fd allows it, a daemon thread
   otherwise) through :class:`protocol.framing.FrameDecoder`, so oversized and malformed frames
   are answered and skipped without ever being buffered whole.
-- Writes each frame with one ``os.write`` loop to the protocol fd (a private duplicate of the
-  original stdout; fd 1 itself is pointed at stderr by ``serve`` so stray prints can't corrupt
-  the stream).
+- Writes frames to the protocol fd (a private duplicate of the original stdout; fd 1 itself
+  is pointed at stderr by ``serve`` so stray prints can't corrupt the stream): through a
+  non-blocking asyncio pipe, the frames of one event-loop iteration joined into one write, in
+  the order they were sent.
 - Starts before pygls has loaded: frames go to :class:`sidecar.rpc.early.EarlyDispatch` until
   :meth:`StdioTransport.attach` hands them to the protocol (held ones first, in order).
 - Stops on stdin EOF (once what was held is handled), on ``exit``, or when the client
@@ -146,6 +147,9 @@ class StdioTransport:
         self._tg: anyio.abc.TaskGroup | None = None
         self._closed_out = False
         self._writer: asyncio.WriteTransport | None = None
+        self._pending: list[bytes] = []
+        """Frames of this loop iteration, written together at its end."""
+        self._pending_bytes = 0
 
     def attach(self, protocol: SidecarProtocol) -> None:
         """Hand incoming frames to the loaded protocol: first ``initialize`` when it was
@@ -169,7 +173,12 @@ class StdioTransport:
             self._tracer.record("send", body)
         frame = encode_frame(body)
         if self._writer is not None and not self._writer.is_closing():
-            self._writer.write(frame)  # non-blocking; buffered while the client is slow
+            # non-blocking; the frames of one loop iteration leave in one write (a run's
+            # events come in bursts: one syscall and one wake-up of the client per burst)
+            if not self._pending:
+                asyncio.get_running_loop().call_soon(self._write_pending)
+            self._pending.append(frame)
+            self._pending_bytes += len(frame)
             return
         try:
             write_all(self._out_fd, frame)
@@ -181,11 +190,16 @@ class StdioTransport:
             else:
                 raise
 
+    def _write_pending(self) -> None:
+        frames, self._pending, self._pending_bytes = self._pending, [], 0
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.write(b"".join(frames))  # buffered while the client is slow
+
     def backlog(self) -> int:
         """Bytes written but not yet taken by the client (0 with a blocking writer)."""
         if self._writer is None:
             return 0
-        return self._writer.get_write_buffer_size()
+        return self._writer.get_write_buffer_size() + self._pending_bytes
 
     async def _open_writer(self) -> None:
         """Write through an asyncio pipe transport when the fd allows it, so a client that

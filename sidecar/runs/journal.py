@@ -67,8 +67,9 @@ class RunJournal:
             self._lines = loaded.lines
         return self._log
 
-    def append(self, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """Write the next event (not yet fsynced) and return it."""
+    def append(self, event_type: str, payload: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """Write the next event (not yet fsynced); return it and its JSON (the journal line,
+        which is also what goes on the wire: it is encoded once)."""
         log = self._open()
         event = {
             "runId": self.run_id,
@@ -82,7 +83,7 @@ class RunJournal:
         log.write(line + b"\n")  # before anyone is told; fsynced at the next sync()
         self._lines.append(line)
         self.record["headSeq"] = self.head
-        return event
+        return event, line
 
     def sync(self) -> None:
         """fsync the journal and rewrite the record (status changes, the end)."""
@@ -113,6 +114,11 @@ class RunJournal:
         The caller must not await while iterating: appends would land under it."""
         for line in itertools.islice(self._lines, seq, None):
             yield json.loads(line)
+
+    def lines_after(self, seq: int) -> Iterator[tuple[int, bytes]]:
+        """The events after ``seq`` as ``(seq, JSON)``, as stored (no decoding).  The caller
+        must not await while iterating."""
+        yield from enumerate(itertools.islice(self._lines, seq, None), start=seq + 1)
 
     def close(self) -> None:
         if self._log is not None:

@@ -73,6 +73,11 @@ Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
 class RunBridge(ClientBridge, Protocol):
+    def send_event(self, line: bytes, event: dict[str, Any] | None = None) -> None:
+        """A ``run/event`` notification: ``line`` is the event's JSON as journaled, ``event``
+        the same decoded when the caller has it."""
+        ...
+
     def after_answer(self, fn: Callable[[], object]) -> None:
         """Call ``fn`` once the answer to the request being handled is written (at once
         outside a request), so that what ``fn`` sends follows that answer."""
@@ -105,7 +110,7 @@ class RunManager:
     # --- events ------------------------------------------------------------------------------
 
     def emit(self, journal: RunJournal, event_type: str, payload: dict[str, Any]) -> None:
-        event = journal.append(event_type, payload)
+        event, line = journal.append(event_type, payload)
         if journal.run_id not in self._subscribed:
             return
         if self._overloaded(journal, event["seq"] - 1):
@@ -115,7 +120,7 @@ class RunManager:
                 event["seq"] - 1,
             )
             return
-        self.bridge.notify("run/event", event)
+        self.bridge.send_event(line, event)
 
     def _overloaded(self, journal: RunJournal, last_sent: int) -> bool:
         """Whether the client left more than the bound unread.  If so, this run's events stop
@@ -141,11 +146,11 @@ class RunManager:
         replayed, paused = 0, False
         # replay, then live: no await in between.  The replay keeps the backlog bound as live
         # events do: past it, it pauses with run/lagged and the client subscribes again.
-        for event in journal.iter_after(after_seq):
-            if self._overloaded(journal, event["seq"] - 1):
+        for seq, line in journal.lines_after(after_seq):
+            if self._overloaded(journal, seq - 1):
                 paused = True
                 break
-            self.bridge.notify("run/event", event)
+            self.bridge.send_event(line)
             replayed += 1
         live = not paused and journal.record["status"] not in TERMINAL
         if live:
