@@ -32,9 +32,14 @@ from acp.schema import (
     CreateTerminalRequest,
     CreateTerminalResponse,
     Implementation,
+    InitializeResponse,
     KillTerminalRequest,
     KillTerminalResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
     PermissionOption,
+    PromptResponse,
     ReadTextFileRequest,
     ReadTextFileResponse,
     ReleaseTerminalRequest,
@@ -42,6 +47,8 @@ from acp.schema import (
     RequestPermissionRequest,
     RequestPermissionResponse,
     SessionNotification,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
     TerminalExitStatus,
     TerminalOutputRequest,
     TerminalOutputResponse,
@@ -66,6 +73,8 @@ class Editor:
     def __init__(self) -> None:
         self.updates: list[tuple[str, Any]] = []
         self.raw: list[dict[str, Any]] = []
+        self.requested: dict[Any, str] = {}
+        """The client's requests by id (to check each answer against its method's model)."""
         self.chunks = 0
         self.chunk_arrived = asyncio.Event()
         self.commands: dict[str, AvailableCommandsUpdate] = {}
@@ -91,8 +100,11 @@ class Editor:
         self.extension_notifications.append((method, params))
 
     def observe(self, event: StreamEvent) -> None:
+        message = event.message
         if event.direction == StreamDirection.INCOMING:
-            self.raw.append(event.message)
+            self.raw.append(message)
+        elif "method" in message and "id" in message:
+            self.requested[message["id"]] = message["method"]
 
     def take(self) -> list[Any]:
         """The updates since the last take."""
@@ -112,6 +124,16 @@ CLIENT_REQUESTS: dict[str, type[BaseModel]] = {
     "terminal/wait_for_exit": WaitForTerminalExitRequest,
     "terminal/release": ReleaseTerminalRequest,
     "terminal/kill": KillTerminalRequest,
+}
+#: What the agent answers the client's requests with, and the SDK's model of it.
+AGENT_ANSWERS: dict[str, type[BaseModel]] = {
+    "initialize": InitializeResponse,
+    "session/new": NewSessionResponse,
+    "session/load": LoadSessionResponse,
+    "session/list": ListSessionsResponse,
+    "session/prompt": PromptResponse,
+    "session/set_mode": SetSessionModeResponse,
+    "session/set_config_option": SetSessionConfigOptionResponse,
 }
 
 
@@ -142,13 +164,22 @@ async def acp_agent(
             assert process.returncode == 0, (tmp_path / log).read_text()
     finally:
         os.close(stderr)
-    for message in editor.raw:  # every request and update exactly as the schema describes it
+    # every request, update and answer exactly as the schema describes it (the SDK's models
+    # salvage a bad optional field by dropping it: a round trip shows that too)
+    for message in editor.raw:
         method = message.get("method")
-        if method is not None and not method.startswith("_"):  # extensions: free-form
-            params = message["params"]
-            model = CLIENT_REQUESTS[method].model_validate(params)
-            dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            assert dumped == params
+        if method is not None:
+            if not method.startswith("_"):  # extensions: free-form
+                _round_trips(CLIENT_REQUESTS[method], message["params"])
+        elif "result" in message:
+            answered = editor.requested.get(message.get("id"), "")
+            if answered in AGENT_ANSWERS and message["result"] is not None:
+                _round_trips(AGENT_ANSWERS[answered], message["result"])
+
+
+def _round_trips(model: type[BaseModel], raw: dict[str, Any]) -> None:
+    dumped = model.model_validate(raw).model_dump(mode="json", by_alias=True, exclude_unset=True)
+    assert dumped == raw, (model.__name__, raw)
 
 
 async def initialize(
