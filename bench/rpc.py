@@ -301,7 +301,11 @@ def run(options: Options) -> list[Row]:
             keys={"ours": ["real"], "peer": ["ping"]},
             peer_name=f"{PEER_NAME} (`server/ping`)",
             target=Target(250, "<= 250 ms"),
-            notes="served while pygls still loads (sidecar/rpc/early.py)",
+            notes=(
+                "answered from the store before pydantic, the wire models and pygls load "
+                "(sidecar/rpc/light.py), before the event loop when it comes right behind "
+                "`initialize` (sidecar/rpc/first_requests.py)"
+            ),
         ),
         row(
             "process start to first request answered: `server/ping`",

@@ -13,7 +13,12 @@ from protocol._base import (
     WireModel,
 )
 from protocol.entries import Entry, EntryInput, EntryRef
-from protocol.limits import MAX_APPEND_ENTRIES, MAX_LIST_LIMIT, MAX_READ_LIMIT
+from protocol.limits import (
+    DEFAULT_LIST_LIMIT,
+    MAX_APPEND_ENTRIES,
+    MAX_LIST_LIMIT,
+    MAX_READ_LIMIT,
+)
 
 __all__ = [
     "ForkOrigin",
@@ -70,7 +75,7 @@ class SessionRef(WireModel):
 class SessionListParams(WireModel):
     cursor: str | None = None
     """``nextCursor`` of the previous page; omit for the first page."""
-    limit: int = Field(default=50, ge=1, le=MAX_LIST_LIMIT)
+    limit: int = Field(default=DEFAULT_LIST_LIMIT, ge=1, le=MAX_LIST_LIMIT)
 
 
 class SessionListResult(WireModel):

@@ -8,23 +8,38 @@ next append would reuse seq numbers.  So the commit runs in its own task; if the
 cancelled meanwhile, the cancellation is absorbed, the commit finishes, and the caller
 returns the real result (LSP allows answering a cancelled request normally when the work was
 already done, and for a durable write that is the only truthful answer).
+
+``in_thread`` is ``anyio.to_thread.run_sync``.  Neither imports asyncio or anyio until it
+is called: the store imports this module, and ``serve`` opens the store, and answers its
+first requests from it, before the event loop exists (:mod:`sidecar.rpc.first_requests`).
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Awaitable, Callable
 
-__all__ = ["run_to_completion"]
+__all__ = ["in_thread", "run_to_completion"]
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+
+async def in_thread(fn: Callable[[*Ts], T], *args: *Ts) -> T:
+    """Run ``fn(*args)`` in a worker thread (``anyio.to_thread.run_sync``) and return its
+    result."""
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(fn, *args)
 
 
 async def run_to_completion(fn: Callable[[], Awaitable[T]]) -> T:
     """Await ``fn()`` in a task of its own that the caller's cancellation cannot interrupt."""
+    import asyncio
+
     task: asyncio.Task[T] = asyncio.get_running_loop().create_task(_call(fn))
     absorbed = 0
     while True:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
+from protocol.error_codes import ErrorCode
 
 __all__ = [
     "BusyError",

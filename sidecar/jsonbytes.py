@@ -12,7 +12,7 @@ per-process random marker that no client string can predict.
 from __future__ import annotations
 
 import json
-import secrets
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RawJSON", "canonical", "dumps_bytes", "json_identical"]
 
-_MARK = f"\x00raw-{secrets.token_hex(8)}-"
+_MARK = f"\x00raw-{os.urandom(8).hex()}-"  # secrets.token_hex(8), without its imports
 _MARK_ENCODED = json.dumps(_MARK).encode()[:-1]  # '"\\u0000raw-<hex>-' without closing quote
 
 

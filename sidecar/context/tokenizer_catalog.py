@@ -7,7 +7,6 @@ encodings, tiktoken or the wire models are imported (``sidecar.rpc.handshake``),
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -73,11 +72,15 @@ def _o200k_cached() -> bool:
     cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR")
     if not cache_dir:
         return False
+    import hashlib  # only then: the handshake imports this module
+
     return _o200k_verified(os.path.join(cache_dir, hashlib.sha1(_O200K_URL.encode()).hexdigest()))
 
 
 @cache  # ~3.6 MB to hash; the handshake and the server both ask at start-up
 def _o200k_verified(path: str) -> bool:
+    import hashlib
+
     try:
         with open(path, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest() == _O200K_SHA256

@@ -5,11 +5,14 @@ importing pygls takes several times longer than everything else start-up does
 (``lsprotocol.types`` alone defines ~1,000 attrs classes).  A host's first requests
 (``session/list``, ``session/create``, ``context/sources``, ...) need neither pygls nor the
 connection, so until the pygls protocol is attached to the transport :class:`EarlyDispatch`
-serves them through the very same routes — :func:`sidecar.rpc.router.wrap`: the same
-lifecycle check, validation, handler and error mapping — and keeps everything else for pygls:
+serves them, and keeps everything else for pygls:
 
 - **served**: a request to a connection-free route (every family but ``run/*``, whose
-  handlers talk to the host), once ``initialize`` was answered early;
+  handlers talk to the host), once ``initialize`` was answered early.  A few plain reads are
+  answered from plain JSON before the wire models have loaded (:mod:`sidecar.rpc.light`);
+  the rest through the very same routes as under pygls — :func:`sidecar.rpc.router.wrap`:
+  the same lifecycle check, validation, handler and error mapping — which load the wire
+  models, the routes and the server's state (:meth:`EarlyDispatch.prepare`) on first need;
 - **deferred**: a notification (``initialized``, ``$/setTrace``, ...), handed to pygls first
   when it is attached (one naming a connection-free route is run here, unanswered, its
   failure logged as pygls would); a ``$/cancelRequest`` of a request being served here cancels it
@@ -22,25 +25,27 @@ lifecycle check, validation, handler and error mapping — and keeps everything 
 Limits, on purpose: an error answer made here waits for pygls (the JSON-RPC errors are pygls'
 ``JsonRpcException``); a ``$/cancelRequest`` that arrives after the hand-over, for a request
 served here, finds it no longer pending (LSP allows the full answer).
+
+Light at import, like everything on the way to the first answer: no pydantic, no wire model.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from protocol.errors import REQUEST_CANCELLED, ErrorCode, ErrorData
-from protocol.limits import MAX_JSON_DEPTH
-from sidecar.jsonbytes import deeper_than, dumps_bytes
-from sidecar.rpc import errors
+from protocol.error_codes import REQUEST_CANCELLED, ErrorCode
+from sidecar.jsonbytes import dumps_bytes
+from sidecar.rpc.handshake import schema_facts
+from sidecar.rpc.light import LIGHT_ROUTES, plain_message
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from protocol.framing import BadHeader, TooLarge
+    from sidecar.rpc.light import LightRoute, LightServer
     from sidecar.rpc.state import SidecarState
 
 __all__ = ["EarlyDispatch"]
@@ -53,10 +58,14 @@ MsgId = int | str
 class EarlyDispatch:
     """The transport's receiver until the pygls protocol is attached (see the module doc)."""
 
-    def __init__(self, state: SidecarState | None) -> None:
-        """``state``: serve with it (``initialize`` was answered early); ``None``: hold
-        everything for pygls."""
+    def __init__(self, server: LightServer | None, state: Callable[[], SidecarState]) -> None:
+        """``server``: serve, the light routes from it (``initialize`` was answered early);
+        ``None``: hold everything for pygls.  ``state``: the server's state, for the full
+        routes (built on first call: it loads the wire models)."""
+        self._server = server
         self._state = state
+        #: Every method of the protocol: a frame naming another one is no route's.
+        self._methods = frozenset(schema_facts().methods if server is not None else ())
         self._features: dict[str, Callable[[Any], Awaitable[Any]]] | None = None
         self._deferred: list[bytes | TooLarge | BadHeader] = []
         self._held: list[bytes | TooLarge | BadHeader] = []
@@ -79,13 +88,14 @@ class EarlyDispatch:
         self._send, self._spawn, self._exit = send_body, spawn, stop
 
     def prepare(self) -> None:
-        """Load the routes now (on the event loop's thread, before the first request)."""
-        if self._state is None or self._features is not None:
+        """Load the full routes now (on the event loop's thread): the wire models, the
+        handlers and the server's state."""
+        if self._server is None or self._features is not None:
             return
         from sidecar.rpc.handlers import CONNECTION_FREE_ROUTES
         from sidecar.rpc.router import wrap
 
-        state = self._state
+        state = self._state()
         self._features = {r.spec.name: wrap(state, r) for r in CONNECTION_FREE_ROUTES}
 
     def holds_frames(self) -> bool:
@@ -113,43 +123,73 @@ class EarlyDispatch:
         self._held.append(error)
 
     def handle_body(self, body: bytes) -> None:
-        message = None if self._held or self._state is None else _message(body)
+        message = None if self._held or self._server is None else plain_message(body)
         if message is None:
             self._held.append(body)
             return
         method = message["method"]
-        if self._features is None:
-            self.prepare()
-        assert self._features is not None
-        feature = self._features.get(method)
+        params = message.get("params")
+        light = LIGHT_ROUTES.get(method)
         if "id" not in message:
-            if method == "$/cancelRequest" and self._cancel(message.get("params")):
+            if method == "$/cancelRequest" and self._cancel(params):
                 return
             if method == "exit" and self._exit is not None:
                 logger.info("exit before the server had loaded, without shutdown")
                 self._exit(1)
                 return
-            if feature is not None:  # a request method sent as a notification: run, unanswered
+            if light is not None and self._light(light, params) is not None:
+                return  # a request method sent as a notification: run, unanswered
+            notified = self._feature(method)
+            if notified is not None:
                 assert self._spawn is not None, "connect() before the first frame"
-                self._spawn(lambda: _notified(feature, message.get("params")))
+                self._spawn(lambda: _notified(notified, params))
                 return
             self._deferred.append(body)
             return
         msg_id = message["id"]
         if (
-            feature is None
+            method not in self._methods
             or msg_id in self._serving
             or isinstance(msg_id, bool)
             or not isinstance(msg_id, int | str)
         ):
             self._held.append(body)
             return
-        params = message.get("params")
+        if light is not None:
+            result = self._light(light, params)
+            if result is not None:
+                self.served += 1
+                assert self._send is not None, "connect() before the first frame"
+                self._send(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "result": result}))
+                return
+        feature = self._feature(method)
+        if feature is None:
+            self._held.append(body)
+            return
         assert self._spawn is not None, "connect() before the first frame"
         self._serving[msg_id] = anyio.CancelScope()
         if self._idle.is_set():
             self._idle = anyio.Event()
         self._spawn(lambda: self._serve(msg_id, feature, params))
+
+    def _feature(self, method: str) -> Callable[[Any], Awaitable[Any]] | None:
+        """The full route of ``method``, if it has one served here (loaded on first need)."""
+        if method not in self._methods:
+            return None
+        if self._features is None:
+            self.prepare()
+        assert self._features is not None
+        return self._features.get(method)
+
+    def _light(self, route: LightRoute, params: Any) -> dict[str, Any] | None:
+        """The light route's answer, or ``None``: take the full route (which also meets, and
+        answers as always, whatever the light one could not get past: it only reads)."""
+        assert self._server is not None
+        try:
+            return route(self._server, params)
+        except Exception:
+            logger.debug("a light route gave way to the full one", exc_info=True)
+            return None
 
     # --- serving -------------------------------------------------------------------------
 
@@ -167,6 +207,9 @@ class EarlyDispatch:
                 if not self._serving:
                     self._idle.set()
         if scope.cancelled_caught:
+            from protocol.errors import ErrorData
+            from sidecar.rpc import errors
+
             answer.pop("result", None)
             answer["error"] = errors.error_payload(
                 REQUEST_CANCELLED,
@@ -189,6 +232,8 @@ class EarlyDispatch:
 async def _notified(feature: Callable[[Any], Awaitable[Any]], params: Any) -> None:
     """Run a route for a notification; a failure is logged, as pygls' would be
     (:meth:`sidecar.rpc.protocol.SidecarProtocol._check_handler_result`)."""
+    from sidecar.rpc import errors
+
     try:
         await feature(params)
     except Exception as exc:
@@ -198,27 +243,10 @@ async def _notified(feature: Callable[[Any], Awaitable[Any]], params: Any) -> No
             logger.error("a notification handler failed", exc_info=exc)
 
 
-def _message(body: bytes) -> dict[str, Any] | None:
-    """The request or notification in ``body`` when nothing in it is odd; ``None`` leaves it
-    to pygls (and to :class:`sidecar.rpc.protocol.SidecarProtocol`'s answers to faults)."""
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return None
-    method = message.get("method")
-    if not isinstance(method, str) or not method:
-        return None
-    if not isinstance(message.get("params"), dict | list | None) or deeper_than(
-        message, MAX_JSON_DEPTH
-    ):
-        return None
-    return message
-
-
 def _error(exc: Exception) -> dict[str, Any]:
     """The ``error`` member pygls would send for ``exc`` (a ``JsonRpcException``)."""
+    from sidecar.rpc import errors
+
     if not errors.is_rpc_error(exc):  # wrap() maps everything; this is a safety net
         exc = errors.from_unexpected(exc, "an early request")
     error: dict[str, Any] = {"code": exc.code, "message": exc.message}  # type: ignore[attr-defined]

@@ -31,11 +31,12 @@ import os
 import select
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import xxhash
 
+import protocol
 from protocol.framing import BadHeader, FrameDecoder, TooLarge, encode_frame
 from protocol.limits import (
     MAX_APPEND_ENTRIES,
@@ -60,6 +61,9 @@ __all__ = [
 ]
 
 SERVER_NAME = "context-sidecar"
+#: Beside the ``protocol`` package's modules, in the source tree as in the wheel (read as a
+#: plain file: ``importlib.resources`` costs more to import than the rest of the handshake).
+_SCHEMA = Path(protocol.__file__).parent / "schema" / "context-sidecar.schema.json"
 _READ_CHUNK = 256 * 1024
 
 
@@ -75,7 +79,7 @@ class SchemaFacts:
 def schema_facts() -> SchemaFacts:
     """Read from ``protocol/schema/context-sidecar.schema.json`` (kept equal to the models by
     ``python -m protocol.export --check``)."""
-    data = resources.files("protocol").joinpath("schema/context-sidecar.schema.json").read_bytes()
+    data = _SCHEMA.read_bytes()
     schema = json.loads(data)
     return SchemaFacts(
         hash=xxhash.xxh3_128_hexdigest(data),

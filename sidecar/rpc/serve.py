@@ -4,18 +4,24 @@ Start-up is on every editor launch, and pygls is most of it, so it happens in th
 
 1. the first frame is read and, when it is ``initialize``, answered at once
    (:mod:`sidecar.rpc.handshake`);
-2. the store, the state and the stdio transport start, and the routes that need neither pygls
-   nor the connection serve requests as they come (:mod:`sidecar.rpc.early`), holding back
-   the rest;
-3. once those requests are answered, pygls loads on a thread (requests keep being served
+2. the store opens; the requests that come right behind ``initialize`` are answered at once
+   when they are plain reads (:mod:`sidecar.rpc.first_requests`), before the event loop
+   exists; then the stdio transport starts, and the routes that need neither pygls nor the
+   connection serve requests as they come (:mod:`sidecar.rpc.early`), holding back the rest:
+   plain reads from plain JSON (:mod:`sidecar.rpc.light`), the others once the wire models,
+   the routes and the server's state have loaded;
+3. once those requests are answered, the wire models, the routes and the state load (if no
+   request loaded them already), then pygls loads on a thread (requests keep being served
    meanwhile), then the pygls server is built and attached (:mod:`sidecar.rpc.server`): it
    takes the held frames, in order, and everything after them.
 
-pygls does not load from the first instant: importing is CPU work under the GIL, and on a
-loaded two-core machine a thread importing pygls halves the speed of everything else, the
-``initialize`` answer and the first requests included.
+Nothing loads from the first instant: importing is CPU work under the GIL, and on a loaded
+two-core machine a thread importing pygls halves the speed of everything else, the
+``initialize`` answer and the first requests included; pydantic and the wire models alone
+would double the time to the first answer.
 
-This module and the modules of step 2 are light at import on purpose: nothing of pygls.
+This module and the modules of step 2 are light at import on purpose: nothing of pygls, and
+nothing of pydantic until a request needs it (``tests/e2e/test_first_answer.py``).
 
 Before anything else the protocol moves to a private duplicate of fd 1 and fd 1 is pointed
 at stderr, so a ``print`` anywhere (ours or a library's) lands in the log, never in the
@@ -25,6 +31,7 @@ JSON-RPC stream.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import logging
 import os
@@ -40,6 +47,8 @@ from sidecar.store.lock import StoreLock
 
 if TYPE_CHECKING:
     from sidecar.rpc.handshake import EarlyStart
+    from sidecar.rpc.light import LightServer
+    from sidecar.rpc.state import SidecarState
 
 __all__ = ["ServeOptions", "serve_stdio"]
 
@@ -49,8 +58,8 @@ logger = logging.getLogger(__name__)
 #: threads never import the same module of ours at once.
 PYGLS_MODULE = "pygls.lsp.server"
 #: How long the requests a client sends right after ``initialize`` get the CPU to themselves
-#: before pygls starts loading beside them (a matter of speed only: a request arriving later
-#: is served all the same).
+#: once the event loop runs, before the wire models and then pygls start loading (a matter of
+#: speed only: a request arriving later is served all the same).
 FIRST_REQUESTS_GRACE_S = 0.02
 
 
@@ -84,45 +93,43 @@ def serve_stdio(options: ServeOptions) -> int:
         store_path=str(root),  # what ``Store`` reports as its root
         max_message_bytes=options.max_message_bytes,
     )
-    import anyio
+    from sidecar.ids import now_iso
+    from sidecar.rpc.light import LightServer
+    from sidecar.store import Store
 
-    code = anyio.run(_serve, options, early, lock, 0, out_fd, backend="asyncio")
+    store = Store(root, lock=lock)
+    try:
+        if not store.writable:
+            logger.warning(
+                "store %s is locked by pid %s: serving reads only until it is free",
+                store.root,
+                store.lock.holder_pid(),
+            )
+        server = LightServer(store, options.max_message_bytes, started_at=now_iso())
+        if early.answer is not None and options.trace is None:
+            from sidecar.rpc.first_requests import answer_first_requests
+
+            answer_first_requests(early, server, in_fd=0, out_fd=out_fd)
+        import anyio
+
+        code = anyio.run(_serve, options, early, server, 0, out_fd, backend="asyncio")
+    finally:
+        store.close()
     logger.info("exiting with code %d", code)
     return code
 
 
 async def _serve(
-    options: ServeOptions, early: EarlyStart, lock: StoreLock, in_fd: int, out_fd: int
+    options: ServeOptions, early: EarlyStart, server: LightServer, in_fd: int, out_fd: int
 ) -> int:
     import anyio
 
-    from protocol._base import parse_wire
-    from protocol.server import Limits
-    from sidecar.context.tokens import Tokenizers
     from sidecar.rpc.early import EarlyDispatch
-    from sidecar.rpc.handshake import limits_block
-    from sidecar.rpc.state import SidecarState
     from sidecar.rpc.transport import StdioTransport, Tracer
-    from sidecar.store import Store
 
-    store = Store(options.store, lock=lock)
-    if not store.writable:
-        logger.warning(
-            "store %s is locked by pid %s: serving reads only until it is free",
-            store.root,
-            store.lock.holder_pid(),
-        )
-    tokenizers = Tokenizers.discover()
-    state = SidecarState(
-        store=store,
-        tokenizers=tokenizers,
-        limits=parse_wire(Limits, limits_block(options.max_message_bytes)),
-    )
     answered = early.answer is not None
-    if answered:  # pygls hears of it when it is attached
-        state.initialized = True
-        state.client_pid = early.process_id
-    interim = EarlyDispatch(state if answered else None)
+    state = functools.cache(lambda: _state(server, early))
+    interim = EarlyDispatch(server if answered else None, state)
     tracer = Tracer(options.trace) if options.trace else None
     transport = StdioTransport(
         in_fd=in_fd,
@@ -136,16 +143,16 @@ async def _serve(
 
     async def load_server() -> None:
         if answered:
-            interim.prepare()
             await anyio.sleep(FIRST_REQUESTS_GRACE_S)
             await interim.wait_idle()
+            interim.prepare()
         await _import_on_daemon_thread(PYGLS_MODULE)
         from sidecar.rpc.server import attach_server
 
         await transport.started.wait()
-        attach_server(state, transport)
+        attach_server(state(), transport)
         # warm the encoding off the hot path
-        transport.spawn(lambda: anyio.to_thread.run_sync(tokenizers.preload))
+        transport.spawn(lambda: anyio.to_thread.run_sync(state().tokenizers.preload))
 
     try:
         async with anyio.create_task_group() as tg:
@@ -154,9 +161,29 @@ async def _serve(
             tg.cancel_scope.cancel()
         return code
     finally:
-        store.close()
         if tracer is not None:
             tracer.close()
+
+
+def _state(server: LightServer, early: EarlyStart) -> SidecarState:
+    """The server's state (the wire models load here: after the first requests, see
+    :mod:`sidecar.rpc.light`)."""
+    from protocol._base import parse_wire
+    from protocol.server import Limits
+    from sidecar.context.tokens import Tokenizers
+    from sidecar.rpc.handshake import limits_block
+    from sidecar.rpc.state import SidecarState
+
+    state = SidecarState(
+        store=server.store,
+        tokenizers=Tokenizers.discover(),
+        limits=parse_wire(Limits, limits_block(server.max_message_bytes)),
+        started_at=server.started_at,
+    )
+    if early.answer is not None:  # pygls hears of it when it is attached
+        state.initialized = True
+        state.client_pid = early.process_id
+    return state
 
 
 async def _import_on_daemon_thread(name: str) -> None:

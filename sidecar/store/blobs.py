@@ -9,13 +9,12 @@ repository.  Writes are atomic (temp file + rename) and idempotent.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import zlib
 from typing import TYPE_CHECKING, Literal
 
-from protocol.errors import ErrorCode
+from protocol.error_codes import ErrorCode
 from sidecar.errors import NotFoundError, StoreCorruptError
 from sidecar.store.jsonl import fsync_dir, write_file_atomic
 
@@ -34,6 +33,8 @@ _temp_ids = itertools.count()  # next() is atomic under the GIL: one name per wr
 
 def git_blob_id(data: bytes, object_format: ObjectFormat = "sha1") -> str:
     """The git object id of ``data`` as a blob (what ``git hash-object`` prints)."""
+    import hashlib  # here: loading OpenSSL is a tenth of opening the store
+
     h = hashlib.new(object_format)
     h.update(b"blob %d\0" % len(data))
     h.update(data)

@@ -32,11 +32,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-import anyio
-
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from types import TracebackType
+
+    # A field's annotation, never evaluated (postponed annotations): anyio loads on the
+    # first write, not when ``serve`` opens the store (see ``_new_write_lock``).
+    import anyio  # noqa: TC004
 
 __all__ = ["Lease", "LoadedSessions"]
 
@@ -59,9 +61,15 @@ class _Slot(Generic[S]):
     closed: bool = False
 
 
+def _new_write_lock() -> anyio.Lock:
+    import anyio  # on first write: the store opens before the event loop exists (serve)
+
+    return anyio.Lock()
+
+
 @dataclass(eq=False, slots=True)
 class _Writer:
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    lock: anyio.Lock = field(default_factory=_new_write_lock)
     users: int = 0
     """Holders and waiters; the entry is dropped when this reaches 0."""
 

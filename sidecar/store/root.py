@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from protocol.errors import ErrorCode
+from protocol.error_codes import ErrorCode
 from sidecar.ids import now_iso
 from sidecar.store.blobs import BlobStore
 from sidecar.store.documents import DocumentStore

@@ -28,14 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.to_thread
 import xxhash
 
-from protocol._base import dump_wire
-from protocol.errors import ErrorCode
-from protocol.sessions import ForkOrigin, Session
-from sidecar.aio import run_to_completion
+from protocol.error_codes import ErrorCode
+from sidecar.aio import in_thread, run_to_completion
 from sidecar.defaults import max_loaded_sessions
 from sidecar.errors import (
     BusyError,
@@ -57,6 +53,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from protocol.entries import EntryInput
+    from protocol.sessions import Session
     from sidecar.store.lock import StoreLock
 
 __all__ = ["ReadPage", "SessionStore", "content_hash"]
@@ -74,6 +71,15 @@ def _hashed(body: dict[str, Any]) -> tuple[str, bytes]:
     """The content hash and the canonical JSON it is taken of."""
     canon = dumps_bytes({k: v for k, v in body.items() if k != "meta"}, sort_keys=True)
     return xxhash.xxh3_128_hexdigest(canon), canon
+
+
+def _session_model(wire: dict[str, Any]) -> Session:
+    """Validate a session read from the store into its wire model (loaded on first use: the
+    store is opened, and sessions listed, before the wire models load)."""
+    from protocol._base import parse_wire
+    from protocol.sessions import Session
+
+    return parse_wire(Session, wire)
 
 
 _REF_KEYS = frozenset({"seq", "id", "time", "hash"})
@@ -194,7 +200,7 @@ class SessionStore:
         lease = self._loaded.acquire_loaded(session_id)
         if lease is None:
             # not abandoned on cancel: the lease comes back to this task, which releases it
-            lease = await anyio.to_thread.run_sync(self._loaded.acquire, session_id)
+            lease = await in_thread(self._loaded.acquire, session_id)
         return lease
 
     def _writing(self, session_id: str) -> AbstractAsyncContextManager[None]:
@@ -243,25 +249,33 @@ class SessionStore:
             index=index,
         )
 
-    def _session(self, state: _State) -> Session:
+    def _session_wire(self, state: _State) -> dict[str, Any]:
+        """The session as :class:`protocol.sessions.Session` on the wire (``None`` fields
+        left out), straight from its state: :mod:`sidecar.rpc.light` sends it before the
+        wire models have loaded, :meth:`_session` validates it into the model."""
         meta = state.meta
         updated = meta["updatedAt"]
         if state.last_time and state.last_time > updated:
             updated = state.last_time
+        wire: dict[str, Any] = {
+            "sessionId": meta["sessionId"],
+            "title": meta["title"],
+            "workspaceRoots": list(meta["workspaceRoots"]),
+        }
+        if meta.get("profileId") is not None:
+            wire["profileId"] = meta["profileId"]
+        wire["createdAt"] = meta["createdAt"]
+        wire["updatedAt"] = updated
+        wire["headSeq"] = state.head
         forked = meta.get("forkedFrom")
-        return Session(
-            session_id=meta["sessionId"],
-            title=meta["title"],
-            workspace_roots=list(meta["workspaceRoots"]),
-            profile_id=meta.get("profileId"),
-            created_at=meta["createdAt"],
-            updated_at=updated,
-            head_seq=state.head,
-            forked_from=ForkOrigin(session_id=forked["sessionId"], at_seq=forked["atSeq"])
-            if forked
-            else None,
-            meta=meta.get("meta"),
-        )
+        if forked:
+            wire["forkedFrom"] = {"sessionId": forked["sessionId"], "atSeq": forked["atSeq"]}
+        if meta.get("meta") is not None:
+            wire["meta"] = meta["meta"]
+        return wire
+
+    def _session(self, state: _State) -> Session:
+        return _session_model(self._session_wire(state))
 
     # --- sessions --------------------------------------------------------------------------
 
@@ -322,7 +336,7 @@ class SessionStore:
             write_file_atomic(sdir / "session.json", dumps_bytes(record))
             fsync_dir(self._dir)
 
-        await run_to_completion(lambda: anyio.to_thread.run_sync(write))
+        await run_to_completion(lambda: in_thread(write))
         return self.get(session_id)
 
     def get(self, session_id: str) -> Session:
@@ -331,12 +345,20 @@ class SessionStore:
 
     def list_page(self, *, cursor: str | None, limit: int) -> tuple[list[Session], str | None]:
         """Sessions newest first; ``cursor`` is the last id of the previous page."""
+        page, next_cursor = self.list_page_wire(cursor=cursor, limit=limit)
+        return [_session_model(wire) for wire in page], next_cursor
+
+    def list_page_wire(
+        self, *, cursor: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """:meth:`list_page` with each session as it is on the wire, unvalidated (see
+        :meth:`_session_wire`)."""
         ids = sorted(
             (n for n in os.listdir(self._dir) if n.startswith(_SESSION_PREFIX)), reverse=True
         )
         if cursor:
             ids = [i for i in ids if i < cursor]
-        page: list[Session] = []
+        page: list[dict[str, Any]] = []
         last_seen: str | None = None
         for session_id in ids:
             if len(page) == limit:
@@ -344,7 +366,8 @@ class SessionStore:
             last_seen = session_id
             if not (self._dir / session_id / "session.json").exists():
                 continue  # an unfinished create
-            page.append(self.get(session_id))
+            with self._lease(session_id) as state:
+                page.append(self._session_wire(state))
         more = bool(ids) and last_seen is not None and last_seen != ids[-1]
         return page, (last_seen if more else None)
 
@@ -375,7 +398,7 @@ class SessionStore:
                 meta = dict(state.meta, **change(state.meta), updatedAt=now_iso())
 
                 async def commit() -> None:
-                    await anyio.to_thread.run_sync(
+                    await in_thread(
                         write_file_atomic, state.dir / "session.json", dumps_bytes(meta)
                     )
                     state.meta = meta
@@ -400,7 +423,7 @@ class SessionStore:
                     fsync_dir(self._trash)
 
                 async def commit() -> None:
-                    await anyio.to_thread.run_sync(move)
+                    await in_thread(move)
                     self._loaded.forget(session_id)
 
                 await run_to_completion(commit)
@@ -452,6 +475,8 @@ class SessionStore:
         entries: Sequence[EntryInput],
         expected_head_seq: int | None,
     ) -> tuple[list[dict[str, Any]], int]:
+        from protocol._base import dump_wire  # the entries are wire models: loaded already
+
         head = state.head
         if expected_head_seq is not None and expected_head_seq != head:
             raise ConflictError(
@@ -478,7 +503,7 @@ class SessionStore:
         assert log is not None  # the writer always opens logs writable
 
         async def commit() -> None:
-            await anyio.to_thread.run_sync(log.append, payload)
+            await in_thread(log.append, payload)
             state.index.add(records, head + 1)
             state.lines.extend(lines)
             state.hashes.extend(hashes)

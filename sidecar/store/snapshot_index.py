@@ -15,9 +15,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
-
-from sidecar.aio import run_to_completion
+from sidecar.aio import in_thread, run_to_completion
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.jsonl import write_file_atomic
@@ -49,7 +47,7 @@ class SnapshotIndex:
                 out.flush()
                 os.fsync(out.fileno())
 
-        await run_to_completion(lambda: anyio.to_thread.run_sync(write))
+        await run_to_completion(lambda: in_thread(write))
 
     def read(self, session_id: str) -> list[dict[str, Any]]:
         """The session's index, oldest first (torn or unreadable lines skipped)."""

@@ -151,7 +151,7 @@ async def test_early_initialize_answer_equals_the_servers_own(sidecars: SidecarF
     agrees with it (no warning logged)."""
     early = await sidecars.start()
     early_result = early.initialize_result
-    assert await early.request("server/ping", {})  # the full server took over
+    assert await early.request("run/list", {})  # the full server took over (run/* waits for it)
     await early.close()
 
     late = await sidecars.start(initialize=False)

@@ -16,6 +16,7 @@ from protocol.framing import BadHeader
 from protocol.server import Limits
 from sidecar.context.tokens import Tokenizers
 from sidecar.rpc.early import EarlyDispatch
+from sidecar.rpc.light import LightServer
 from sidecar.rpc.state import SidecarState
 from sidecar.store import Store
 
@@ -40,6 +41,14 @@ def state(tmp_path: Path) -> Iterator[SidecarState]:
         )
     finally:
         store.close()
+
+
+def light_server(state: SidecarState) -> LightServer:
+    return LightServer(state.store, state.limits.max_message_bytes, state.started_at)
+
+
+def _no_state() -> SidecarState:
+    raise AssertionError("nothing is served without an early initialize")
 
 
 def body(message: dict[str, Any]) -> bytes:
@@ -69,7 +78,7 @@ class Wire:
 async def test_a_real_request_is_served_through_its_route(state: SidecarState) -> None:
     async with anyio.create_task_group() as tg:
         wire = Wire(tg)
-        dispatch = EarlyDispatch(state)
+        dispatch = EarlyDispatch(light_server(state), lambda: state)
         wire.connect(dispatch)
         dispatch.handle_body(body({"id": 1, "method": "session/create", "params": {"title": "a"}}))
         await dispatch.wait_idle()  # requests run concurrently, as under pygls
@@ -84,7 +93,7 @@ async def test_a_real_request_is_served_through_its_route(state: SidecarState) -
 async def test_invalid_params_get_the_same_error_as_from_pygls(state: SidecarState) -> None:
     async with anyio.create_task_group() as tg:
         wire = Wire(tg)
-        dispatch = EarlyDispatch(state)
+        dispatch = EarlyDispatch(light_server(state), lambda: state)
         wire.connect(dispatch)
         dispatch.handle_body(body({"id": 7, "method": "session/list", "params": {"limit": "x"}}))
         await dispatch.wait_idle()
@@ -100,7 +109,7 @@ async def test_what_needs_pygls_is_held_with_everything_after_it(state: SidecarS
     broken = BadHeader("no length")
     async with anyio.create_task_group() as tg:
         wire = Wire(tg)
-        dispatch = EarlyDispatch(state)
+        dispatch = EarlyDispatch(light_server(state), lambda: state)
         wire.connect(dispatch)
         dispatch.handle_body(initialized)
         dispatch.handle_body(run_list)
@@ -128,7 +137,7 @@ async def test_odd_or_run_aware_frames_are_left_to_pygls(
 ) -> None:
     async with anyio.create_task_group() as tg:
         wire = Wire(tg)
-        dispatch = EarlyDispatch(state)
+        dispatch = EarlyDispatch(light_server(state), lambda: state)
         wire.connect(dispatch)
         dispatch.handle_body(body(message))
         dispatch.handle_body(b"{not json")
@@ -139,7 +148,7 @@ async def test_odd_or_run_aware_frames_are_left_to_pygls(
 async def test_without_an_early_initialize_nothing_is_served() -> None:
     async with anyio.create_task_group() as tg:
         wire = Wire(tg)
-        dispatch = EarlyDispatch(None)
+        dispatch = EarlyDispatch(None, _no_state)
         wire.connect(dispatch)
         dispatch.handle_body(body({"id": 1, "method": "session/list", "params": {}}))
     assert wire.sent == []
@@ -149,7 +158,7 @@ async def test_without_an_early_initialize_nothing_is_served() -> None:
 async def test_cancel_of_a_request_being_served(state: SidecarState) -> None:
     async with anyio.create_task_group() as tg:
         wire = Wire(tg)
-        dispatch = EarlyDispatch(state)
+        dispatch = EarlyDispatch(light_server(state), lambda: state)
         wire.connect(dispatch)
         dispatch.handle_body(body({"id": 3, "method": "server/sleep", "params": {"ms": 60000}}))
         await anyio.lowlevel.checkpoint()
@@ -164,7 +173,7 @@ async def test_cancel_of_a_request_being_served(state: SidecarState) -> None:
 async def test_exit_before_the_server_loaded_ends_with_code_one(state: SidecarState) -> None:
     async with anyio.create_task_group() as tg:
         wire = Wire(tg)
-        dispatch = EarlyDispatch(state)
+        dispatch = EarlyDispatch(light_server(state), lambda: state)
         wire.connect(dispatch)
         dispatch.handle_body(body({"method": "exit"}))
     assert wire.exits == [1]
@@ -175,7 +184,7 @@ async def test_a_request_method_sent_as_a_notification_runs_unanswered(
 ) -> None:
     async with anyio.create_task_group() as tg:
         wire = Wire(tg)
-        dispatch = EarlyDispatch(state)
+        dispatch = EarlyDispatch(light_server(state), lambda: state)
         wire.connect(dispatch)
         with caplog.at_level(logging.WARNING, logger="sidecar.rpc.early"):
             dispatch.handle_body(body({"method": "session/get", "params": {"sessionId": 5}}))
