@@ -1,12 +1,14 @@
 """The coding tools an ACP session offers the model, run through the editor.
 
-Three tools, offered to every run of an ACP session (``tools`` of the run, executed by the
+Four tools, offered to every run of an ACP session (``tools`` of the run, executed by the
 run bridge when the loop sends ``tool/execute``; nothing here is known to ``sidecar/runs``):
 
 - ``read_file {path, line?, limit?}``: ``fs/read_text_file`` when the client advertises
   ``fs.readTextFile`` (the editor answers from its buffer: unsaved changes are seen), else
   the file on disk.
-- ``write_file {path, content}``: ``fs/write_text_file`` when the client advertises
+- ``write_file {path, content}``, ``edit_file {path, old_text, new_text, replace_all?}``
+  (``old_text`` must occur once, unless ``replace_all``; found in the file as the editor has
+  it): ``fs/write_text_file`` when the client advertises
   ``fs.writeTextFile``, else the disk.  The ``tool_call_update`` shows a ``diff`` (old text
   read as ``read_file`` reads it).
 - ``run_command {command, cwd?}``: ``terminal/create`` (``sh -c``; ``cmd /c`` on Windows) →
@@ -62,6 +64,7 @@ __all__ = [
     "READ_FILE",
     "RUN_COMMAND",
     "TOOL_TIMEOUT_MS",
+    "EDIT_FILE",
     "WRITE_FILE",
     "EditorTools",
     "InTurn",
@@ -70,7 +73,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-READ_FILE, WRITE_FILE, RUN_COMMAND = "read_file", "write_file", "run_command"
+READ_FILE, WRITE_FILE, EDIT_FILE, RUN_COMMAND = (
+    "read_file",
+    "write_file",
+    "edit_file",
+    "run_command",
+)
+_WRITES = (WRITE_FILE, EDIT_FILE)
 #: A person answers a permission request and a command may build a project: the run waits
 #: this long for either (the core's default, one minute, is for programs).
 TOOL_TIMEOUT_MS = 600_000
@@ -108,6 +117,24 @@ _DEFINITIONS: dict[str, dict[str, Any]] = {
             "type": "object",
             "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
             "required": ["path", "content"],
+        },
+    },
+    EDIT_FILE: {
+        "name": EDIT_FILE,
+        "description": (
+            "Edit a text file of the workspace by replacing old_text, which must occur exactly "
+            "once (or every occurrence, with replace_all), by new_text (the user is asked "
+            "first). Read the file first: old_text must match it exactly, whitespace included."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "old_text": {"type": "string"},
+                "new_text": {"type": "string"},
+                "replace_all": {"type": "boolean"},
+            },
+            "required": ["path", "old_text", "new_text"],
         },
     },
     RUN_COMMAND: {
@@ -211,7 +238,8 @@ class EditorTools:
         return bool(fs and (fs.read_text_file if what == "read" else fs.write_text_file))
 
     def names(self) -> list[str]:
-        return [READ_FILE, WRITE_FILE, *([RUN_COMMAND] if self._can("terminal") else [])]
+        terminal = [RUN_COMMAND] if self._can("terminal") else []
+        return [READ_FILE, WRITE_FILE, EDIT_FILE, *terminal]
 
     def offers(self, name: object) -> bool:
         return isinstance(name, str) and name in self.names()
@@ -256,7 +284,7 @@ class EditorTools:
         could run: a path outside the roots is refused without asking)."""
         name, call_id = str(params["name"]), str(params["callId"])
         arguments: dict[str, Any] = params.get("arguments") or {}
-        if name not in (WRITE_FILE, RUN_COMMAND):
+        if name not in (*_WRITES, RUN_COMMAND):
             return {"approved": True}  # reads are not asked about
         session_id = self._session_of(str(params["runId"]))
         try:
@@ -273,19 +301,16 @@ class EditorTools:
             locations=self._locations(session_id, name, arguments),
             raw_input=arguments,
         )
-        effect: Effect = "edit" if name == WRITE_FILE else "execute"
+        effect: Effect = "edit" if name in _WRITES else "execute"
         return await self.approvals.decide(session_id, name, effect, call)
 
     async def _preview(
         self, session_id: str, name: str, arguments: dict[str, Any]
     ) -> list[ShownContent]:
         """What the permission request shows (and checks the call can run at all)."""
-        if name == WRITE_FILE:
-            target = self._target(session_id, arguments.get("path"))
-            new_text = arguments.get("content")
-            if not isinstance(new_text, str):
-                raise _Refused("the 'content' argument must be a string")
-            return [_diff(target, await self._old_text(session_id, target), new_text)]
+        if name in _WRITES:
+            target, old_text, new_text, _ = await self._change(session_id, name, arguments)
+            return [_diff(target, old_text, new_text)]
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             raise _Refused("the 'command' argument must be a non-empty string")
@@ -315,8 +340,8 @@ class EditorTools:
         try:
             if name == READ_FILE:
                 return await self._read(session_id, arguments)
-            if name == WRITE_FILE:
-                return await self._write(session_id, call_id, arguments)
+            if name in _WRITES:
+                return await self._write(session_id, call_id, name, arguments)
             return await self._run(session_id, call_id, arguments)
         except _Refused as exc:
             self._shown.pop(call_id, None)
@@ -356,14 +381,46 @@ class EditorTools:
         except _Refused:
             return None
 
-    async def _write(
-        self, session_id: str, call_id: str, arguments: dict[str, Any]
-    ) -> dict[str, Any]:
+    async def _change(
+        self, session_id: str, name: str, arguments: dict[str, Any]
+    ) -> tuple[_Target, str | None, str, str]:
+        """What a write or an edit makes of the file as the editor has it: the target, its
+        old text (``None``: no such file), its new text, and what to tell the model."""
         target = self._target(session_id, arguments.get("path"))
-        content = arguments.get("content")
-        if not isinstance(content, str):
-            raise _Refused("the 'content' argument must be a string")
-        diff = _diff(target, await self._old_text(session_id, target), content)
+        old_text = await self._old_text(session_id, target)
+        if name == WRITE_FILE:
+            content = arguments.get("content")
+            if not isinstance(content, str):
+                raise _Refused("the 'content' argument must be a string")
+            return (
+                target,
+                old_text,
+                content,
+                f"wrote {len(content.encode())} bytes to {target.shown}",
+            )
+        old, new = arguments.get("old_text"), arguments.get("new_text")
+        if not isinstance(old, str) or not old or not isinstance(new, str):
+            raise _Refused("'old_text' must be a non-empty string and 'new_text' a string")
+        if old_text is None:
+            raise _Refused(f"{target.shown} does not exist (write_file creates a file)")
+        found = old_text.count(old)
+        every = arguments.get("replace_all") is True
+        if found == 0:
+            raise _Refused(f"old_text was not found in {target.shown}: read it and copy it exactly")
+        if found > 1 and not every:
+            raise _Refused(
+                f"old_text occurs {found} times in {target.shown}: give more of the "
+                "surrounding text to make it unique, or set replace_all"
+            )
+        new_text = old_text.replace(old, new, -1 if every else 1)
+        times = found if every else 1
+        return target, old_text, new_text, f"edited {target.shown}: {times} replacement(s)"
+
+    async def _write(
+        self, session_id: str, call_id: str, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        target, old_text, content, done = await self._change(session_id, name, arguments)
+        diff = _diff(target, old_text, content)
         self._shown[call_id] = [diff]
         await self._progress(session_id, call_id, [diff])
         if self._can("write"):
@@ -373,8 +430,7 @@ class EditorTools:
             )
         else:
             await anyio.to_thread.run_sync(lambda: _write_disk(target.real, content))
-        size = len(content.encode("utf-8"))
-        return _result(f"wrote {size} bytes to {target.shown}")
+        return _result(done)
 
     async def _run(
         self, session_id: str, call_id: str, arguments: dict[str, Any]

@@ -500,6 +500,7 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
         assert set(tools) == {
             "read_file",
             "write_file",
+            "edit_file",
             "update_plan",
             "calc__add",
             "calc__peek",

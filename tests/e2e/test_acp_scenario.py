@@ -22,6 +22,7 @@ from acp.schema import (
     ClientCapabilities,
     ConfigOptionUpdate,
     CurrentModeUpdate,
+    FileEditToolCallContent,
     FileSystemCapabilities,
     McpServerStdio,
     ToolCallProgress,
@@ -358,3 +359,47 @@ async def test_runs_started_as_extension_methods_send_their_events(tmp_path: Pat
     assert "".join(e["payload"].get("text", "") for e in events if e["type"] == "model.delta") == (
         "abc"
     )
+
+
+async def test_edit_file_changes_the_editors_buffer_and_explains_refusals(tmp_path: Path) -> None:
+    store, workspace = tmp_path / "store", tmp_path / "ws"
+    workspace.mkdir()
+    a_py = workspace / "a.py"
+    a_py.write_text("on disk\n")
+    script = tmp_path / "script.json"
+    rounds = [
+        call_round("edit_file", "e1", path="a.py", old_text="x = 1", new_text="x = 2"),
+        call_round("edit_file", "e2", path="a.py", old_text="nowhere", new_text="y"),
+        call_round("edit_file", "e3", path="a.py", old_text="print(x)", new_text="p"),
+        call_round(
+            "edit_file", "e4", path="a.py", old_text="print(x)", new_text="log(x)", replace_all=True
+        ),
+        call_round("edit_file", "e5", path="b.py", old_text="a", new_text="b"),
+        {"text": "edited"},
+    ]
+    script.write_text(json.dumps({"rounds": rounds}))
+    buffer = "x = 1\nprint(x)\nprint(x)\n"  # unsaved: the disk says something else
+    editor = ToolEditor({str(a_py): buffer}, ["allow_once", "allow_once"])
+    async with acp_agent(tmp_path, store, "--script", str(script), editor=editor) as (conn, _):
+        await initialize(conn, EDITOR_CAPABILITIES)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("edit a.py")])
+        assert answer.stop_reason == "end_turn"
+        updates = editor.take()
+    final = {u.tool_call_id: u for u in updates if isinstance(u, ToolCallProgress)}
+    starts = {u.tool_call_id: u for u in updates if isinstance(u, ToolCallStart)}
+    assert {s.kind for s in starts.values()} == {"edit"}
+    # asked with the diff of the buffer, written through the editor
+    assert [a.tool_call_id for a in editor.asked] == ["e1", "e4"]
+    first = editor.asked[0].content
+    assert first is not None
+    diff = first[0]
+    assert isinstance(diff, FileEditToolCallContent)
+    assert (diff.old_text, diff.new_text) == (buffer, "x = 2\nprint(x)\nprint(x)\n")
+    assert a_py.read_text() == "x = 2\nlog(x)\nlog(x)\n"
+    assert tool_text(final["e4"]) == ""  # the diff stays shown
+    # refused without asking, and the model reads why
+    assert "was not found" in tool_text(final["e2"])
+    assert "occurs 2 times" in tool_text(final["e3"])
+    assert "does not exist" in tool_text(final["e5"])
+    assert all(final[c].status == "failed" for c in ("e2", "e3", "e5"))
