@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.ledger import ledger_item
@@ -50,6 +51,8 @@ BUDGET_QUANTUM = 0.25
 #: a quarter of one is a few turns; half keeps cache re-writes rare (``bench/cache.py``: a
 #: 50-message window reads 77% of its input from the cache with half, 61% with a quarter).
 CAP_QUANTUM = 0.5
+_RECENT = "recent conversation within the budget"
+_INTERRUPTED = "interrupted tool call shown as a note"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +108,8 @@ class _Cap:
         return messages if self.unit == "messages" else tokens
 
 
-@dataclass(slots=True)
-class _Shown:
-    group: Group
-    masked: tuple[Masked, ...]
-    fit_tokens: int
+#: A group the walk can show, as shown (masked), and what masking replaced in it.
+_Shown = tuple[Group, tuple[Masked, ...]]
 
 
 @dataclass(slots=True)
@@ -136,21 +136,20 @@ def select_window(
     origin = candidate.spans[0][0] if candidate.spans else 1
     axes = _caps(view, origin, plan, caps)
     walk = _walk(view, candidate, controls, pinned_seqs, plan, caps, axes, count)
-    starts = [i for i, s in enumerate(walk.shown) if s.group.starts_on_user_turn]
-    # chronological suffix sums over the shown groups: exact tokens and messages from each
+    groups = [group for group, _ in walk.shown]  # newest first
+    starts = [i for i, group in enumerate(groups) if group.starts_on_user_turn]
+    # chronological suffix sums over the shown groups (exact tokens and messages from each):
+    # the newest-first prefix sums, reversed
     chrono = walk.shown[::-1]
-    tokens_from = [0] * (len(chrono) + 1)
-    messages_from = [0] * (len(chrono) + 1)
-    for i in range(len(chrono) - 1, -1, -1):
-        tokens_from[i] = tokens_from[i + 1] + chrono[i].group.tokens
-        messages_from[i] = messages_from[i + 1] + len(chrono[i].group.messages)
+    tokens_from = list(accumulate([group.tokens for group in groups], initial=0))[::-1]
+    messages_from = list(accumulate([len(group.messages) for group in groups], initial=0))[::-1]
     user_starts = [len(chrono) - 1 - i for i in reversed(starts)]  # chronological indexes
 
     def first_start(cap: _Cap, at_least: int) -> int:
         """Chronological index of the first user turn at or after ``at_least`` on the cap's
         axis (``len(chrono)``: none, the window is empty)."""
         for index in user_starts:
-            if index >= at_least and cap.position(chrono[index].group.first_seq) >= cap.grid:
+            if index >= at_least and cap.position(chrono[index][0].first_seq) >= cap.grid:
                 return index
         return len(chrono)
 
@@ -161,7 +160,7 @@ def select_window(
             oldest = [i for i in starts if i < cap.accepted]
             natural = len(chrono) - 1 - oldest[-1] if oldest else len(chrono)
             at = (
-                cap.position(chrono[natural].group.first_seq)
+                cap.position(chrono[natural][0].first_seq)
                 if natural < len(chrono)
                 else cap.position(view.head + 1)
             )
@@ -179,30 +178,27 @@ def select_window(
     binding = max(axes, key=lambda c: (c.start, c.accepted is not None))
     ledger = walk.ledger
     shown = chrono[start:]
-    for item in reversed(shown):
-        group = item.group
-        reason = (
-            "interrupted tool call shown as a note"
-            if group.interrupted
-            else "recent conversation within the budget"
+    append = ledger.append
+    for group, masked in reversed(shown):
+        reason = _INTERRUPTED if group.interrupted else _RECENT
+        if masked:
+            reason += f"; {len(masked)} older tool result(s) masked"
+        # ledger_item's dict, written out: this runs once per shown group
+        append(
+            {
+                "itemId": group.ledger_id,
+                "kind": "transcript",
+                "visibility": "visible",
+                "reason": reason,
+                "tokens": group.tokens,
+                "fromSeq": group.first_seq,
+                "throughSeq": group.last_seq,
+            }
         )
-        if item.masked:
-            reason += f"; {len(item.masked)} older tool result(s) masked"
-        ledger.append(
-            ledger_item(
-                "transcript",
-                group.ledger_id,
-                "visible",
-                reason,
-                group.tokens,
-                first=group.first_seq,
-                last=group.last_seq,
-            )
-        )
-        if plan is not None:
-            ledger += [_masked_item(masked, plan) for masked in item.masked]
+        if masked and plan is not None:
+            ledger += [_masked_item(item, plan) for item in masked]
     cut = any(cap.accepted is not None or cap.grid > 0 for cap in axes)
-    start_seq = shown[0].group.first_seq if shown else view.head + 1
+    start_seq = shown[0][0].first_seq if shown else view.head + 1
     if cut and start_seq > origin:
         ledger.append(
             ledger_item(
@@ -217,8 +213,7 @@ def select_window(
             )
         )
     else:
-        for item in chrono[:start]:
-            group = item.group
+        for group, _ in chrono[:start]:
             ledger.append(
                 ledger_item(
                     "transcript",
@@ -231,7 +226,7 @@ def select_window(
                 )
             )
     return TranscriptWindow(
-        groups=[s.group for s in shown],
+        groups=[group for group, _ in shown],
         ledger=ledger,
         tokens=tokens_from[start],
         start_seq=start_seq if cut else None,
@@ -330,33 +325,47 @@ def _walk(
                 )
             )
     dropped_items = {t["itemId"] for t in controls.dropped.values() if t["kind"] == "item"}
+    # the loop below runs once per group walked (hundreds per assembly): what it needs is
+    # bound to locals, and mask_group's own early exit is tested before calling it
+    shown_groups = walk.shown
+    available = caps.available
+    recent_limit = min(KEEP_RECENT_TOKENS, available // 4)
+    recent = 0
+    keep_from = None
+    through_seq = plan.through_seq if plan is not None else 0
+    open_caps = [(cap, cap.unit == "messages", cap.limit - cap.reserve) for cap in axes]
     fit = messages = 0
     for group in iter_groups(view, candidate, hidden, count):
-        if group.ledger_id in dropped_items:
+        if dropped_items and group.ledger_id in dropped_items:
             walk.ledger.append(_group_item(group, "dropped", "dropped by a drop entry"))
             continue
-        shown, masked = (
-            mask_group(view, group, plan, plan.through_seq, count)
-            if plan is not None
-            else (group, ())
-        )
-        if walk.recent < min(KEEP_RECENT_TOKENS, caps.available // 4):
-            walk.recent += shown.tokens
+        if plan is not None and group.first_seq <= through_seq and len(group.messages) >= 2:
+            shown, masked = mask_group(view, group, plan, through_seq, count)
+        else:
+            shown, masked = group, ()
+        tokens = shown.tokens
+        if recent < recent_limit:
+            recent += tokens
             if group.starts_on_user_turn:
-                walk.keep_from = group.first_seq
-        if shown.tokens > caps.available:
-            reason = f"larger than the whole input budget ({shown.tokens} > {caps.available})"
+                keep_from = group.first_seq
+        if tokens > available:
+            reason = f"larger than the whole input budget ({tokens} > {available})"
             walk.ledger.append(_group_item(shown, "blocked", reason))
             continue
-        fit_tokens = shown.tokens
-        fit += fit_tokens
+        fit += tokens
         messages += len(shown.messages)
-        for cap in axes:
-            if cap.accepted is None and cap.size(fit, messages) + cap.reserve > cap.limit:
-                cap.accepted = len(walk.shown)
-        if all(cap.accepted is not None for cap in axes):
-            break
-        walk.shown.append(_Shown(shown, masked, fit_tokens))
+        closed = False
+        for cap, by_messages, bound in open_caps:
+            if (messages if by_messages else fit) > bound:
+                cap.accepted = len(shown_groups)
+                closed = True
+        if closed:
+            open_caps = [entry for entry in open_caps if entry[0].accepted is None]
+            if not open_caps:
+                break
+        shown_groups.append((shown, masked))
+    walk.recent = recent
+    walk.keep_from = keep_from
     return walk
 
 
