@@ -254,27 +254,35 @@ def iter_groups(
     """Groups of the candidate transcript, newest first.  ``excluded(seq)`` hides dropped
     entries; ``count`` counts a message whose rendering differs from its stored entry."""
     walker = _Walker(view, count)
+    # once per entry walked: the shapes and the group cache are read directly (the walker's
+    # methods, under the same keys, build and store what is not cached yet)
+    shapes = view.shapes
+    cache = view.group_cache
+    tokenizer = view.tokenizer
     for first, last in reversed(transcript.spans):
         pending: list[int] = []  # seqs of result messages, oldest first
         seq = last
         while seq >= first:
-            shape = view.shape(seq)
+            shape = shapes[seq - 1]
             if shape == SHAPE_OTHER or excluded(seq):
                 seq -= 1
                 continue
             if shape == SHAPE_RESULTS:
                 pending.insert(0, seq)
             elif shape == SHAPE_CALLS:
-                group, others = walker.call_group(seq, pending)
+                hit = cache.get((tokenizer, "c", seq, tuple(pending)))
+                group, others = hit if hit is not None else walker.call_group(seq, pending)
                 for rseq in reversed(others):
                     yield walker.orphan_results(rseq)
                 pending = []
                 yield group
             else:
-                for rseq in reversed(pending):
-                    yield walker.orphan_results(rseq)
-                pending = []
-                yield walker.plain(seq)
+                if pending:
+                    for rseq in reversed(pending):
+                        yield walker.orphan_results(rseq)
+                    pending = []
+                plain = cache.get((tokenizer, "p", seq))
+                yield plain if plain is not None else walker.plain(seq)
             seq -= 1
         for rseq in reversed(pending):
             yield walker.orphan_results(rseq)

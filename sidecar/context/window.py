@@ -308,8 +308,16 @@ def _walk(
     masking were not batched): what any window start can show."""
     walk = _Walk()
 
-    def hidden(seq: int) -> bool:
-        return seq in controls.dropped_seqs or seq in pinned_seqs
+    dropped_seqs = controls.dropped_seqs
+    hidden: Callable[[int], bool]
+    if not pinned_seqs:  # a set's own __contains__: no Python frame per entry walked
+        hidden = dropped_seqs.__contains__
+    elif not dropped_seqs:
+        hidden = pinned_seqs.__contains__
+    else:
+
+        def hidden(seq: int) -> bool:
+            return seq in dropped_seqs or seq in pinned_seqs
 
     for target in controls.dropped.values():
         if target["kind"] == "range":

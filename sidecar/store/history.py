@@ -208,6 +208,12 @@ class HistoryView:
         return self._index.shapes[seq - 1]
 
     @property
+    def shapes(self) -> list[str]:
+        """:meth:`shape` of every entry, at index ``seq - 1`` (read-only; it may run past the
+        head: entries appended after the view was made)."""
+        return self._index.shapes
+
+    @property
     def group_cache(self) -> dict[tuple[Any, ...], Any]:
         return self._index.group_cache
 
