@@ -24,8 +24,10 @@ the transcript in chronological order and the user turn last.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import xxhash
@@ -33,7 +35,7 @@ import xxhash
 from protocol.context import SECTION_CATEGORIES, ModelLimits, PromptProfile
 from protocol.errors import ErrorCode
 from sidecar.context.cache import plan_cache
-from sidecar.context.cache_accounting import RequestShape
+from sidecar.context.cache_accounting import RequestShape, Unit, message_unit
 from sidecar.context.controls import ControlState
 from sidecar.context.ledger import item_id, ledger_item
 from sidecar.context.limits import available_input
@@ -239,11 +241,17 @@ class _Assembler:
             self.offer(section, f"host source (priority {section.priority})")
         self._summary()
         groups, advice = self._transcript(pinned_groups)
+        units: list[Unit] | None = None
         if in_chat:
             messages = [*_inject(groups, in_chat), user_msg, *turn]
             self.messages_json = canonical(messages)
         else:
-            messages = [*(m for g in groups for m in g.messages), user_msg, *turn]
+            # spliced from what each group built once: its messages, JSON and cache units
+            messages = [*chain.from_iterable([g.messages for g in groups]), user_msg, *turn]
+            units = [
+                *chain.from_iterable([g.units for g in groups]),
+                *map(message_unit, (user_msg, *turn)),
+            ]
             self.messages_json = (
                 b"["
                 + b",".join(
@@ -252,7 +260,7 @@ class _Assembler:
                 + b"]"
             )
         system = self._system_order()
-        return self._result(system, messages, tools, advice)
+        return self._result(system, messages, tools, advice, units)
 
     def _tools(self) -> list[dict[str, Any]]:
         kept: list[dict[str, Any]] = []
@@ -462,7 +470,7 @@ class _Assembler:
         }
         if window.keep_from is not None:
             advice["keepFromSeq"] = window.keep_from
-        return sorted(window.groups + pinned, key=lambda g: g.first_seq), advice
+        return sorted(window.groups + pinned, key=attrgetter("first_seq")), advice
 
     def _system_order(self) -> list[dict[str, Any]]:
         inp = self.inp
@@ -491,13 +499,13 @@ class _Assembler:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]],
         advice: dict[str, Any],
+        units: list[Unit] | None = None,
     ) -> dict[str, Any]:
+        """``units``: the cache units of ``messages``, when the transcript groups had them."""
         inp = self.inp
         categories = {c: self.budget.categories.get(c, 0) for c in SECTION_CATEGORIES}
         used = sum(categories.values())
-        counts: dict[str, int] = defaultdict(int)
-        for item in self.ledger:
-            counts[item["visibility"]] += 1
+        counts = Counter(map(itemgetter("visibility"), self.ledger))
         summary = (
             f"context {counts['visible']} visible · {counts['pinned']} pinned · "
             + (f"{counts['masked']} masked · " if counts["masked"] else "")
@@ -506,7 +514,7 @@ class _Assembler:
             f"{self.budget.available / 1000:.1f}k tokens"
         )
         breakpoints, cache = plan_cache(
-            inp.profile, tools, self.ledger, system, messages, inp.previous
+            inp.profile, tools, self.ledger, system, messages, inp.previous, units
         )
         return {
             "system": system,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar.context.cache_accounting import (
     RequestShape,
+    Unit,
     common_prefix,
     predict_for,
     reaches,
@@ -49,9 +50,11 @@ def plan_cache(
     system: Sequence[dict[str, Any]],
     messages: Sequence[dict[str, Any]],
     previous: RequestShape | None,
+    message_units: Sequence[Unit] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """(breakpoints, cache accounting) of a prompt, after the session's ``previous`` request."""
-    shape = shape_of(profile.model, tools, ledger, system, messages)
+    """(breakpoints, cache accounting) of a prompt, after the session's ``previous`` request
+    (``message_units``: as :func:`~sidecar.context.cache_accounting.shape_of` takes them)."""
+    shape = shape_of(profile.model, tools, ledger, system, messages, message_units)
     points = place_breakpoints(profile, shape, previous, masked_through(ledger, messages))
     return points, predict_for(profile.provider, previous, shape.with_markers(points))
 

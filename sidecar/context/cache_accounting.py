@@ -32,6 +32,7 @@ from ``data/prices.json``; ``null`` for a model the table does not list.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.limits import CacheRules, Prices, cache_rules, prices_of
@@ -45,6 +46,7 @@ __all__ = [
     "RequestShape",
     "Unit",
     "common_prefix",
+    "message_unit",
     "predict_cache",
     "predict_for",
     "reaches",
@@ -104,19 +106,11 @@ class RequestShape:
 
     def tokens_through(self) -> list[int]:
         """Tokens from the start of the request through each unit."""
-        out, running = [], 0
-        for unit in self.units:
-            running += unit.tokens
-            out.append(running)
-        return out
+        return list(accumulate([unit.tokens for unit in self.units]))
 
     def blocks_through(self) -> list[int]:
         """Content blocks from the start of the request through each unit."""
-        out, running = [], 0
-        for unit in self.units:
-            running += unit.blocks
-            out.append(running)
-        return out
+        return list(accumulate([unit.blocks for unit in self.units]))
 
     def describe(self, unit: int) -> str:
         """A reader's name for a unit: ``tool read_file``, ``system section env``, ``message 4``."""
@@ -131,21 +125,27 @@ def _at(marker: Marker) -> int:
     return marker.unit
 
 
+def message_unit(message: Mapping[str, Any]) -> Unit:
+    """A prompt message as a unit: its role and content, its tokens, a block per part."""
+    content = message["content"]
+    return Unit((message["role"], content), int(message["tokens"]), max(len(content), 1))
+
+
 def shape_of(
     model: str,
     tools: Sequence[Mapping[str, Any]],
     ledger: Sequence[Mapping[str, Any]],
     system: Sequence[Mapping[str, Any]],
     messages: Sequence[Mapping[str, Any]],
+    message_units: Sequence[Unit] | None = None,
 ) -> RequestShape:
-    """The units of a wire-shaped prompt (tool tokens come from the ledger, as in a snapshot)."""
+    """The units of a wire-shaped prompt (tool tokens come from the ledger, as in a snapshot).
+    ``message_units``: the :func:`message_unit` of each message, when the caller has them
+    already (transcript groups build theirs once)."""
     tool_tokens = {i.get("locator"): i["tokens"] for i in ledger if i["kind"] == "tool"}
     units = [Unit(t, int(tool_tokens.get(t["name"], 0)), 1) for t in tools]
     units += [Unit((s["id"], s["hash"]), int(s["tokens"]), 1) for s in system]
-    units += [
-        Unit((m["role"], m["content"]), int(m["tokens"]), max(len(m["content"]), 1))
-        for m in messages
-    ]
+    units += [message_unit(m) for m in messages] if message_units is None else message_units
     return RequestShape(model, tuple(units), len(tools), len(system))
 
 

@@ -21,11 +21,12 @@ never changes, so a group made of the same entries renders the same every turn.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import xxhash
 
+from sidecar.context.cache_accounting import Unit, message_unit
 from sidecar.jsonbytes import canonical
 from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
 
@@ -65,6 +66,9 @@ class Group:
     (an RPC answer, or a snapshot whose id is the hash of its canonical JSON)."""
     ledger_id: str = ""
     """``ctx_transcript_<16 hex>`` of ``transcript:<first entry id>``."""
+    units: tuple[Unit, ...] = field(default=(), compare=False, repr=False)
+    """The messages as prompt-cache units (``cache_accounting.message_unit``), built once with
+    the group rather than on every assembly that shows it."""
 
     @classmethod
     def build(
@@ -87,6 +91,7 @@ class Group:
             interrupted,
             b",".join(canonical(m) for m in messages),
             f"ctx_transcript_{xxhash.xxh3_64_hexdigest(key)}",
+            tuple(message_unit(m) for m in messages),
         )
 
 
