@@ -143,7 +143,11 @@ class _Assembler:
         self.budget = _Budget(available_input(inp.limits))
         self.ledger: list[dict[str, Any]] = []
         self.sections: dict[str, dict[str, Any]] = {}
-        self.messages_json = b"[]"
+        self._messages: list[dict[str, Any]] = []
+        self._spliced: tuple[list[Group], tuple[dict[str, Any], ...]] | None = None
+        """The transcript groups shown and the messages after them, when ``messages`` is
+        their concatenation: its JSON is then spliced from the groups' own."""
+        self._messages_json: bytes | None = None
         self.diagnostics: list[dict[str, Any]] = list(inp.diagnostics)
         self.window_state: dict[str, Any] = {}
         self.masking_state: dict[str, Any] | None = None
@@ -244,23 +248,32 @@ class _Assembler:
         units: list[Unit] | None = None
         if in_chat:
             messages = [*_inject(groups, in_chat), user_msg, *turn]
-            self.messages_json = canonical(messages)
         else:
-            # spliced from what each group built once: its messages, JSON and cache units
+            # from what each group built once: its messages and cache units (and its JSON)
             messages = [*chain.from_iterable([g.messages for g in groups]), user_msg, *turn]
             units = [
                 *chain.from_iterable([g.units for g in groups]),
                 *map(message_unit, (user_msg, *turn)),
             ]
-            self.messages_json = (
-                b"["
-                + b",".join(
-                    [g.json for g in groups if g.json] + [canonical(m) for m in (user_msg, *turn)]
-                )
-                + b"]"
-            )
+            self._spliced = (groups, (user_msg, *turn))
+        self._messages = messages
         system = self._system_order()
         return self._result(system, messages, tools, advice, units)
+
+    def messages_json(self) -> bytes:
+        """``messages`` of the result as canonical JSON (made on demand: :func:`assemble`
+        does not need it), spliced from the groups' JSON when the messages are theirs."""
+        if self._messages_json is None:
+            if self._spliced is None:
+                self._messages_json = canonical(self._messages)
+            else:
+                groups, tail = self._spliced
+                self._messages_json = (
+                    b"["
+                    + b",".join([g.json for g in groups if g.json] + [canonical(m) for m in tail])
+                    + b"]"
+                )
+        return self._messages_json
 
     def _tools(self) -> list[dict[str, Any]]:
         kept: list[dict[str, Any]] = []
@@ -573,4 +586,4 @@ def assemble_with_json(inputs: AssemblyInputs) -> tuple[dict[str, Any], bytes]:
     """:func:`assemble`, plus ``messages`` already serialised (spliced from cached groups)."""
     assembler = _Assembler(inputs)
     result = assembler.run()
-    return result, assembler.messages_json
+    return result, assembler.messages_json()

@@ -11,7 +11,11 @@ from typing import Any
 
 import xxhash
 
-__all__ = ["item_id", "ledger_item"]
+__all__ = ["SHOWN_INTERRUPTED_REASON", "SHOWN_REASON", "item_id", "ledger_item"]
+
+#: Why the history window shows a transcript group (whole, or with older results masked).
+SHOWN_REASON = "recent conversation within the budget"
+SHOWN_INTERRUPTED_REASON = "interrupted tool call shown as a note"
 
 
 def item_id(kind: str, key: str) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import xxhash
 
 from sidecar.context.cache_accounting import Unit, message_unit
+from sidecar.context.ledger import SHOWN_INTERRUPTED_REASON, SHOWN_REASON, ledger_item
 from sidecar.jsonbytes import canonical
 from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
 
@@ -69,6 +70,9 @@ class Group:
     units: tuple[Unit, ...] = field(default=(), compare=False, repr=False)
     """The messages as prompt-cache units (``cache_accounting.message_unit``), built once with
     the group rather than on every assembly that shows it."""
+    shown_item: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Its ledger item when the history window shows it (``visible``): a template the window
+    copies (never hands out), built once with the group."""
 
     @classmethod
     def build(
@@ -81,17 +85,28 @@ class Group:
         interrupted: bool,
     ) -> Group:
         key = f"transcript:{first_id}".encode()
+        ledger_id = f"ctx_transcript_{xxhash.xxh3_64_hexdigest(key)}"
+        tokens = sum(m["tokens"] for m in messages)
         return cls(
             first,
             last,
             first_id,
             messages,
-            sum(m["tokens"] for m in messages),
+            tokens,
             starts_on_user_turn,
             interrupted,
             b",".join(canonical(m) for m in messages),
-            f"ctx_transcript_{xxhash.xxh3_64_hexdigest(key)}",
+            ledger_id,
             tuple(message_unit(m) for m in messages),
+            ledger_item(
+                "transcript",
+                ledger_id,
+                "visible",
+                SHOWN_INTERRUPTED_REASON if interrupted else SHOWN_REASON,
+                tokens,
+                first=first,
+                last=last,
+            ),
         )
 
 

@@ -51,8 +51,6 @@ BUDGET_QUANTUM = 0.25
 #: a quarter of one is a few turns; half keeps cache re-writes rare (``bench/cache.py``: a
 #: 50-message window reads 77% of its input from the cache with half, 61% with a quarter).
 CAP_QUANTUM = 0.5
-_RECENT = "recent conversation within the budget"
-_INTERRUPTED = "interrupted tool call shown as a note"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,23 +178,12 @@ def select_window(
     shown = chrono[start:]
     append = ledger.append
     for group, masked in reversed(shown):
-        reason = _INTERRUPTED if group.interrupted else _RECENT
+        item = group.shown_item.copy()  # once per shown group: a copy of the group's own
+        append(item)
         if masked:
-            reason += f"; {len(masked)} older tool result(s) masked"
-        # ledger_item's dict, written out: this runs once per shown group
-        append(
-            {
-                "itemId": group.ledger_id,
-                "kind": "transcript",
-                "visibility": "visible",
-                "reason": reason,
-                "tokens": group.tokens,
-                "fromSeq": group.first_seq,
-                "throughSeq": group.last_seq,
-            }
-        )
-        if masked and plan is not None:
-            ledger += [_masked_item(item, plan) for item in masked]
+            item["reason"] += f"; {len(masked)} older tool result(s) masked"
+            if plan is not None:
+                ledger += [_masked_item(m, plan) for m in masked]
     cut = any(cap.accepted is not None or cap.grid > 0 for cap in axes)
     start_seq = shown[0][0].first_seq if shown else view.head + 1
     if cut and start_seq > origin:
