@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.ledger import ledger_item
@@ -114,6 +113,12 @@ _Shown = tuple[Group, tuple[Masked, ...]]
 class _Walk:
     shown: list[_Shown] = field(default_factory=list)
     """Newest first."""
+    fits: list[int] = field(default_factory=lambda: [0])
+    """``fits[k]``: tokens of the ``k`` newest shown groups (as shown)."""
+    counts: list[int] = field(default_factory=lambda: [0])
+    """``counts[k]``: messages of the ``k`` newest shown groups."""
+    starts: list[int] = field(default_factory=list)
+    """Indexes in :attr:`shown` of the groups that start on a user turn."""
     ledger: list[dict[str, Any]] = field(default_factory=list)
     recent: int = 0
     keep_from: int | None = None
@@ -134,13 +139,12 @@ def select_window(
     origin = candidate.spans[0][0] if candidate.spans else 1
     axes = _caps(view, origin, plan, caps)
     walk = _walk(view, candidate, controls, pinned_seqs, plan, caps, axes, count)
-    groups = [group for group, _ in walk.shown]  # newest first
-    starts = [i for i, group in enumerate(groups) if group.starts_on_user_turn]
+    starts = walk.starts
     # chronological suffix sums over the shown groups (exact tokens and messages from each):
-    # the newest-first prefix sums, reversed
+    # the walk's newest-first prefix sums, reversed
     chrono = walk.shown[::-1]
-    tokens_from = list(accumulate([group.tokens for group in groups], initial=0))[::-1]
-    messages_from = list(accumulate([len(group.messages) for group in groups], initial=0))[::-1]
+    tokens_from = walk.fits[::-1]
+    messages_from = walk.counts[::-1]
     user_starts = [len(chrono) - 1 - i for i in reversed(starts)]  # chronological indexes
 
     def first_start(cap: _Cap, at_least: int) -> int:
@@ -323,6 +327,7 @@ def _walk(
     # the loop below runs once per group walked (hundreds per assembly): what it needs is
     # bound to locals, and mask_group's own early exit is tested before calling it
     shown_groups = walk.shown
+    fits, counts, starts = walk.fits, walk.counts, walk.starts
     available = caps.available
     recent_limit = min(KEEP_RECENT_TOKENS, available // 4)
     recent = 0
@@ -358,7 +363,11 @@ def _walk(
             open_caps = [entry for entry in open_caps if entry[0].accepted is None]
             if not open_caps:
                 break
+        if shown.starts_on_user_turn:
+            starts.append(len(shown_groups))
         shown_groups.append((shown, masked))
+        fits.append(fit)
+        counts.append(messages)
     walk.recent = recent
     walk.keep_from = keep_from
     return walk
