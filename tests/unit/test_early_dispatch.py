@@ -5,42 +5,18 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Coroutine, Iterator
-from pathlib import Path
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
 import pytest
 
 from protocol.framing import BadHeader
-from protocol.server import Limits
-from sidecar.context.tokens import Tokenizers
 from sidecar.rpc.early import EarlyDispatch
 from sidecar.rpc.light import LightServer
 from sidecar.rpc.state import SidecarState
-from sidecar.store import Store
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Iterator[SidecarState]:
-    store = Store(tmp_path / "store")
-    try:
-        yield SidecarState(
-            store=store,
-            tokenizers=Tokenizers.discover(),
-            limits=Limits(
-                max_message_bytes=1 << 20,
-                max_append_entries=1000,
-                max_read_limit=1000,
-                max_list_limit=500,
-                max_count_bytes=1 << 20,
-            ),
-            initialized=True,
-        )
-    finally:
-        store.close()
 
 
 def light_server(state: SidecarState) -> LightServer:

@@ -5,8 +5,6 @@ sessions the models would refuse or change."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,40 +12,17 @@ from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from protocol._base import dump_wire, parse_wire
-from protocol.server import Limits
 from protocol.sessions import ForkOrigin, Session
-from sidecar.context.tokens import Tokenizers
 from sidecar.rpc import light
 from sidecar.rpc.handlers import CONNECTION_FREE_ROUTES
 from sidecar.rpc.handshake import schema_facts
 from sidecar.rpc.router import wrap
 from sidecar.rpc.state import SidecarState
-from sidecar.store import Store
 
 pytestmark = pytest.mark.anyio
 
 #: Full routes, by method: what each light route must agree with.
 FULL = {r.spec.name: r for r in CONNECTION_FREE_ROUTES}
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Iterator[SidecarState]:
-    store = Store(tmp_path / "store")
-    try:
-        yield SidecarState(
-            store=store,
-            tokenizers=Tokenizers.discover(),
-            limits=Limits(
-                max_message_bytes=1 << 20,
-                max_append_entries=1000,
-                max_read_limit=1000,
-                max_list_limit=500,
-                max_count_bytes=1 << 20,
-            ),
-            initialized=True,
-        )
-    finally:
-        store.close()
 
 
 def light_server(state: SidecarState) -> light.LightServer:

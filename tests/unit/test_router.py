@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -14,38 +13,15 @@ from pygls.exceptions import JsonRpcException
 
 from protocol import methods as m
 from protocol.methods import MethodSpec
-from protocol.server import Limits
 from protocol.sessions import SessionRef
-from sidecar.context.tokens import Tokenizers
 from sidecar.errors import NotFoundError
 from sidecar.rpc.handlers import ROUTES
 from sidecar.rpc.router import Route, wrap
 from sidecar.rpc.state import SidecarState
-from sidecar.store import Store
 
 pytestmark = pytest.mark.anyio
 
 Feature = Callable[[Any], Awaitable[Any]]
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Iterator[SidecarState]:
-    store = Store(tmp_path / "store")
-    try:
-        yield SidecarState(
-            store=store,
-            tokenizers=Tokenizers.discover(),
-            limits=Limits(
-                max_message_bytes=1 << 20,
-                max_append_entries=1000,
-                max_read_limit=1000,
-                max_list_limit=500,
-                max_count_bytes=1 << 20,
-            ),
-            initialized=True,
-        )
-    finally:
-        store.close()
 
 
 def custom(
