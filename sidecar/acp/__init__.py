@@ -5,8 +5,11 @@ stdin/stdout, over the same store, context pipeline and runs as ``serve``.
 - :mod:`.agent`: ACP's methods → sessions and runs;
 - :mod:`.mapping`: what is mapped to what (prompts, run events, history, stop reasons);
 - :mod:`.bridge`: the runs' view of the connection;
-- :mod:`.tools`: read_file / write_file / run_command through the editor (fs, terminal,
-  permission), confined to the session's roots;
+- :mod:`.tools`: read_file / write_file / edit_file / run_command through the editor (fs,
+  terminal), confined to the session's roots;
+- :mod:`.approvals`: the session's approval mode, "always allow", ``session/request_permission``;
+- :mod:`.config`: the session's settings (model, approval mode) as config options and modes;
+- :mod:`.plan`: ``update_plan``, shown as ACP ``plan`` updates;
 - :mod:`.mcp_servers`: the session's stdio MCP servers (official ``mcp`` SDK), their tools
   offered as ``<server>__<tool>``;
 - :mod:`.commands` (and :mod:`.dashboard`, their markdown): ``/context``, ``/compact``,
@@ -17,7 +20,7 @@ stdin/stdout, over the same store, context pipeline and runs as ``serve``.
 
 ACP types (the official ``agent-client-protocol`` SDK's schema models) stay in this package:
 ``sidecar/store``, ``sidecar/context``, ``sidecar/inputs`` and ``sidecar/runs`` know nothing
-of them.
+of them (``tests/unit/test_layers.py`` reads the imports to hold the core to that).
 """
 
 from __future__ import annotations
