@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
 
@@ -46,6 +46,9 @@ from sidecar.context.window import Caps, select_window
 from sidecar.errors import InvalidRequestError
 from sidecar.jsonbytes import canonical
 from sidecar.store.history import HistoryView
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "AUTO_COMPACT_SHARE",
@@ -143,11 +146,9 @@ class _Assembler:
         self.budget = _Budget(available_input(inp.limits))
         self.ledger: list[dict[str, Any]] = []
         self.sections: dict[str, dict[str, Any]] = {}
-        self._messages: list[dict[str, Any]] = []
-        self._spliced: tuple[list[Group], tuple[dict[str, Any], ...]] | None = None
-        """The transcript groups shown and the messages after them, when ``messages`` is
-        their concatenation: its JSON is then spliced from the groups' own."""
-        self._messages_json: bytes | None = None
+        self.messages_json: Callable[[], bytes] = lambda: b"[]"
+        """``messages`` of the result as canonical JSON, made on demand (:func:`assemble`
+        does not need it)."""
         self.diagnostics: list[dict[str, Any]] = list(inp.diagnostics)
         self.window_state: dict[str, Any] = {}
         self.masking_state: dict[str, Any] | None = None
@@ -248,6 +249,7 @@ class _Assembler:
         units: list[Unit] | None = None
         if in_chat:
             messages = [*_inject(groups, in_chat), user_msg, *turn]
+            self.messages_json = lambda: canonical(messages)
         else:
             # from what each group built once: its messages and cache units (and its JSON)
             messages = [*chain.from_iterable([g.messages for g in groups]), user_msg, *turn]
@@ -255,25 +257,14 @@ class _Assembler:
                 *chain.from_iterable([g.units for g in groups]),
                 *map(message_unit, (user_msg, *turn)),
             ]
-            self._spliced = (groups, (user_msg, *turn))
-        self._messages = messages
+            tail = (user_msg, *turn)
+            self.messages_json = lambda: (  # spliced from the groups' own JSON
+                b"["
+                + b",".join([g.json for g in groups if g.json] + [canonical(m) for m in tail])
+                + b"]"
+            )
         system = self._system_order()
         return self._result(system, messages, tools, advice, units)
-
-    def messages_json(self) -> bytes:
-        """``messages`` of the result as canonical JSON (made on demand: :func:`assemble`
-        does not need it), spliced from the groups' JSON when the messages are theirs."""
-        if self._messages_json is None:
-            if self._spliced is None:
-                self._messages_json = canonical(self._messages)
-            else:
-                groups, tail = self._spliced
-                self._messages_json = (
-                    b"["
-                    + b",".join([g.json for g in groups if g.json] + [canonical(m) for m in tail])
-                    + b"]"
-                )
-        return self._messages_json
 
     def _tools(self) -> list[dict[str, Any]]:
         kept: list[dict[str, Any]] = []

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import xxhash
 
@@ -30,6 +30,8 @@ from sidecar.context.cache_accounting import Unit, message_unit
 from sidecar.context.ledger import SHOWN_INTERRUPTED_REASON, SHOWN_REASON, ledger_item
 from sidecar.jsonbytes import canonical
 from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
+
+T = TypeVar("T")
 
 __all__ = ["Group", "TranscriptRange", "cached", "group_bounds", "iter_groups"]
 
@@ -140,34 +142,43 @@ def _interruption(part: dict[str, Any]) -> dict[str, Any]:
 def cached(view: HistoryView, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
     """``build()``, memoised in the history index's group cache under ``key`` (per
     tokenizer): ``key`` must name everything the built value depends on besides entries."""
-    cache = view.group_cache
     full = (view.tokenizer, *key)
-    hit = cache.get(full)
-    if hit is None:
-        if len(cache) > _GROUP_CACHE:
-            cache.clear()
-        hit = cache[full] = build()
-    return hit
+    hit = view.group_cache.get(full)
+    return hit if hit is not None else _remember(view, full, build())
+
+
+def _remember(view: HistoryView, full: tuple[Any, ...], value: T) -> T:
+    cache = view.group_cache
+    if len(cache) > _GROUP_CACHE:
+        cache.clear()
+    cache[full] = value
+    return value
 
 
 class _Walker:
+    """Builds the groups of a walk, each memoised in the group cache.  ``plain`` and
+    ``call_group`` run once per entry walked: they look in the cache before making a
+    builder (no closure, no frame beyond their own on a hit)."""
+
     def __init__(self, view: HistoryView, count: MessageCounter) -> None:
         self.view = view
         self.count = count
+        self._cache = view.group_cache
+        self._tokenizer = view.tokenizer
 
     def cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         return cached(self.view, key, build)
 
     def plain(self, seq: int) -> Group:
-        def build() -> Group:
-            record = self.view.record(seq)
-            msg = _message(record, list(record["content"]), self.view.tokens(seq))
-            return Group.build(
-                seq, seq, record["id"], (msg,), self.view.shape(seq) == SHAPE_USER, False
-            )
-
-        group: Group = self.cached(("p", seq), build)
-        return group
+        full = (self._tokenizer, "p", seq)
+        hit: Group | None = self._cache.get(full)
+        if hit is not None:
+            return hit
+        view = self.view
+        record = view.record(seq)
+        msg = _message(record, list(record["content"]), view.tokens(seq))
+        group = Group.build(seq, seq, record["id"], (msg,), view.shape(seq) == SHAPE_USER, False)
+        return _remember(view, full, group)
 
     def orphan_results(self, seq: int) -> Group:
         def build() -> Group:
@@ -186,11 +197,11 @@ class _Walker:
         """The group of an assistant message with calls and the result messages after it;
         also returns the result messages that answer none of its calls."""
 
-        def build() -> tuple[Group, list[int]]:
-            return self._build_call_group(seq, results)
-
-        hit: tuple[Group, list[int]] = self.cached(("c", seq, tuple(results)), build)
-        return hit
+        full = (self._tokenizer, "c", seq, tuple(results))
+        hit: tuple[Group, list[int]] | None = self._cache.get(full)
+        if hit is not None:
+            return hit
+        return _remember(self.view, full, self._build_call_group(seq, results))
 
     def _build_call_group(self, seq: int, results: list[int]) -> tuple[Group, list[int]]:
         record = self.view.record(seq)
@@ -274,11 +285,7 @@ def iter_groups(
     """Groups of the candidate transcript, newest first.  ``excluded(seq)`` hides dropped
     entries; ``count`` counts a message whose rendering differs from its stored entry."""
     walker = _Walker(view, count)
-    # once per entry walked: the shapes and the group cache are read directly (the walker's
-    # methods, under the same keys, build and store what is not cached yet)
-    shapes = view.shapes
-    cache = view.group_cache
-    tokenizer = view.tokenizer
+    shapes = view.shapes  # read once per entry walked
     for first, last in reversed(transcript.spans):
         pending: list[int] = []  # seqs of result messages, oldest first
         seq = last
@@ -290,8 +297,7 @@ def iter_groups(
             if shape == SHAPE_RESULTS:
                 pending.insert(0, seq)
             elif shape == SHAPE_CALLS:
-                hit = cache.get((tokenizer, "c", seq, tuple(pending)))
-                group, others = hit if hit is not None else walker.call_group(seq, pending)
+                group, others = walker.call_group(seq, pending)
                 for rseq in reversed(others):
                     yield walker.orphan_results(rseq)
                 pending = []
@@ -301,8 +307,7 @@ def iter_groups(
                     for rseq in reversed(pending):
                         yield walker.orphan_results(rseq)
                     pending = []
-                plain = cache.get((tokenizer, "p", seq))
-                yield plain if plain is not None else walker.plain(seq)
+                yield walker.plain(seq)
             seq -= 1
         for rseq in reversed(pending):
             yield walker.orphan_results(rseq)

@@ -325,7 +325,7 @@ def _walk(
             )
     dropped_items = {t["itemId"] for t in controls.dropped.values() if t["kind"] == "item"}
     # the loop below runs once per group walked (hundreds per assembly): what it needs is
-    # bound to locals, and mask_group's own early exit is tested before calling it
+    # bound to locals
     shown_groups = walk.shown
     fits, counts, starts = walk.fits, walk.counts, walk.starts
     available = caps.available
@@ -339,7 +339,7 @@ def _walk(
         if dropped_items and group.ledger_id in dropped_items:
             walk.ledger.append(_group_item(group, "dropped", "dropped by a drop entry"))
             continue
-        if plan is not None and group.first_seq <= through_seq and len(group.messages) >= 2:
+        if plan is not None:
             shown, masked = mask_group(view, group, plan, through_seq, count)
         else:
             shown, masked = group, ()
