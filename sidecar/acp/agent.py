@@ -174,11 +174,12 @@ class SidecarAgent:
         self._idle.set()
         session_of = self._session_of_run
         self.config = SessionConfig(store, model)
-        self.approvals = Approvals(self.config.mode_id)
-        self.tools = EditorTools(store, self.approvals, self._send_in_turn, session_of)
-        self.mcp = McpServers(
-            lambda fn: self.spawn(fn), session_of, self.approvals, self._send_in_turn
+        self.approvals = Approvals(
+            self.config.mode_id,
+            lambda session_id: self._send_in_turn(session_id, InTurn(None)),  # the tool_call
         )
+        self.tools = EditorTools(store, self.approvals, self._send_in_turn, session_of)
+        self.mcp = McpServers(lambda fn: self.spawn(fn), session_of, self.approvals)
         self.plan = PlanTool()
         # commands, usage and extension methods (sidecar/acp/commands.py, usage.py,
         # extensions.py); the first two are set with the runs (see sidecar.acp.serve)
@@ -350,14 +351,16 @@ class SidecarAgent:
         self._tell(session_id, self.config.updates(session_id)[1])
         return SetSessionModeResponse()
 
-    def _tell(self, session_id: str, update: SessionUpdate) -> None:
-        """Send ``update`` once the answer being made is written."""
+    def _tell(self, session_id: str, *updates: SessionUpdate) -> None:
+        """Send ``updates``, in order, once the answer being made is written (the transport
+        writes an answer before this task can run)."""
 
         async def send() -> None:
             try:
-                await self._send(session_id, update)
+                for update in updates:
+                    await self._send(session_id, update)
             except Exception as exc:  # the client went away
-                logger.warning("%s not sent: %s", update.session_update, exc)
+                logger.warning("session updates not sent: %s", exc)
 
         self.spawn(send)
 
@@ -456,24 +459,17 @@ class SidecarAgent:
         return PromptResponse(stop_reason="end_turn")
 
     def _advertise(self, session_id: str, notes: list[str]) -> None:
-        """``available_commands_update`` and the MCP diagnostics (one message), once the
-        answer naming the session is written (the transport writes an answer before this task
-        can run)."""
-
-        async def send() -> None:
-            try:
-                await self._send(session_id, available_commands())
-                if notes:
-                    text = "\n\n".join(f"**MCP**: {note}" for note in notes)
-                    chunk = AgentMessageChunk(
-                        session_update="agent_message_chunk",
-                        content=TextContentBlock(type="text", text=text),
-                    )
-                    await self._send(session_id, chunk)
-            except Exception as exc:  # the client went away
-                logger.warning("available commands not sent: %s", exc)
-
-        self.spawn(send)
+        """``available_commands_update`` and the MCP diagnostics (one message)."""
+        updates: list[SessionUpdate] = [available_commands()]
+        if notes:
+            text = "\n\n".join(f"**MCP**: {note}" for note in notes)
+            updates.append(
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=text),
+                )
+            )
+        self._tell(session_id, *updates)
 
     def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
         settings = self.tools.run_settings()

@@ -29,7 +29,7 @@ from acp import RequestError
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from acp.core import AgentSideConnection
 
@@ -95,11 +95,18 @@ def mode_named(mode_id: object) -> ApprovalMode | None:
 
 class Approvals:
     """The decisions of one connection; ``client`` is set once it is connected, ``mode_of``
-    reads a session's mode id (the session's ``meta``)."""
+    reads a session's mode id (the session's ``meta``), ``before_asking(session_id)``
+    returns once what the client must see before a permission request (the call's
+    ``tool_call``) is sent."""
 
-    def __init__(self, mode_of: Callable[[str], object]) -> None:
+    def __init__(
+        self,
+        mode_of: Callable[[str], object],
+        before_asking: Callable[[str], Awaitable[None]],
+    ) -> None:
         self.client: AgentSideConnection | None = None
         self._mode_of = mode_of
+        self._before_asking = before_asking
         self._always: dict[str, set[str]] = {}
         """Per session: the tools the user allowed always."""
 
@@ -117,6 +124,7 @@ class Approvals:
         if effect in mode.allowed or tool in self._always.get(session_id, set()):
             return {"approved": True}
         assert self.client is not None
+        await self._before_asking(session_id)
         try:
             answer = await self.client.request_permission(
                 session_id=session_id, tool_call=call, options=_OPTIONS

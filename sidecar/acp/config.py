@@ -32,7 +32,7 @@ from acp.schema import (
 
 from protocol.errors import ErrorCode
 from sidecar.acp.approvals import APPROVAL_MODES, DEFAULT_MODE, mode_named
-from sidecar.errors import InvalidRequestError
+from sidecar.errors import InvalidRequestError, NotFoundError
 
 if TYPE_CHECKING:
     from sidecar.acp.agent import ModelChoice
@@ -78,9 +78,16 @@ class SessionConfig:
         """The binding a prompt of the session runs with (a stored profile that is gone
         falls back to the default: ``session/load`` must not fail over it)."""
         value = self.model_id(session_id)
-        if value == DEFAULT_MODEL or value not in {m.value for m in self._models()}:
+        if value == DEFAULT_MODEL or not self._stored(value):
             return self.default
         return replace(self.default, profile_id=value, profile=None)
+
+    def _stored(self, profile_id: str) -> bool:
+        try:
+            self.store.profiles.get(profile_id)
+        except NotFoundError:
+            return False
+        return True
 
     def _models(self) -> list[_Model]:
         models = [_Model(DEFAULT_MODEL, self._default_name(), "As the sidecar was started")]

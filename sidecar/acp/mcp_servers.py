@@ -37,10 +37,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from acp.schema import McpServerStdio, ToolCallUpdate
 
-from sidecar.acp.tools import InTurn
-
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine
+    from collections.abc import Callable, Coroutine
 
     from mcp import types as mcp_types
     from mcp.client.session import ClientSession
@@ -199,12 +197,10 @@ class McpServers:
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
         session_of: Callable[[str], str],
         approvals: Approvals,
-        send_in_turn: Callable[[str, InTurn], Awaitable[None]],
     ) -> None:
         self._spawn = spawn
         self._session_of = session_of
         self._approvals = approvals
-        self._send_in_turn = send_in_turn
         self._servers: dict[str, list[_Server]] = {}
         self._offered: dict[str, dict[str, _Offered]] = {}
         """Per session: offered name → tool."""
@@ -287,7 +283,6 @@ class McpServers:
         if offered is None:
             return {"approved": False, "reason": f"tool {name!r} is not available"}
         arguments: dict[str, Any] = params.get("arguments") or {}
-        await self._send_in_turn(session_id, InTurn(None))  # the tool_call first
         call = ToolCallUpdate(
             tool_call_id=str(params["callId"]),
             title=f"{offered.server.name}: {offered.tool}",

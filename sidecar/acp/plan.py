@@ -56,9 +56,9 @@ def plan_update(arguments: dict[str, Any]) -> AgentPlanUpdate:
         return AgentPlanUpdate(
             session_update="plan",
             entries=[
-                PlanEntry.model_validate({"priority": "medium", **entry})
-                if isinstance(entry, dict)
-                else PlanEntry.model_validate(entry)
+                PlanEntry.model_validate(
+                    {"priority": "medium", **entry} if isinstance(entry, dict) else entry
+                )
                 for entry in entries
             ],
         )

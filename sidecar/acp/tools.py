@@ -291,7 +291,6 @@ class EditorTools:
             shown = await self._preview(session_id, name, arguments)
         except _Refused as exc:
             return {"approved": False, "reason": str(exc)}
-        await self._send_in_turn(session_id, InTurn(None))  # the tool_call first
         call = ToolCallUpdate(
             tool_call_id=call_id,
             title=_title(name, arguments),

@@ -43,7 +43,10 @@ class FakeClient:
 
 
 def _approvals(mode: str, answers: list[str | None]) -> tuple[Approvals, FakeClient]:
-    approvals = Approvals(lambda session_id: mode)
+    async def before_asking(session_id: str) -> None:
+        return None
+
+    approvals = Approvals(lambda session_id: mode, before_asking)
     client = FakeClient(answers)
     approvals.client = client  # type: ignore[assignment]
     return approvals, client
