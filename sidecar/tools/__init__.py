@@ -1,0 +1,36 @@
+"""The built-in workspace tools: list, glob, grep, read, write, edit — plain Python, no face.
+
+Every tool works inside a :class:`Workspace` (the session's roots, confinement checked on real
+paths) and returns a :class:`ToolOutput` whose text is already bounded for the context window:
+a cut always says what was cut and how to get the rest (an offset, a narrower pattern).  A
+tool that cannot do what it was asked raises :class:`ToolError`; the caller turns it into an
+error result the model can read (it is never a protocol error).
+
+The faces (``sidecar.rpc``, ``sidecar.acp``) call into this package; it imports neither.
+"""
+
+from __future__ import annotations
+
+from sidecar.tools.bounds import Bounds
+from sidecar.tools.confine import Workspace
+from sidecar.tools.edit import Edit, edit_file, write_file
+from sidecar.tools.errors import ToolError
+from sidecar.tools.grep import GrepMode, grep
+from sidecar.tools.listing import glob_files, list_dir
+from sidecar.tools.output import ToolOutput
+from sidecar.tools.read import read_file
+
+__all__ = [
+    "Bounds",
+    "Edit",
+    "GrepMode",
+    "ToolError",
+    "ToolOutput",
+    "Workspace",
+    "edit_file",
+    "glob_files",
+    "grep",
+    "list_dir",
+    "read_file",
+    "write_file",
+]

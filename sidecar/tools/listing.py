@@ -1,0 +1,116 @@
+"""list_dir and glob: what is in the workspace, ignoring what git ignores, bounded.
+
+``list_dir`` shows a tree to a depth (2 by default), directories with a trailing ``/``;
+``glob`` matches a pattern (``**`` crosses directories; a pattern without ``/`` matches a name
+at any depth, as ripgrep's and git's globs do) and lists paths newest first, as Claude Code's
+Glob does, so what was just edited comes first.  Both stop at ``bounds.entries`` and say so.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pathspec
+
+from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds
+from sidecar.tools.errors import ToolError
+from sidecar.tools.output import ToolOutput
+from sidecar.tools.walk import walk
+
+if TYPE_CHECKING:
+    from sidecar.tools.confine import Workspace
+
+__all__ = ["compile_glob", "glob_files", "list_dir"]
+
+
+def list_dir(
+    ws: Workspace,
+    path: object = None,
+    *,
+    depth: int | None = None,
+    limit: int | None = None,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> ToolOutput:
+    """The entries under ``path`` to ``depth`` levels, as an indented tree."""
+    root = ws.directory(path)
+    levels = max(1, min(depth or 2, 16))
+    cap = max(1, min(limit or bounds.entries, bounds.entries))
+    lines: list[str] = []
+    used = 0
+    more = 0
+    for entry in walk(root, max_depth=levels):
+        line = (
+            "  " * (entry.depth - 1) + os.path.basename(entry.rel) + ("/" if entry.is_dir else "")
+        )
+        if len(lines) >= cap or used + len(line) > bounds.max_chars:
+            more += 1
+            continue
+        lines.append(line)
+        used += len(line) + 1
+    shown = ws.display(root)
+    head = f"{shown}/" if shown != "." else "./"
+    if not lines:
+        lines.append("(empty, or everything here is ignored by .gitignore)")
+    if more:
+        lines.append(f"[{more} more entries not shown; list a subdirectory, lower depth, or glob]")
+    return ToolOutput(
+        text="\n".join([head, *lines]),
+        truncated=bool(more),
+        locations=((str(root), None),),
+        meta={"path": shown, "entries": len(lines) + more if more else len(lines)},
+    )
+
+
+def compile_glob(pattern: str) -> pathspec.GitIgnoreSpec:
+    """A gitignore-style matcher for ``pattern`` (how ripgrep's ``--glob`` reads one)."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines([pattern])
+    except (ValueError, TypeError) as exc:
+        raise ToolError("tool.bad_pattern", f"bad glob {pattern!r}: {exc}") from exc
+
+
+def glob_files(
+    ws: Workspace,
+    pattern: object,
+    path: object = None,
+    *,
+    limit: int | None = None,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> ToolOutput:
+    """Files under ``path`` matching ``pattern``, newest first."""
+    if not isinstance(pattern, str) or not pattern.strip() or "\x00" in pattern:
+        raise ToolError("tool.bad_pattern", "pattern must be a non-empty glob such as '**/*.py'")
+    root = ws.directory(path)
+    spec = compile_glob(pattern.removeprefix("./"))
+    found: list[tuple[float, str]] = []
+    for entry in walk(root):
+        if entry.is_dir or not spec.match_file(entry.rel):
+            continue
+        try:
+            mtime = os.lstat(entry.path).st_mtime
+        except OSError:
+            continue
+        found.append((-mtime, entry.rel))
+    found.sort()
+    cap = max(1, min(limit or bounds.entries, bounds.entries))
+    shown_root = ws.display(root)
+    prefix = "" if shown_root == "." else f"{shown_root}/"
+    lines: list[str] = []
+    used = 0
+    for _, rel in found[:cap]:
+        line = prefix + rel
+        if used + len(line) > bounds.max_chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    more = len(found) - len(lines)
+    if not found:
+        lines.append(f"no files match {pattern!r} (files ignored by .gitignore are not searched)")
+    elif more:
+        lines.append(f"[{len(found)} files match, {more} not shown; narrow the pattern or path]")
+    return ToolOutput(
+        text="\n".join(lines),
+        truncated=more > 0,
+        meta={"pattern": pattern, "matches": len(found)},
+    )

@@ -1,0 +1,107 @@
+"""A walk of the workspace that skips what git ignores: the files list, glob and grep see.
+
+Rules, the same as ``rg --hidden --no-require-git`` so that the two grep back ends agree:
+``.git`` is never entered; every ``.gitignore`` (and ``.ignore``) on the way down applies to
+its directory and below, a deeper file's rules after the shallower ones (its ``!negations``
+can re-include); hidden files are walked like any other.  Symlinks are not followed (a link
+to a file is listed, never a link to a directory), so the walk cannot leave the root or loop.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pathspec
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+__all__ = ["Walked", "walk"]
+
+_IGNORE_FILES = (".gitignore", ".ignore")
+_NEVER = frozenset({".git"})
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """One entry of the walk."""
+
+    path: str
+    """Absolute path (the root joined with ``rel``)."""
+    rel: str
+    """Path relative to the walk's root, ``/``-separated."""
+    is_dir: bool
+    depth: int
+    """1 for the root's own entries."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    skip: int  # len(directory holding the ignore file) + 1: entry.path[skip:] is relative to it
+    spec: pathspec.GitIgnoreSpec
+
+
+def walk(
+    root: Path, *, within: Path | None = None, max_depth: int | None = None
+) -> Iterator[Walked]:
+    """Entries under ``root`` (not ``root`` itself), depth first, names sorted.
+
+    ``within`` is the workspace root ``root`` lies in: the ignore files of the directories
+    between them apply too (as git applies a parent's ``.gitignore`` to a subdirectory)."""
+    rules: list[_Rules] = []
+    if within is not None and within != root and within in root.parents:
+        for parent in reversed(root.parents):
+            if parent == within or within in parent.parents:
+                rules += _rules_in(str(parent))
+    yield from _walk(str(root), "", rules, 1, max_depth)
+
+
+def _walk(
+    directory: str, rel_dir: str, rules: list[_Rules], depth: int, max_depth: int | None
+) -> Iterator[Walked]:
+    try:
+        with os.scandir(directory) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError:
+        return
+    here = rules + _rules_in(directory)
+    for entry in entries:
+        if entry.name in _NEVER:
+            continue
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        rel = rel_dir + entry.name
+        if here and _ignored(here, entry.path, is_dir):
+            continue
+        yield Walked(entry.path, rel, is_dir, depth)
+        if is_dir and (max_depth is None or depth < max_depth):
+            yield from _walk(entry.path, rel + "/", here, depth + 1, max_depth)
+
+
+def _rules_in(directory: str) -> list[_Rules]:
+    found: list[_Rules] = []
+    for name in _IGNORE_FILES:
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        if any(line.strip() and not line.startswith("#") for line in lines):
+            found.append(_Rules(len(directory) + 1, pathspec.GitIgnoreSpec.from_lines(lines)))
+    return found
+
+
+def _ignored(rules: list[_Rules], path: str, is_dir: bool) -> bool:
+    """Git's answer: the last rule that matches decides, deeper files after shallower."""
+    verdict = False
+    for rule in rules:
+        sub = path[rule.skip :] + ("/" if is_dir else "")
+        result = rule.spec.check_file(sub)
+        if result.include is not None:
+            verdict = result.include
+    return verdict
