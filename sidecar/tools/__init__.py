@@ -1,4 +1,4 @@
-"""The built-in workspace tools: list, glob, grep, read, write, edit — plain Python, no face.
+"""The built-in workspace tools: list, glob, grep, read, write, edit, shell — plain Python.
 
 Every tool works inside a :class:`Workspace` (the session's roots, confinement checked on real
 paths) and returns a :class:`ToolOutput` whose text is already bounded for the context window:
@@ -18,7 +18,8 @@ from sidecar.tools.errors import ToolError
 from sidecar.tools.grep import GrepMode, grep
 from sidecar.tools.listing import glob_files, list_dir
 from sidecar.tools.output import ToolOutput
-from sidecar.tools.read import read_file
+from sidecar.tools.read import number_lines, read_file
+from sidecar.tools.shell import run_command
 
 __all__ = [
     "Bounds",
@@ -31,6 +32,8 @@ __all__ = [
     "glob_files",
     "grep",
     "list_dir",
+    "number_lines",
     "read_file",
+    "run_command",
     "write_file",
 ]

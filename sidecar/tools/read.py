@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from sidecar.tools.confine import Workspace
 
-__all__ = ["read_file"]
+__all__ = ["number_lines", "read_file"]
 
 _SNIFF = 8192
 
@@ -46,6 +46,20 @@ def read_file(
         raise ToolError(
             "tool.binary", f"{shown} is not UTF-8 text (invalid byte at offset {exc.start})"
         ) from exc
+    window = number_lines(text, shown, offset=offset, limit=limit, bounds=bounds)
+    meta = {**window.meta, "bytes": len(data)}
+    return ToolOutput(window.text, window.truncated, ((str(target), window.meta["from"]),), meta)
+
+
+def number_lines(
+    text: str,
+    shown: str,
+    *,
+    offset: int | None = None,
+    limit: int | None = None,
+    bounds: Bounds = DEFAULT_BOUNDS,
+) -> ToolOutput:
+    """``text`` (the file ``shown``) as ``read_file`` returns it: a numbered, bounded window."""
     lines = text.removeprefix("\ufeff").splitlines()
     total = len(lines)
     start = max(1, offset or 1)
@@ -75,8 +89,7 @@ def read_file(
     return ToolOutput(
         text="\n".join(out),
         truncated=truncated,
-        locations=((str(target), start),),
-        meta={"path": shown, "lines": total, "from": start, "to": end, "bytes": len(data)},
+        meta={"path": shown, "lines": total, "from": start, "to": end},
     )
 
 

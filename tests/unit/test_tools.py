@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
 
 from sidecar.tools import (
@@ -20,6 +21,7 @@ from sidecar.tools import (
     grep,
     list_dir,
     read_file,
+    run_command,
     write_file,
 )
 from sidecar.tools.grep import Backend, ripgrep_path
@@ -267,3 +269,63 @@ def test_edits_are_all_or_nothing(repo: Path, ws: Workspace) -> None:
     assert target.read_text() == "def plus(a, b):\n    return a + b\n"
     edit_file(ws, "calc/add.py", [Edit("a", "x", replace_all=True)])
     assert target.read_text() == "def plus(x, b):\n    return x + b\n"
+
+
+# --- shell ---------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_command_runs_in_the_root_without_secrets(
+    ws: Workspace, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-should-not-leak")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-nope")
+    monkeypatch.setenv("PLAIN_SETTING", "fine")
+    out = await run_command(ws, "pwd; env; exit 3")
+    assert str(repo) in out.text and "PLAIN_SETTING=fine" in out.text
+    assert "sk-should-not-leak" not in out.text and "ghp-nope" not in out.text
+    assert out.text.endswith("[exit code 3]") and out.meta["exitCode"] == 3
+    with pytest.raises(ToolError) as info:
+        await run_command(ws, "ls", "/")
+    assert info.value.code == "tool.path_outside_roots"
+
+
+@pytest.mark.anyio
+async def test_a_timeout_kills_the_whole_process_group(ws: Workspace, repo: Path) -> None:
+    marker = repo / "child.pid"
+    out = await run_command(ws, f"sleep 60 & echo $! > {marker}; wait", timeout_s=0.5)
+    assert out.meta["timedOut"] and "timed out after" in out.text
+    child = int(marker.read_text())
+    await anyio.sleep(0.2)
+    assert not _alive(child), "the backgrounded child outlived the timeout"
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_command_is_killed(ws: Workspace, repo: Path) -> None:
+    marker = repo / "child.pid"
+    with anyio.move_on_after(0.5):
+        await run_command(ws, f"sleep 60 & echo $! > {marker}; wait")
+    child = int(marker.read_text())
+    await anyio.sleep(0.2)
+    assert not _alive(child)
+
+
+@pytest.mark.anyio
+async def test_long_output_keeps_head_and_tail(ws: Workspace) -> None:
+    out = await run_command(ws, "seq 1 200000")
+    assert out.truncated and len(out.text) <= Bounds().max_chars + 300
+    lines = out.text.splitlines()
+    assert lines[0] == "1" and lines[-2] == "200000" and lines[-1] == "[exit code 0]"
+    assert "characters cut from the middle" in out.text
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0): read its state
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
