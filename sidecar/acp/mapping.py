@@ -179,7 +179,19 @@ def tool_kind(name: str) -> ToolKind:
     return "other"
 
 
+_TITLES = {
+    "list_dir": ("List", "path"),
+    "glob": ("Find", "pattern"),
+    "grep": ("Search", "pattern"),
+}
+
+
 def _title(name: str, arguments: dict[str, Any]) -> str:
+    if name in _TITLES:  # the sidecar's own look-around tools: human titles
+        verb, key = _TITLES[name]
+        value = arguments.get(key)
+        shown = value if isinstance(value, str) and value else "."
+        return f"{verb} `{shown}`" if key == "pattern" else f"{verb} {shown}"
     for key in ("path", "file", "command", "query", "pattern", "url"):
         value = arguments.get(key)
         if isinstance(value, str) and value:

@@ -11,11 +11,16 @@ run bridge when the loop sends ``tool/execute``; nothing here is known to ``side
   it): ``fs/write_text_file`` when the client advertises
   ``fs.writeTextFile``, else the disk.  The ``tool_call_update`` shows a ``diff`` (old text
   read as ``read_file`` reads it).
+- ``list_dir {path?, depth?}``, ``glob {pattern, path?}``, ``grep {pattern, path?, glob?,
+  ignore_case?, context?, mode?}``: run by the sidecar (:mod:`sidecar.tools`), confined to
+  the roots, ``.gitignore`` respected, results bounded; read-only, never asked.
 - ``run_command {command, cwd?}``: ``terminal/create`` (``sh -c``; ``cmd /c`` on Windows) →
   a ``terminal`` content in the tool call → ``terminal/wait_for_exit`` →
   ``terminal/output`` → ``terminal/release`` (always; a call cancelled or timed out
-  first stops the command with ``terminal/kill``).  Offered
-  only when the client advertises ``terminal``: no command runs outside the editor's sight.
+  first stops the command with ``terminal/kill``) when the client advertises ``terminal``;
+  otherwise the sidecar runs it itself (:func:`sidecar.tools.run_command`: same roots, same
+  approval, its process group killed on timeout or cancel, secrets scrubbed from its
+  environment), so a client without a terminal still gets a shell after permission.
 
 Writes and commands go through the core's approval step (the run's ``approvalRequired``):
 the bridge's ``approval/request`` is decided by the session's approval mode, and asked with
@@ -30,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -50,7 +56,8 @@ from acp.schema import (
 )
 
 from sidecar.acp.mapping import SessionUpdate, tool_kind
-from sidecar.paths import UnreadableFileError, is_within, read_capped_text, real_path
+from sidecar.paths import UnreadableFileError, read_capped_text
+from sidecar.tools import GrepMode, ToolError, Workspace, glob_files, grep, list_dir, run_command
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -79,7 +86,10 @@ READ_FILE, WRITE_FILE, EDIT_FILE, RUN_COMMAND = (
     "edit_file",
     "run_command",
 )
+LIST_DIR, GLOB, GREP = "list_dir", "glob", "grep"
 _WRITES = (WRITE_FILE, EDIT_FILE)
+#: Run by the sidecar itself (sidecar.tools), confined to the roots; read-only: never asked.
+_LOOKS = (LIST_DIR, GLOB, GREP)
 #: A person answers a permission request and a command may build a project: the run waits
 #: this long for either (the core's default, one minute, is for programs).
 TOOL_TIMEOUT_MS = 600_000
@@ -137,11 +147,60 @@ _DEFINITIONS: dict[str, dict[str, Any]] = {
             "required": ["path", "old_text", "new_text"],
         },
     },
+    LIST_DIR: {
+        "name": LIST_DIR,
+        "description": (
+            "List a directory of the workspace as a tree (files ignored by .gitignore are "
+            "left out). Prefer this to running ls."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "default: the workspace root"},
+                "depth": {"type": "integer", "minimum": 1, "description": "default 2"},
+            },
+        },
+    },
+    GLOB: {
+        "name": GLOB,
+        "description": (
+            "Find files by glob pattern ('**/*.py', 'src/**/test_*.ts'), newest first; "
+            "files ignored by .gitignore are left out."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string"},
+                "path": {"type": "string", "description": "default: the workspace root"},
+            },
+            "required": ["pattern"],
+        },
+    },
+    GREP: {
+        "name": GREP,
+        "description": (
+            "Search file contents with a regular expression (ripgrep syntax); results grouped "
+            "by file with line numbers. Files ignored by .gitignore are not searched. Prefer "
+            "this to running grep."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string"},
+                "path": {"type": "string", "description": "a directory or a file"},
+                "glob": {"type": "string", "description": "only files matching, e.g. '*.py'"},
+                "ignore_case": {"type": "boolean"},
+                "context": {"type": "integer", "minimum": 0, "maximum": 10},
+                "mode": {"type": "string", "enum": ["content", "files", "count"]},
+            },
+            "required": ["pattern"],
+        },
+    },
     RUN_COMMAND: {
         "name": RUN_COMMAND,
         "description": (
-            "Run a shell command in the editor's terminal (the user is asked first); "
-            "answers its output and exit code."
+            "Run a shell command in the workspace (the user is asked first); answers its "
+            "output and exit code."
         ),
         "parameters": {
             "type": "object",
@@ -238,8 +297,9 @@ class EditorTools:
         return bool(fs and (fs.read_text_file if what == "read" else fs.write_text_file))
 
     def names(self) -> list[str]:
-        terminal = [RUN_COMMAND] if self._can("terminal") else []
-        return [READ_FILE, WRITE_FILE, EDIT_FILE, *terminal]
+        # run_command is offered to every client: in the editor's terminal when it has one,
+        # else run by the sidecar (same confinement, same approval).
+        return [READ_FILE, LIST_DIR, GLOB, GREP, WRITE_FILE, EDIT_FILE, RUN_COMMAND]
 
     def offers(self, name: object) -> bool:
         return isinstance(name, str) and name in self.names()
@@ -249,7 +309,7 @@ class EditorTools:
         names = self.names()
         return {
             "tools": [_DEFINITIONS[n] for n in names],
-            "approvalRequired": [n for n in names if n != READ_FILE],
+            "approvalRequired": [n for n in names if n != READ_FILE and n not in _LOOKS],
             "toolTimeoutMs": TOOL_TIMEOUT_MS,
         }
 
@@ -264,18 +324,46 @@ class EditorTools:
     def _roots(self, session_id: str) -> list[str]:
         return list(self.store.sessions.get(session_id).workspace_roots)
 
+    def _workspace(self, session_id: str) -> Workspace:
+        roots = self._roots(session_id)
+        if not roots:
+            raise _Refused("this session has no workspace root")
+        return Workspace.of(roots)
+
     def _target(self, session_id: str, raw: object, what: str = "path") -> _Target:
         if not isinstance(raw, str) or not raw:
             raise _Refused(f"the {what!r} argument must be a non-empty string")
         roots = self._roots(session_id)
-        if not roots:
-            raise _Refused("this session has no workspace root")
+        workspace = self._workspace(session_id)
+        try:
+            real = workspace.resolve(raw, what=what)
+        except ToolError as exc:
+            if exc.code == "tool.path_outside_roots":
+                raise _Refused(
+                    f"refused: {raw} is outside the session's roots ({', '.join(roots)})"
+                ) from None
+            raise _Refused(f"refused: {exc}") from None
         path = raw if os.path.isabs(raw) else os.path.join(roots[0], raw)
-        shown = os.path.normpath(path)
-        real = real_path(Path(shown))
-        if not any(is_within(real, real_path(Path(root))) for root in roots):
-            raise _Refused(f"refused: {raw} is outside the session's roots ({', '.join(roots)})")
-        return _Target(shown, real)
+        return _Target(os.path.normpath(path), real)
+
+    def _file(self, session_id: str, raw: object) -> _Target:
+        """A target that is a regular file or absent: a FIFO, socket or device is refused
+        before anything opens it (a write to a FIFO would block the session)."""
+        target = self._target(session_id, raw)
+        try:
+            mode = os.lstat(target.real).st_mode
+        except FileNotFoundError:
+            return target
+        except OSError as exc:
+            raise _Refused(f"{target.shown}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise _Refused(
+                f"refused: {target.shown} is {kind} (FIFO, socket or device)"
+                if kind != "a directory"
+                else f"refused: {target.shown} is {kind}"
+            )
+        return target
 
     # --- approval ------------------------------------------------------------------------
 
@@ -313,6 +401,8 @@ class EditorTools:
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             raise _Refused("the 'command' argument must be a non-empty string")
+        if "\x00" in command:
+            raise _Refused("refused: the command contains a NUL byte")
         self._cwd(session_id, arguments)
         return [_text(f"```sh\n{command}\n```")]
 
@@ -321,7 +411,7 @@ class EditorTools:
     ) -> list[ToolCallLocation] | None:
         if name == RUN_COMMAND:
             return None
-        return [ToolCallLocation(path=self._target(session_id, arguments.get("path")).shown)]
+        return [ToolCallLocation(path=self._file(session_id, arguments.get("path")).shown)]
 
     def _cwd(self, session_id: str, arguments: dict[str, Any]) -> _Target:
         cwd = arguments.get("cwd")
@@ -339,6 +429,8 @@ class EditorTools:
         try:
             if name == READ_FILE:
                 return await self._read(session_id, arguments)
+            if name in _LOOKS:
+                return await self._look(session_id, name, arguments)
             if name in _WRITES:
                 return await self._write(session_id, call_id, name, arguments)
             return await self._run(session_id, call_id, arguments)
@@ -352,8 +444,40 @@ class EditorTools:
             self._shown.pop(call_id, None)
             raise
 
+    async def _look(self, session_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """list_dir / glob / grep, run by the sidecar in a worker thread."""
+        workspace = self._workspace(session_id)
+        a = arguments
+        mode: GrepMode = a["mode"] if a.get("mode") in ("content", "files", "count") else "content"
+        context = _positive(a.get("context")) or 0
+        depth = _positive(a.get("depth"))
+        glob = a.get("glob") if isinstance(a.get("glob"), str) and a.get("glob") else None
+
+        def work() -> str:
+            if name == LIST_DIR:
+                return list_dir(workspace, a.get("path"), depth=depth).text
+            if name == GLOB:
+                return glob_files(workspace, a.get("pattern"), a.get("path")).text
+            return grep(
+                workspace,
+                a.get("pattern"),
+                a.get("path"),
+                glob=glob,
+                ignore_case=a.get("ignore_case") is True,
+                context=context,
+                mode=mode,
+            ).text
+
+        try:
+            return _result(await anyio.to_thread.run_sync(work))
+        except ToolError as exc:
+            if exc.code == "tool.path_outside_roots":
+                roots = ", ".join(self._roots(session_id))
+                raise _Refused(f"refused: {exc} (the session's roots: {roots})") from None
+            raise _Refused(str(exc)) from None
+
     async def _read(self, session_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        target = self._target(session_id, arguments.get("path"))
+        target = self._file(session_id, arguments.get("path"))
         line, limit = _positive(arguments.get("line")), _positive(arguments.get("limit"))
         if self._can("read"):
             assert self.client is not None
@@ -385,7 +509,7 @@ class EditorTools:
     ) -> tuple[_Target, str | None, str, str]:
         """What a write or an edit makes of the file as the editor has it: the target, its
         old text (``None``: no such file), its new text, and what to tell the model."""
-        target = self._target(session_id, arguments.get("path"))
+        target = self._file(session_id, arguments.get("path"))
         old_text = await self._old_text(session_id, target)
         if name == WRITE_FILE:
             content = arguments.get("content")
@@ -438,6 +562,8 @@ class EditorTools:
         if not isinstance(command, str) or not command.strip():
             raise _Refused("the 'command' argument must be a non-empty string")
         cwd = self._cwd(session_id, arguments)
+        if not self._can("terminal"):
+            return await self._run_here(session_id, command, cwd)
         assert self.client is not None
         shell = ["cmd", "/c"] if os.name == "nt" else ["sh", "-c"]
         # A terminal the editor created is ours to kill and release: a cancel that arrives
@@ -492,6 +618,14 @@ class EditorTools:
         if output.truncated:
             text = "[output cut: only its end is kept]\n" + text
         return _result(f"{text}\n{ending}" if text else ending, error=status.exit_code != 0)
+
+    async def _run_here(self, session_id: str, command: str, cwd: _Target) -> dict[str, Any]:
+        """A command for a client without a terminal: run by the sidecar (sidecar.tools)."""
+        try:
+            out = await run_command(self._workspace(session_id), command, str(cwd.real))
+        except ToolError as exc:
+            raise _Refused(str(exc)) from None
+        return _result(out.text, error=out.meta.get("exitCode") != 0)
 
     async def _progress(self, session_id: str, call_id: str, content: list[ShownContent]) -> None:
         update = ToolCallProgress(

@@ -499,8 +499,12 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
         tools = {t["name"]: t for t in frozen["tools"]}
         assert set(tools) == {
             "read_file",
+            "list_dir",
+            "glob",
+            "grep",
             "write_file",
             "edit_file",
+            "run_command",
             "update_plan",
             "calc__add",
             "calc__peek",
