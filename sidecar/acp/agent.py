@@ -61,13 +61,14 @@ from acp.schema import (
 )
 
 from protocol._base import dump_wire, parse_wire
-from protocol.errors import DOMAIN_ERROR, INTERNAL_ERROR, INVALID_PARAMS, ErrorCode, ErrorData
+from protocol.errors import INTERNAL_ERROR, ErrorCode, ErrorData
 from protocol.runs import RunStartParams
 from protocol.snapshots import ProfileInput
 from sidecar import __version__
 from sidecar.acp.approvals import Approvals
 from sidecar.acp.commands import available_commands, parse_command
 from sidecar.acp.config import APPROVAL, SessionConfig
+from sidecar.acp.errors import acp_code
 from sidecar.acp.extensions import EXTENSION_PREFIX
 from sidecar.acp.mapping import (
     PromptBlock,
@@ -130,7 +131,7 @@ def _answers(fn: Handler) -> Handler:
         except RequestError:
             raise
         except SidecarError as exc:
-            code = INVALID_PARAMS if exc.code == ErrorCode.PARAMS_INVALID else DOMAIN_ERROR
+            code = acp_code(exc.code)
             data = ErrorData(
                 code=exc.code,
                 retryable=exc.retryable,
@@ -445,7 +446,8 @@ class SidecarAgent:
         assert outcome is not None
         if outcome.stop is None:
             failure = outcome.failure or {}
-            raise RequestError(DOMAIN_ERROR, str(failure.get("message", "the run failed")), failure)
+            message = str(failure.get("message", "the run failed"))
+            raise RequestError(acp_code(failure.get("code")), message, failure)
         return PromptResponse(stop_reason=outcome.stop)
 
     async def _command(self, session_id: str, name: str, argument: str) -> PromptResponse:

@@ -41,9 +41,9 @@ from acp.schema import (
 )
 
 from protocol._base import dump_wire
-from protocol.errors import DOMAIN_ERROR
 from protocol.inputs import InputFreezeParams
 from sidecar.acp.dashboard import context_markdown, snapshot_markdown
+from sidecar.acp.errors import acp_code
 from sidecar.inputs.loading import load_profile
 from sidecar.inputs.profiles import resolve
 from sidecar.paths import is_within, real_path
@@ -215,7 +215,8 @@ class SlashCommands:
                 cache_key=session_id,
             )
         except RunStopped as exc:
-            raise RequestError(DOMAIN_ERROR, exc.failure["message"], exc.failure) from None
+            code = acp_code(exc.failure.get("code"))
+            raise RequestError(code, exc.failure["message"], exc.failure) from None
         params: dict[str, Any] = {"sessionId": session_id, "summary": summary}
         params["throughSeq"] = through
         if keep is not None:

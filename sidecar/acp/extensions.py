@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
+from protocol.errors import DOMAIN_ERROR
+from sidecar.acp.errors import acp_code
 from sidecar.jsonbytes import RawJSON
 from sidecar.rpc import errors
 
@@ -81,7 +83,10 @@ def _acp_error(exc: BaseException) -> RequestError:
     """pygls' ``JsonRpcException`` (what the routes raise) as the SDK's error."""
     code: int = exc.code  # type: ignore[attr-defined]
     message: str = exc.message  # type: ignore[attr-defined]
-    return RequestError(code, message, exc.data)  # type: ignore[attr-defined]
+    data = exc.data  # type: ignore[attr-defined]
+    if code == DOMAIN_ERROR:  # -32000 is ACP's auth_required: never for a domain error
+        code = acp_code(data.get("code") if isinstance(data, dict) else None)
+    return RequestError(code, message, data)
 
 
 def _plain(value: Any) -> Any:

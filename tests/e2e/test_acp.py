@@ -149,7 +149,7 @@ async def test_errors_are_json_rpc_errors(tmp_path: Path) -> None:
         await initialize(conn)
         with pytest.raises(RequestError) as unknown:
             await conn.prompt(session_id="ses_nope", prompt=[text_block("hi")])
-        assert unknown.value.code == -32000
+        assert unknown.value.code == -32002  # ACP's resource_not_found; -32000 is auth_required
         assert (unknown.value.data or {})["code"] == "session.not_found"
         with pytest.raises(RequestError) as relative:
             await conn.new_session(cwd="relative/dir", mcp_servers=[])
@@ -161,7 +161,9 @@ async def test_errors_are_json_rpc_errors(tmp_path: Path) -> None:
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
         with pytest.raises(RequestError) as failed:
             await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
-        assert failed.value.code == -32000
+        assert (
+            failed.value.code == -32603
+        )  # never -32000: Zed reads it as "Authentication required"
         assert (failed.value.data or {})["code"] == "model.overloaded"
         assert (failed.value.data or {})["retryable"] is True
         # the connection and the session live on
