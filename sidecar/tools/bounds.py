@@ -1,8 +1,9 @@
 """How large a built-in tool's result may be, and the one way results are cut.
 
-Bounds are counted in characters, derived from a token budget with a conservative 3
-characters per token (code and JSON tokenize at ~3-4 characters per token with cl100k/o200k;
-the cut must never be larger than promised).  The defaults follow the agents users know
+Bounds are in tokens, counted with the real tokenizer: results are first cut in characters
+(3 per token, cheap), then :func:`fit_lines` / :func:`fit_head_tail` check the real count and
+cut further where the text tokenizes densely (numbers and symbols run at ~2 characters per
+token): a result is never larger than promised.  The defaults follow the agents users know
 (REFERENCES.md §H): reads of 2,000 lines with long lines cut at 2,000 characters (Claude
 Code), search results capped at 100 files (Continue CLI), shell output cut keeping head and
 tail (Claude Code).
@@ -10,9 +11,23 @@ tail (Claude Code).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["CHARS_PER_TOKEN", "DEFAULT_BOUNDS", "Bounds", "cut_head_tail", "cut_line"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "DEFAULT_BOUNDS",
+    "Bounds",
+    "count_tokens",
+    "cut_head_tail",
+    "cut_line",
+    "fit_head_tail",
+    "fit_lines",
+]
 
 CHARS_PER_TOKEN = 3
 
@@ -63,3 +78,40 @@ def cut_head_tail(text: str, limit: int, hint: str) -> tuple[str, bool]:
     tail = tail[nl + 1 :] if 0 <= nl < len(tail) - 1 else tail
     gone = len(text) - len(head) - len(tail)
     return f"{head}[… {gone} characters cut from the middle; {hint} …]\n{tail}", True
+
+
+@functools.cache
+def _counter() -> Callable[[str], int]:
+    from sidecar.context.tokens import Tokenizers  # the tokenizer loads on first use
+
+    return Tokenizers.discover().get(None).count
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of ``text`` with the default tokenizer (cl100k, offline)."""
+    return _counter()(text)
+
+
+def fit_lines(lines: list[str], max_tokens: int, reserve: int = 60) -> int:
+    """How many leading ``lines`` fit in ``max_tokens`` (joined by newlines), keeping
+    ``reserve`` tokens for the line that says what was cut; all of them when they fit."""
+    if count_tokens("\n".join(lines)) <= max_tokens:
+        return len(lines)
+    low, high = 0, len(lines)  # low fits, high does not
+    while high - low > 1:
+        mid = (low + high) // 2
+        if count_tokens("\n".join(lines[:mid])) <= max_tokens - reserve:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def fit_head_tail(text: str, max_tokens: int, hint: str) -> tuple[str, bool]:
+    """:func:`cut_head_tail` at a size whose real token count is within ``max_tokens``."""
+    out, cut = cut_head_tail(text, max_tokens * CHARS_PER_TOKEN, hint)
+    limit = len(out)
+    while count_tokens(out) > max_tokens and limit > 200:
+        limit = int(limit * 0.85)
+        out, cut = cut_head_tail(text, limit, hint)
+    return out, cut

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from sidecar.paths import UnreadableFileError, open_regular
-from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_line
+from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_line, fit_lines
 from sidecar.tools.errors import ToolError
 from sidecar.tools.listing import compile_glob
 from sidecar.tools.output import ToolOutput
@@ -262,11 +262,10 @@ def _render(
     prefix = "" if shown_base == "." else f"{shown_base}/"
     out: list[str] = []
     used = 0
-    shown_files = 0
     cut = False
     locations: list[tuple[str, int | None]] = []
     for entry in files if mode != "count" else ():
-        if shown_files >= bounds.grep_files:
+        if len(locations) >= bounds.grep_files:
             cut = True
             break
         block = [f"{prefix}{entry.rel}: {entry.matches} match{'es' if entry.matches != 1 else ''}"]
@@ -287,11 +286,15 @@ def _render(
             break
         out.extend(block)
         used += size
-        shown_files += 1
         first = next((n for n, _, m in entry.lines if m), None)
         locations.append((str(base / entry.rel), first))
     if not files:
         out.append(f"no matches for {pattern!r} (files ignored by .gitignore are not searched)")
+    kept = fit_lines(out, bounds.max_tokens)
+    if kept < len(out):  # dense text: the real token count is the bound
+        del out[kept:]
+        cut = True
+    shown_files = sum(1 for line in out if not line.startswith(" "))
     if files:
         plural = "es" if total != 1 else ""
         out.insert(0, f"{total} match{plural} in {len(files)} file{'s' if len(files) != 1 else ''}")

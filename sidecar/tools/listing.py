@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
-from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds
+from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, fit_lines
 from sidecar.tools.errors import ToolError
 from sidecar.tools.output import ToolOutput
 from sidecar.tools.walk import walk
@@ -52,6 +52,9 @@ def list_dir(
     head = f"{shown}/" if shown != "." else "./"
     if not lines:
         lines.append("(empty, or everything here is ignored by .gitignore)")
+    kept = fit_lines(lines, bounds.max_tokens)
+    more += len(lines) - kept
+    del lines[kept:]
     if more:
         lines.append(f"[{more} more entries not shown; list a subdirectory, lower depth, or glob]")
     return ToolOutput(
@@ -104,6 +107,7 @@ def glob_files(
             break
         lines.append(line)
         used += len(line) + 1
+    del lines[fit_lines(lines, bounds.max_tokens) :]
     more = len(found) - len(lines)
     if not found:
         lines.append(f"no files match {pattern!r} (files ignored by .gitignore are not searched)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sidecar.paths import UnreadableFileError, open_regular
-from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_line
+from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_line, fit_lines
 from sidecar.tools.errors import ToolError
 from sidecar.tools.output import ToolOutput
 
@@ -78,6 +78,10 @@ def number_lines(
         out.append(line)
         used += len(line) + 1
         end = number
+    kept = fit_lines(out, bounds.max_tokens)
+    if kept < len(out):
+        del out[max(1, kept) :]
+        end = start + len(out) - 1
     truncated = end < total
     if not total:
         out.append(f"({shown} is empty)")

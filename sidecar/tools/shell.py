@@ -20,7 +20,7 @@ import re
 import signal
 from typing import TYPE_CHECKING
 
-from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_head_tail
+from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, fit_head_tail
 from sidecar.tools.errors import ToolError
 from sidecar.tools.output import ToolOutput
 
@@ -84,8 +84,8 @@ async def run_command(
         await asyncio.shield(_kill_group(proc))
         raise
     raw = b"".join(chunks).decode("utf-8", "replace")
-    text, cut = cut_head_tail(
-        raw, bounds.max_chars, "run it again with the output redirected to a file and grep it"
+    text, cut = fit_head_tail(
+        raw, bounds.max_tokens, "run it again with the output redirected to a file and grep it"
     )
     if timed_out:
         ending = f"[timed out after {limit:.0f} s; the command and its children were killed]"

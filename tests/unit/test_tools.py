@@ -24,6 +24,7 @@ from sidecar.tools import (
     run_command,
     write_file,
 )
+from sidecar.tools.bounds import count_tokens
 from sidecar.tools.grep import Backend, ripgrep_path
 
 BACKENDS: list[Backend] = ["rg", "python"]
@@ -136,6 +137,7 @@ def test_a_long_file_comes_back_bounded_and_says_how_to_go_on(repo: Path, ws: Wo
     assert lines[0] == "   1\tx1 = 1"
     shown = len(lines) - 1  # 2,000 lines or the token bound, whichever comes first
     assert 1000 < shown <= 2000 and len(out.text) <= Bounds().max_chars + 100
+    assert count_tokens(out.text) <= Bounds().max_tokens
     assert lines[-1].startswith(f"[lines 1-{shown} of 5000 shown; read on with offset={shown + 1}")
     assert read_file(ws, "big.py", limit=10).text.splitlines()[-1].startswith("[lines 1-10 of")
     more = read_file(ws, "big.py", offset=4999)
@@ -224,6 +226,7 @@ def test_twenty_thousand_matches_come_back_bounded(
     lines = out.text.splitlines()
     assert lines[0] == "20000 matches in 200 files"
     assert out.truncated and len(out.text) <= Bounds().max_chars + 200
+    assert count_tokens(out.text) <= Bounds().max_tokens
     assert "… 50 more in this file (grep with path=gen/m000.py)" in out.text
     assert lines[-1].startswith("[") and "narrow with path=, glob=" in lines[-1]
 
@@ -314,6 +317,7 @@ async def test_a_cancelled_command_is_killed(ws: Workspace, repo: Path) -> None:
 async def test_long_output_keeps_head_and_tail(ws: Workspace) -> None:
     out = await run_command(ws, "seq 1 200000")
     assert out.truncated and len(out.text) <= Bounds().max_chars + 300
+    assert count_tokens(out.text) <= Bounds().max_tokens  # digits: ~2 characters a token
     lines = out.text.splitlines()
     assert lines[0] == "1" and lines[-2] == "200000" and lines[-1] == "[exit code 0]"
     assert "characters cut from the middle" in out.text
