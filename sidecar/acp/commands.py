@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
@@ -46,8 +45,8 @@ from sidecar.acp.dashboard import context_markdown, snapshot_markdown
 from sidecar.acp.errors import acp_code
 from sidecar.inputs.loading import load_profile
 from sidecar.inputs.profiles import resolve
-from sidecar.paths import is_within, real_path
 from sidecar.runs.loop import SUMMARY_PROMPT, RunStopped, checkpoint_summary
+from sidecar.tools import ToolError, Workspace
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -267,11 +266,11 @@ class SlashCommands:
 
 
 def _locate(root_path: str, argument: str) -> str | CommandAnswer:
-    """``argument``'s locator (relative to the primary root), or why it cannot be pinned."""
-    root = real_path(Path(root_path))
-    path = real_path(root / Path(argument).expanduser())
-    if not is_within(path, root):
-        return _answer(f"Not pinned: `{argument}` is outside the workspace `{root}`.\n")
-    if not path.is_file():
-        return _answer(f"Not pinned: `{argument}` is not a file.\n")
-    return path.relative_to(root).as_posix()
+    """``argument``'s locator (relative to the primary root), or why it cannot be pinned
+    (outside the root, not a regular file, a NUL byte, an absurd length: said, never raised)."""
+    workspace = Workspace.of([root_path])
+    try:
+        path = workspace.regular_file(argument)
+    except ToolError as exc:
+        return _answer(f"Not pinned: {exc}.\n")
+    return path.relative_to(workspace.cwd).as_posix()

@@ -415,6 +415,11 @@ async def test_commands_usage_and_extension_methods(tmp_path: Path) -> None:
         assert "**Pinned** `a.py`" in await command(conn, editor, sid, "/pin a.py")
         outside = await command(conn, editor, sid, f"/pin {tmp_path / 'script.json'}")
         assert outside.startswith("Not pinned:")
+        # a NUL byte or an absurd path: said, never a -32603 with a traceback in the log
+        nul = await command(conn, editor, sid, "/pin a\x00b")
+        assert nul.startswith("Not pinned:") and "NUL byte" in nul
+        long = await command(conn, editor, sid, "/pin " + "x" * 100_000)
+        assert long.startswith("Not pinned:") and "characters long" in long
         pinned = await command(conn, editor, sid, "/context")
         assert "| pinned |" in pinned
 
