@@ -3,9 +3,9 @@
 Four tools, offered to every run of an ACP session (``tools`` of the run, executed by the
 run bridge when the loop sends ``tool/execute``; nothing here is known to ``sidecar/runs``):
 
-- ``read_file {path, line?, limit?}``: ``fs/read_text_file`` when the client advertises
+- ``read_file {path, offset?, limit?}``: ``fs/read_text_file`` when the client advertises
   ``fs.readTextFile`` (the editor answers from its buffer: unsaved changes are seen), else
-  the file on disk.
+  the file on disk; shaped as :func:`sidecar.tools.number_lines` shapes every read.
 - ``write_file {path, content}``, ``edit_file {path, old_text, new_text, replace_all?}``
   (``old_text`` must occur once, unless ``replace_all``; found in the file as the editor has
   it): ``fs/write_text_file`` when the client advertises
@@ -57,7 +57,17 @@ from acp.schema import (
 
 from sidecar.acp.mapping import SessionUpdate, tool_kind
 from sidecar.paths import UnreadableFileError, read_capped_text
-from sidecar.tools import GrepMode, ToolError, Workspace, glob_files, grep, list_dir, run_command
+from sidecar.tools import (
+    GrepMode,
+    ToolError,
+    Workspace,
+    glob_files,
+    grep,
+    list_dir,
+    number_lines,
+    run_command,
+)
+from sidecar.tools.bounds import DEFAULT_BOUNDS, fit_head_tail
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -93,8 +103,11 @@ _LOOKS = (LIST_DIR, GLOB, GREP)
 #: A person answers a permission request and a command may build a project: the run waits
 #: this long for either (the core's default, one minute, is for programs).
 TOOL_TIMEOUT_MS = 600_000
-#: What the model gets of a file or of a command's output, at most.
+#: What the editor's terminal keeps of a command's output (then bounded in tokens as every
+#: tool result is, head and tail kept).
 MAX_TEXT_BYTES = 256 * 1024
+#: Files read from disk (no editor fs) larger than this are refused, as sidecar.tools does.
+_MAX_FILE = DEFAULT_BOUNDS.max_file_bytes
 #: How long ``terminal/create`` may take (waited for even by a cancelled call: the terminal
 #: it creates must be killed and released).
 CREATE_TIMEOUT_S = 30.0
@@ -108,13 +121,14 @@ _DEFINITIONS: dict[str, dict[str, Any]] = {
         "name": READ_FILE,
         "description": (
             "Read a text file of the workspace (as the editor has it, unsaved changes "
-            "included). Optional 1-based start line and line count."
+            "included), as numbered lines: 2,000 from offset (1-based) unless limit says "
+            "fewer; the last line says how to read on."
         ),
         "parameters": {
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "absolute, or relative to the root"},
-                "line": {"type": "integer", "minimum": 1},
+                "offset": {"type": "integer", "minimum": 1},
                 "limit": {"type": "integer", "minimum": 1},
             },
             "required": ["path"],
@@ -245,21 +259,6 @@ def _result(text: str, *, error: bool = False) -> dict[str, Any]:
 
 def _positive(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def _lines(text: str, line: int | None, limit: int | None) -> str:
-    if line is None and limit is None:
-        return text
-    lines = text.splitlines(keepends=True)
-    start = (line or 1) - 1
-    return "".join(lines[start : start + limit if limit is not None else None])
-
-
-def _cut(text: str) -> tuple[str, bool]:
-    data = text.encode("utf-8")
-    if len(data) <= MAX_TEXT_BYTES:
-        return text, False
-    return data[:MAX_TEXT_BYTES].decode("utf-8", errors="ignore"), True
 
 
 class EditorTools:
@@ -477,18 +476,25 @@ class EditorTools:
             raise _Refused(str(exc)) from None
 
     async def _read(self, session_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The file as the editor has it (else the disk), as ``sidecar.tools`` shapes a read:
+        numbered lines, a window from ``offset`` (``line`` is its older name), bounded in
+        tokens, the last line saying which offset reads on."""
         target = self._file(session_id, arguments.get("path"))
-        line, limit = _positive(arguments.get("line")), _positive(arguments.get("limit"))
+        start = _positive(arguments.get("offset")) or _positive(arguments.get("line"))
+        limit = _positive(arguments.get("limit"))
         if self._can("read"):
             assert self.client is not None
-            answer = await self.client.read_text_file(
-                session_id=session_id, path=target.shown, line=line, limit=limit
-            )
+            answer = await self.client.read_text_file(session_id=session_id, path=target.shown)
             text = answer.content
         else:
-            text = _lines(await _read_disk(target), line, limit)
-        text, cut = _cut(text)
-        return _result(text + (f"\n[cut at {MAX_TEXT_BYTES} bytes]" if cut else ""))
+            text = await _read_disk(target)
+        try:
+            window = await anyio.to_thread.run_sync(
+                lambda: number_lines(text, target.shown, offset=start, limit=limit)
+            )
+        except ToolError as exc:
+            raise _Refused(str(exc)) from None
+        return _result(window.text)
 
     async def _old_text(self, session_id: str, target: _Target) -> str | None:
         """The file as the editor has it before a write (``None``: it does not exist)."""
@@ -617,6 +623,12 @@ class EditorTools:
         text = output.output
         if output.truncated:
             text = "[output cut: only its end is kept]\n" + text
+        raw = text
+        text, _ = await anyio.to_thread.run_sync(
+            lambda: fit_head_tail(
+                raw, DEFAULT_BOUNDS.max_tokens, "redirect the output to a file and grep it"
+            )
+        )
         return _result(f"{text}\n{ending}" if text else ending, error=status.exit_code != 0)
 
     async def _run_here(self, session_id: str, command: str, cwd: _Target) -> dict[str, Any]:
@@ -650,9 +662,11 @@ def _diff(target: _Target, old_text: str | None, new_text: str) -> FileEditToolC
 
 async def _read_disk(target: _Target) -> str:
     try:
-        read = await anyio.to_thread.run_sync(lambda: read_capped_text(target.real, MAX_TEXT_BYTES))
+        read = await anyio.to_thread.run_sync(lambda: read_capped_text(target.real, _MAX_FILE))
     except UnreadableFileError as exc:
         raise _Refused(f"{target.shown} {exc}") from None
+    if read.truncated:  # never edit or show a cut copy as if it were the file
+        raise _Refused(f"{target.shown} is over {_MAX_FILE // (1 << 20)} MiB; not read")
     return read.text
 
 

@@ -280,7 +280,7 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
         }
         # the read went to the editor, which answered its unsaved buffer
         assert final["r1"].status == "completed"
-        assert tool_text(final["r1"]) == "unsaved buffer\n"
+        assert tool_text(final["r1"]) == "1\tunsaved buffer"
         assert a_py in editor.reads
 
         # permission asked for w1, w2 and t1 only: t2 was allowed always, w3 is outside
@@ -325,7 +325,7 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
         replayed = {
             u.tool_call_id: tool_text(u) for u in editor.take() if isinstance(u, ToolCallProgress)
         }
-    assert replayed["r1"] == "unsaved buffer\n"
+    assert replayed["r1"] == "1\tunsaved buffer"
     assert replayed["t1"] == "from-terminal\n\n[exit code 0]"
     assert "not approved" in replayed["w2"]
 

@@ -20,6 +20,7 @@ from acp.schema import (
     ToolCallStart,
 )
 
+from sidecar.tools.bounds import count_tokens
 from tests.e2e.acp_kit import ToolEditor, acp_agent, call_round, initialize, tool_text
 
 pytestmark = pytest.mark.anyio
@@ -46,6 +47,7 @@ async def test_a_coding_task_without_a_terminal(tmp_path: Path) -> None:
     store, workspace = tmp_path / "store", tmp_path / "repo"
     _fixture_repo(workspace)
     os.mkfifo(workspace / "pipe")
+    (workspace / "big.py").write_text("".join(f"x_{i} = {i}  # TODO\n" for i in range(5000)))
     test_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
     rounds = [
         call_round("list_dir", "l1"),
@@ -58,6 +60,9 @@ async def test_a_coding_task_without_a_terminal(tmp_path: Path) -> None:
         call_round("write_file", "p1", path="pipe", content="x"),
         call_round("grep", "g2", pattern="x", path="../"),
         {"text": "fixed"},
+        call_round("read_file", "r2", path="big.py"),  # a second prompt
+        call_round("grep", "g3", pattern="TODO"),
+        {"text": "read"},
     ]
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"rounds": rounds}))
@@ -67,6 +72,8 @@ async def test_a_coding_task_without_a_terminal(tmp_path: Path) -> None:
         await initialize(conn, NO_TERMINAL)
         sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
         answer = await conn.prompt(session_id=sid, prompt=[text_block("fix the failing test")])
+        assert answer.stop_reason == "end_turn"
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("read big.py")])
         assert answer.stop_reason == "end_turn"
         updates = editor.take()
 
@@ -97,3 +104,10 @@ async def test_a_coding_task_without_a_terminal(tmp_path: Path) -> None:
     assert final["n1"].status == "failed" and "NUL byte" in tool_text(final["n1"])
     assert final["p1"].status == "failed" and "FIFO" in tool_text(final["p1"])
     assert final["g2"].status == "failed" and "outside" in tool_text(final["g2"])
+    # a 5,000-line read and a grep of 5,000 matches: bounded, and they say how to go on
+    read = tool_text(final["r2"]).splitlines()
+    assert read[0] == "   1\tx_0 = 0  # TODO"
+    assert read[-1].startswith(f"[lines 1-{len(read) - 1} of 5000 shown; read on with offset=")
+    assert count_tokens(tool_text(final["r2"])) <= 10_000
+    found_all = tool_text(final["g3"])
+    assert found_all.startswith("5000 matches in 1 file") and "4950 more in this file" in found_all
