@@ -34,6 +34,7 @@ __all__ = [
     "CappedText",
     "UnreadableFileError",
     "cut_utf8",
+    "file_kind",
     "is_within",
     "open_regular",
     "read_capped_text",
@@ -111,7 +112,7 @@ def open_regular(path: Path) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise UnreadableFileError(f"is not a regular file ({_kind(mode)})")
+            raise UnreadableFileError(f"is not a regular file ({file_kind(mode)})")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
@@ -159,9 +160,12 @@ def _validate(
         ) from exc
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a ``st_mode`` is, for a reason a user reads ("a FIFO", "a directory", …)."""
     if stat.S_ISDIR(mode):
         return "a directory"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     if stat.S_ISFIFO(mode):
         return "a FIFO"
     if stat.S_ISSOCK(mode):

@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from sidecar.paths import is_within, real_path
+from sidecar.paths import file_kind, is_within, real_path
 from sidecar.tools.errors import ToolError
 
 __all__ = ["MAX_PATH_CHARS", "Workspace"]
@@ -90,7 +90,7 @@ class Workspace:
             raise ToolError("tool.failed", f"{self.display(path)}: {exc.strerror or exc}") from exc
         if not stat.S_ISREG(mode):
             raise ToolError(
-                "tool.not_a_file", f"{self.display(path)} is {_kind(mode)}, not a regular file"
+                "tool.not_a_file", f"{self.display(path)} is {file_kind(mode)}, not a regular file"
             )
         return path
 
@@ -105,20 +105,7 @@ class Workspace:
             raise ToolError("tool.failed", f"{self.display(path)}: {exc.strerror or exc}") from exc
         if not stat.S_ISDIR(mode):
             raise ToolError(
-                "tool.not_a_directory", f"{self.display(path)} is {_kind(mode)}, not a directory"
+                "tool.not_a_directory",
+                f"{self.display(path)} is {file_kind(mode)}, not a directory",
             )
         return path
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a file"

@@ -89,10 +89,8 @@ def grep(
     if backend == "rg" and rg is None:
         raise ToolError("tool.failed", "ripgrep (rg) is not installed")
     cap = bounds.grep_lines_per_file if mode == "content" else 0
-    if rg is not None:
-        files = _with_rg(rg, ws, target, pattern, glob, ignore_case, context, cap)
-    else:
-        files = _with_python(ws, target, pattern, glob, ignore_case, context, cap)
+    query = _Query(target, pattern, glob, ignore_case, context, cap)
+    files = _with_rg(rg, query) if rg is not None else _with_python(ws, query)
     return _render(ws, target, pattern, files, mode, bounds)
 
 
@@ -100,16 +98,20 @@ def _rel_base(ws: Workspace, target: Path) -> Path:
     return target if target.is_dir() else target.parent
 
 
-def _with_rg(
-    rg: str,
-    ws: Workspace,
-    target: Path,
-    pattern: str,
-    glob: str | None,
-    ignore_case: bool,
-    context: int,
-    cap: int,
-) -> list[_File]:
+@dataclass(frozen=True, slots=True)
+class _Query:
+    """One grep as both back ends run it."""
+
+    target: Path
+    pattern: str
+    glob: str | None
+    ignore_case: bool
+    context: int
+    cap: int  # matching lines kept per file (0: counts only)
+
+
+def _with_rg(rg: str, q: _Query) -> list[_File]:
+    target, pattern, glob, context, cap = q.target, q.pattern, q.glob, q.context, q.cap
     args = [
         rg,
         "--json",
@@ -122,7 +124,7 @@ def _with_rg(
         "4000",
         "--max-columns-preview",
     ]
-    if ignore_case:
+    if q.ignore_case:
         args.append("--ignore-case")
     if context:
         args += ["--context", str(context)]
@@ -197,17 +199,10 @@ def _text(value: dict[str, str]) -> str:
     return base64.b64decode(value.get("bytes", "")).decode("utf-8", "replace")
 
 
-def _with_python(
-    ws: Workspace,
-    target: Path,
-    pattern: str,
-    glob: str | None,
-    ignore_case: bool,
-    context: int,
-    cap: int,
-) -> list[_File]:
+def _with_python(ws: Workspace, q: _Query) -> list[_File]:
+    target, glob, context, cap = q.target, q.glob, q.context, q.cap
     try:
-        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        regex = re.compile(q.pattern, re.IGNORECASE if q.ignore_case else 0)
     except re.error as exc:
         raise ToolError("tool.bad_pattern", f"grep: bad regular expression: {exc}") from exc
     spec = compile_glob(glob) if glob else None
