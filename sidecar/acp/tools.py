@@ -56,7 +56,17 @@ from acp.schema import (
 )
 
 from sidecar.acp.mapping import SessionUpdate, tool_kind
-from sidecar.paths import UnreadableFileError, read_capped_text
+from sidecar.acp.tool_catalog import (
+    DEFINITIONS,
+    EDIT_FILE,
+    GLOB,
+    GREP,
+    LIST_DIR,
+    READ_FILE,
+    RUN_COMMAND,
+    WRITE_FILE,
+)
+from sidecar.paths import UnreadableFileError, file_kind, read_capped_text
 from sidecar.tools import (
     GrepMode,
     ToolError,
@@ -90,13 +100,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-READ_FILE, WRITE_FILE, EDIT_FILE, RUN_COMMAND = (
-    "read_file",
-    "write_file",
-    "edit_file",
-    "run_command",
-)
-LIST_DIR, GLOB, GREP = "list_dir", "glob", "grep"
 _WRITES = (WRITE_FILE, EDIT_FILE)
 #: Run by the sidecar itself (sidecar.tools), confined to the roots; read-only: never asked.
 _LOOKS = (LIST_DIR, GLOB, GREP)
@@ -115,117 +118,6 @@ CREATE_TIMEOUT_S = 30.0
 RELEASE_TIMEOUT_S = 5.0
 
 ShownContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
-
-_DEFINITIONS: dict[str, dict[str, Any]] = {
-    READ_FILE: {
-        "name": READ_FILE,
-        "description": (
-            "Read a text file of the workspace (as the editor has it, unsaved changes "
-            "included), as numbered lines: 2,000 from offset (1-based) unless limit says "
-            "fewer; the last line says how to read on."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "absolute, or relative to the root"},
-                "offset": {"type": "integer", "minimum": 1},
-                "limit": {"type": "integer", "minimum": 1},
-            },
-            "required": ["path"],
-        },
-    },
-    WRITE_FILE: {
-        "name": WRITE_FILE,
-        "description": "Write a whole text file of the workspace (the user is asked first).",
-        "parameters": {
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"],
-        },
-    },
-    EDIT_FILE: {
-        "name": EDIT_FILE,
-        "description": (
-            "Edit a text file of the workspace by replacing old_text, which must occur exactly "
-            "once (or every occurrence, with replace_all), by new_text (the user is asked "
-            "first). Read the file first: old_text must match it exactly, whitespace included."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "old_text": {"type": "string"},
-                "new_text": {"type": "string"},
-                "replace_all": {"type": "boolean"},
-            },
-            "required": ["path", "old_text", "new_text"],
-        },
-    },
-    LIST_DIR: {
-        "name": LIST_DIR,
-        "description": (
-            "List a directory of the workspace as a tree (files ignored by .gitignore are "
-            "left out). Prefer this to running ls."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "default: the workspace root"},
-                "depth": {"type": "integer", "minimum": 1, "description": "default 2"},
-            },
-        },
-    },
-    GLOB: {
-        "name": GLOB,
-        "description": (
-            "Find files by glob pattern ('**/*.py', 'src/**/test_*.ts'), newest first; "
-            "files ignored by .gitignore are left out."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string"},
-                "path": {"type": "string", "description": "default: the workspace root"},
-            },
-            "required": ["pattern"],
-        },
-    },
-    GREP: {
-        "name": GREP,
-        "description": (
-            "Search file contents with a regular expression (ripgrep syntax); results grouped "
-            "by file with line numbers. Files ignored by .gitignore are not searched. Prefer "
-            "this to running grep."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string"},
-                "path": {"type": "string", "description": "a directory or a file"},
-                "glob": {"type": "string", "description": "only files matching, e.g. '*.py'"},
-                "ignore_case": {"type": "boolean"},
-                "context": {"type": "integer", "minimum": 0, "maximum": 10},
-                "mode": {"type": "string", "enum": ["content", "files", "count"]},
-            },
-            "required": ["pattern"],
-        },
-    },
-    RUN_COMMAND: {
-        "name": RUN_COMMAND,
-        "description": (
-            "Run a shell command in the workspace (the user is asked first); answers its "
-            "output and exit code."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "command": {"type": "string"},
-                "cwd": {"type": "string", "description": "default: the workspace root"},
-            },
-            "required": ["command"],
-        },
-    },
-}
 
 
 class _Refused(Exception):
@@ -307,7 +199,7 @@ class EditorTools:
         """What a run of this connection's sessions starts with (``run/start`` wire fields)."""
         names = self.names()
         return {
-            "tools": [_DEFINITIONS[n] for n in names],
+            "tools": [DEFINITIONS[n] for n in names],
             "approvalRequired": [n for n in names if n != READ_FILE and n not in _LOOKS],
             "toolTimeoutMs": TOOL_TIMEOUT_MS,
         }
@@ -323,8 +215,8 @@ class EditorTools:
     def _roots(self, session_id: str) -> list[str]:
         return list(self.store.sessions.get(session_id).workspace_roots)
 
-    def _workspace(self, session_id: str) -> Workspace:
-        roots = self._roots(session_id)
+    def _workspace(self, session_id: str, roots: list[str] | None = None) -> Workspace:
+        roots = self._roots(session_id) if roots is None else roots
         if not roots:
             raise _Refused("this session has no workspace root")
         return Workspace.of(roots)
@@ -333,7 +225,7 @@ class EditorTools:
         if not isinstance(raw, str) or not raw:
             raise _Refused(f"the {what!r} argument must be a non-empty string")
         roots = self._roots(session_id)
-        workspace = self._workspace(session_id)
+        workspace = self._workspace(session_id, roots)
         try:
             real = workspace.resolve(raw, what=what)
         except ToolError as exc:
@@ -356,12 +248,7 @@ class EditorTools:
         except OSError as exc:
             raise _Refused(f"{target.shown}: {exc.strerror or exc}") from None
         if not stat.S_ISREG(mode):
-            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-            raise _Refused(
-                f"refused: {target.shown} is {kind} (FIFO, socket or device)"
-                if kind != "a directory"
-                else f"refused: {target.shown} is {kind}"
-            )
+            raise _Refused(f"refused: {target.shown} is {file_kind(mode)}, not a regular file")
         return target
 
     # --- approval ------------------------------------------------------------------------

@@ -94,7 +94,7 @@ def grep(
     return _render(ws, target, pattern, files, mode, bounds)
 
 
-def _rel_base(ws: Workspace, target: Path) -> Path:
+def _rel_base(target: Path) -> Path:
     return target if target.is_dir() else target.parent
 
 
@@ -252,7 +252,7 @@ def _render(
     ws: Workspace, target: Path, pattern: str, files: list[_File], mode: GrepMode, bounds: Bounds
 ) -> ToolOutput:
     total = sum(f.matches for f in files)
-    base = _rel_base(ws, target)
+    base = _rel_base(target)
     shown_base = ws.display(base)
     prefix = "" if shown_base == "." else f"{shown_base}/"
     out: list[str] = []
