@@ -16,12 +16,14 @@ from protocol._base import JsonObject, NonEmptyStr, SeqNumber, Timestamp, WireMo
 from protocol.context import ToolDefinition
 from protocol.entries import ContentPart, ImagePart, TextPart
 from protocol.snapshots import ProfileInput
+from protocol.tools import ApprovalModeId, BuiltinTools
 
 __all__ = [
     "ApprovalRequestParams",
     "ApprovalRequestResult",
     "AssemblyRequestParams",
     "AssemblyRequestResult",
+    "FileChange",
     "Run",
     "RunEvent",
     "RunFailure",
@@ -95,6 +97,8 @@ class RunStartSettings(WireModel):
     tool_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
     delegation: bool = False
     compaction: Literal["auto", "off"] = "auto"
+    builtin_tools: BuiltinTools | None = None
+    """The built-in tools as the run offered them (the profile's narrowing applied)."""
     script_blob: str | None = None
     """For the ``scripted`` provider: the script still to play, a stored object (``git
     cat-file -p`` shows it).  A resumed run without a ``script`` of its own plays the rounds
@@ -144,6 +148,10 @@ class RunStartParams(WireModel):
     compaction: Literal["auto", "off"] = "auto"
     """``auto``: when an assembly advises it, the model first writes a checkpoint summary
     (stored as a compaction entry), then the same turn continues."""
+    builtin_tools: BuiltinTools | None = None
+    """Offer the sidecar's own workspace tools (see *Built-in tools*): they run in the
+    sidecar, confined to the session's ``workspaceRoots``; writes and commands are approved
+    as ``mode`` says (``approval/request`` when it asks)."""
     subscribe: bool = True
     """Stream this run's events to this client from seq 1."""
 
@@ -255,11 +263,35 @@ class AssemblyRequestResult(WireModel):
     system: str | None = None
 
 
+class FileChange(WireModel):
+    """A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
+    are left out, ``omitted`` says so)."""
+
+    path: str
+    """As the model named it (relative to the first workspace root when inside it)."""
+    old_text: str | None = None
+    """Absent for a new file."""
+    new_text: str | None = None
+    created: bool = False
+    omitted: bool = False
+
+
 class ApprovalRequestParams(WireModel):
     run_id: str
     call_id: str
     name: str
     arguments: dict[str, Any]
+    builtin: bool = False
+    """A built-in tool: the sidecar runs it once approved."""
+    effect: Literal["edit", "execute", "mcp"] | None = None
+    """What a built-in call does, as the approval mode counts it."""
+    mode: ApprovalModeId | None = None
+    """The approval mode that asked."""
+    change: FileChange | None = None
+    """A built-in write or edit: what it would do (the diff to show)."""
+    command: str | None = None
+    """A built-in ``run_command``: the command and ``cwd`` it would run in."""
+    cwd: str | None = None
 
 
 class ApprovalRequestResult(WireModel):

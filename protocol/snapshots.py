@@ -16,6 +16,7 @@ from protocol.context import (
     PromptProfile,
 )
 from protocol.inputs import ContextItem, ModelConnection, PromptComponent, _refuse_credentials
+from protocol.tools import BuiltinTools
 
 __all__ = [
     "BlobReadParams",
@@ -82,6 +83,9 @@ class ProfileInput(WireModel):
     preset: PresetBinding = Field(default_factory=PresetBinding)
     agent_system_prompt: str = ""
     """The profile's instructions: a system section right after the fragments (macros allowed)."""
+    builtin_tools: BuiltinTools | None = None
+    """Runs with this profile offer the built-in workspace tools (a run's own
+    ``builtinTools`` overrides the mode and the bound; the tool lists narrow each other)."""
 
 
 class Profile(ProfileInput):

@@ -3,13 +3,27 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "ce52a5d281fd4786ac92a707695abd19" as const;
+export const SCHEMA_HASH = "62a73fcbc1e74833fbf823a3f1bccb91" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
   callId: string;
   name: string;
   arguments: { [key: string]: unknown };
+  /**
+   * A built-in tool: the sidecar runs it once approved.
+   * @default false
+   */
+  builtin?: boolean;
+  /** What a built-in call does, as the approval mode counts it. */
+  effect?: "edit" | "execute" | "mcp" | null;
+  /** The approval mode that asked. */
+  mode?: "ask" | "accept_edits" | "read_only" | "allow_all" | null;
+  /** A built-in write or edit: what it would do (the diff to show). */
+  change?: FileChange | null;
+  /** A built-in ``run_command``: the command and ``cwd`` it would run in. */
+  command?: string | null;
+  cwd?: string | null;
 }
 
 export interface ApprovalRequestResult {
@@ -61,6 +75,19 @@ export interface BlobReadResult {
   data: string;
   encoding: "utf-8" | "base64";
   eof: boolean;
+}
+
+/** Which built-in tools a run offers, who approves them, and how large a result may be. */
+export interface BuiltinTools {
+  /**
+   * The tools to offer (always in the catalog's order); absent: all of them.  A profile's
+   * list narrows a run's: a run gets only the tools both name.
+   */
+  tools?: ("list_dir" | "glob" | "grep" | "read_file" | "write_file" | "edit_file" | "run_command")[] | null;
+  /** Absent: the session's mode (the one an ACP client set), else ``ask``. */
+  mode?: "ask" | "accept_edits" | "read_only" | "allow_all" | null;
+  /** Bound of one tool result, in tokens (default 10,000: about 30,000 characters). */
+  maxResultTokens?: number | null;
 }
 
 /**
@@ -391,6 +418,22 @@ export interface ErrorData {
   errors?: ParamError[] | null;
   /** Code-specific facts (the session id that was not found, the expected head seq, ...). */
   details?: { [key: string]: unknown } | null;
+}
+
+/**
+ * A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
+ * are left out, ``omitted`` says so).
+ */
+export interface FileChange {
+  /** As the model named it (relative to the first workspace root when inside it). */
+  path: string;
+  /** Absent for a new file. */
+  oldText?: string | null;
+  newText?: string | null;
+  /** @default false */
+  created?: boolean;
+  /** @default false */
+  omitted?: boolean;
 }
 
 export interface ForkOrigin {
@@ -807,6 +850,11 @@ export interface Profile {
    * @default ""
    */
   agentSystemPrompt?: string;
+  /**
+   * Runs with this profile offer the built-in workspace tools (a run's own
+   * ``builtinTools`` overrides the mode and the bound; the tool lists narrow each other).
+   */
+  builtinTools?: BuiltinTools | null;
   profileId: string;
 }
 
@@ -823,6 +871,11 @@ export interface ProfileInput {
    * @default ""
    */
   agentSystemPrompt?: string;
+  /**
+   * Runs with this profile offer the built-in workspace tools (a run's own
+   * ``builtinTools`` overrides the mode and the bound; the tool lists narrow each other).
+   */
+  builtinTools?: BuiltinTools | null;
 }
 
 export interface ProfileList {
@@ -1106,6 +1159,12 @@ export interface RunStartParams {
    */
   compaction?: "auto" | "off";
   /**
+   * Offer the sidecar's own workspace tools (see *Built-in tools*): they run in the
+   * sidecar, confined to the session's ``workspaceRoots``; writes and commands are approved
+   * as ``mode`` says (``approval/request`` when it asks).
+   */
+  builtinTools?: BuiltinTools | null;
+  /**
    * Stream this run's events to this client from seq 1.
    * @default true
    */
@@ -1140,6 +1199,8 @@ export interface RunStartSettings {
   delegation?: boolean;
   /** @default "auto" */
   compaction?: "auto" | "off";
+  /** The built-in tools as the run offered them (the profile's narrowing applied). */
+  builtinTools?: BuiltinTools | null;
   /**
    * For the ``scripted`` provider: the script still to play, a stored object (``git
    * cat-file -p`` shows it).  A resumed run without a ``script`` of its own plays the rounds

@@ -7,7 +7,7 @@ Both are **session config options** (``configOptions`` of ``session/new`` and
   (``--profile``, ``--script``, or the store's default profile) — or any profile stored in
   the store (``profile/update`` of ``serve``, or ``_context-sidecar/profile/update``), by id.
   A prompt runs, and ``/context`` / ``/compact`` assemble, with the session's choice.
-- ``approval`` (category ``mode``): :data:`~sidecar.acp.approvals.APPROVAL_MODES`.
+- ``approval`` (category ``mode``): :data:`~sidecar.tools.approvals.APPROVAL_MODES`.
 
 The approval mode is also offered as ACP **session modes** (``modes``, ``session/set_mode``)
 for clients that know modes but not config options; the two stay in step (changing one
@@ -31,8 +31,8 @@ from acp.schema import (
 )
 
 from protocol.errors import ErrorCode
-from sidecar.acp.approvals import APPROVAL_MODES, DEFAULT_MODE, mode_named
 from sidecar.errors import InvalidRequestError, NotFoundError
+from sidecar.tools.approvals import APPROVAL_MODES, DEFAULT_MODE, MODE_META, mode_named
 
 if TYPE_CHECKING:
     from sidecar.acp.agent import ModelChoice
@@ -42,7 +42,7 @@ __all__ = ["APPROVAL", "DEFAULT_MODEL", "MODEL", "SessionConfig"]
 
 MODEL, APPROVAL = "model", "approval"
 DEFAULT_MODEL = "default"
-_META = "acp"
+_META = MODE_META[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ class SessionConfig:
         return meta if isinstance(meta, dict) else {}
 
     def mode_id(self, session_id: str) -> str:
-        mode = mode_named(self._meta(session_id).get("approvalMode"))
+        mode = mode_named(self._meta(session_id).get(MODE_META[1]))
         return mode.id if mode is not None else DEFAULT_MODE
 
     def model_id(self, session_id: str) -> str:
@@ -160,7 +160,7 @@ class SessionConfig:
         mode = mode_named(mode_id)
         if mode is None:
             raise _invalid(f"no mode {mode_id!r}", "modeId", [m.id for m in APPROVAL_MODES])
-        await self._write(session_id, "approvalMode", mode.id)
+        await self._write(session_id, MODE_META[1], mode.id)
 
     async def _write(self, session_id: str, key: str, value: str) -> None:
         await self.store.sessions.merge_meta(session_id, _META, {key: value})

@@ -56,16 +56,6 @@ from acp.schema import (
 )
 
 from sidecar.acp.mapping import SessionUpdate, tool_kind
-from sidecar.acp.tool_catalog import (
-    DEFINITIONS,
-    EDIT_FILE,
-    GLOB,
-    GREP,
-    LIST_DIR,
-    READ_FILE,
-    RUN_COMMAND,
-    WRITE_FILE,
-)
 from sidecar.paths import UnreadableFileError, file_kind, read_capped_text
 from sidecar.tools import (
     GrepMode,
@@ -78,6 +68,16 @@ from sidecar.tools import (
     run_command,
 )
 from sidecar.tools.bounds import DEFAULT_BOUNDS, fit_head_tail
+from sidecar.tools.catalog import (
+    DEFINITIONS,
+    EDIT_FILE,
+    GLOB,
+    GREP,
+    LIST_DIR,
+    READ_FILE,
+    RUN_COMMAND,
+    WRITE_FILE,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -20,7 +20,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sidecar.tools.errors import ToolError
 from sidecar.tools.output import ToolOutput
@@ -28,7 +28,16 @@ from sidecar.tools.output import ToolOutput
 if TYPE_CHECKING:
     from sidecar.tools.confine import Workspace
 
-__all__ = ["Change", "Edit", "apply_edits", "edit_file", "plan_write", "write_file"]
+__all__ = [
+    "Change",
+    "Edit",
+    "apply_edits",
+    "edit_file",
+    "edited_text",
+    "edits_of",
+    "plan_write",
+    "write_file",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +74,14 @@ def apply_edits(ws: Workspace, path: object, edits: list[Edit]) -> Change:
     shown = ws.display(target)
     old = _current(ws, target)
     assert old is not None
+    return Change(target, shown, old, edited_text(old, shown, edits))
+
+
+def edited_text(text: str, shown: str, edits: list[Edit]) -> str:
+    """``text`` with ``edits`` applied in order; :class:`ToolError` (nothing applied) when
+    one does not match exactly once (or, with ``replace_all``, at all)."""
     if not edits:
         raise ToolError("tool.failed", "no edits given")
-    text = old
     for n, edit in enumerate(edits, 1):
         which = f"edit {n} of {len(edits)}" if len(edits) > 1 else "the edit"
         if not edit.old_text:
@@ -88,7 +102,26 @@ def apply_edits(ws: Workspace, path: object, edits: list[Edit]) -> Change:
                 " surrounding lines to make it unique, or set replace_all)",
             )
         text = text.replace(edit.old_text, edit.new_text)
-    return Change(target, shown, old, text)
+    return text
+
+
+def edits_of(arguments: dict[str, Any]) -> list[Edit]:
+    """The edits an ``edit_file`` call asks for: its ``edits`` list, or its own
+    ``old_text`` / ``new_text`` / ``replace_all``."""
+    raw = arguments.get("edits")
+    items = raw if isinstance(raw, list) and raw else [arguments]
+    edits = []
+    for n, item in enumerate(items, 1):
+        old = item.get("old_text") if isinstance(item, dict) else None
+        new = item.get("new_text") if isinstance(item, dict) else None
+        if not isinstance(old, str) or not isinstance(new, str):
+            where = f"edits[{n - 1}]" if items is raw else "the call"
+            raise ToolError(
+                "tool.failed",
+                f"{where}: old_text and new_text must be strings (old_text non-empty)",
+            )
+        edits.append(Edit(old, new, isinstance(item, dict) and item.get("replace_all") is True))
+    return edits
 
 
 def write_file(ws: Workspace, path: object, content: object) -> ToolOutput:

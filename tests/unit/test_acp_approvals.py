@@ -16,9 +16,10 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from sidecar.acp.approvals import APPROVAL_MODES, Approvals, Effect
+from sidecar.acp.approvals import Approvals
 from sidecar.acp.mapping import RunUpdates, history_updates
 from sidecar.acp.plan import PlanTool, plan_update
+from sidecar.tools.approvals import APPROVAL_MODES, Effect
 
 pytestmark = pytest.mark.anyio
 

@@ -8,6 +8,12 @@
 ---@field callId string
 ---@field name string
 ---@field arguments table<string, any>
+---@field builtin? boolean # A built-in tool: the sidecar runs it once approved.
+---@field effect? "edit"|"execute"|"mcp" # What a built-in call does, as the approval mode counts it.
+---@field mode? "ask"|"accept_edits"|"read_only"|"allow_all" # The approval mode that asked.
+---@field change? context_sidecar.FileChange # A built-in write or edit: what it would do (the diff to show).
+---@field command? string # A built-in ``run_command``: the command and ``cwd`` it would run in.
+---@field cwd? string
 
 ---@class context_sidecar.ApprovalRequestResult
 ---@field approved boolean
@@ -42,6 +48,12 @@
 ---@field data string
 ---@field encoding "utf-8"|"base64"
 ---@field eof boolean
+
+--- Which built-in tools a run offers, who approves them, and how large a result may be.
+---@class context_sidecar.BuiltinTools
+---@field tools? ("list_dir"|"glob"|"grep"|"read_file"|"write_file"|"edit_file"|"run_command")[] # The tools to offer (always in the catalog's order); absent: all of them.  A profile's list narrows a run's: a run gets only the tools both name.
+---@field mode? "ask"|"accept_edits"|"read_only"|"allow_all" # Absent: the session's mode (the one an ACP client set), else ``ask``.
+---@field maxResultTokens? integer # Bound of one tool result, in tokens (default 10,000: about 30,000 characters).
 
 --- Predicted prompt-cache use of this request against the session's previous one, under the
 --- provider's rules (``sidecar/context/data/cache_rules.json``: breakpoints and their 20-block
@@ -243,6 +255,15 @@
 ---@field retryAfterMs? integer # A hint for retryable errors such as ``server.overloaded`` or ``store.locked``.
 ---@field errors? context_sidecar.ParamError[] # For ``params.invalid``: every problem found, not just the first.
 ---@field details? table<string, any> # Code-specific facts (the session id that was not found, the expected head seq, ...).
+
+--- A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
+--- are left out, ``omitted`` says so).
+---@class context_sidecar.FileChange
+---@field path string # As the model named it (relative to the first workspace root when inside it).
+---@field oldText? string # Absent for a new file.
+---@field newText? string
+---@field created? boolean
+---@field omitted? boolean
 
 ---@class context_sidecar.ForkOrigin
 ---@field sessionId string
@@ -517,6 +538,7 @@
 ---@field assembly? context_sidecar.PromptProfile # History window, fragments, cache TTL, ...; ``provider``/``model`` come from the binding.
 ---@field preset? context_sidecar.PresetBinding
 ---@field agentSystemPrompt? string # The profile's instructions: a system section right after the fragments (macros allowed).
+---@field builtinTools? context_sidecar.BuiltinTools # Runs with this profile offer the built-in workspace tools (a run's own ``builtinTools`` overrides the mode and the bound; the tool lists narrow each other).
 ---@field profileId string
 
 ---@class context_sidecar.ProfileInput
@@ -525,6 +547,7 @@
 ---@field assembly? context_sidecar.PromptProfile # History window, fragments, cache TTL, ...; ``provider``/``model`` come from the binding.
 ---@field preset? context_sidecar.PresetBinding
 ---@field agentSystemPrompt? string # The profile's instructions: a system section right after the fragments (macros allowed).
+---@field builtinTools? context_sidecar.BuiltinTools # Runs with this profile offer the built-in workspace tools (a run's own ``builtinTools`` overrides the mode and the bound; the tool lists narrow each other).
 
 ---@class context_sidecar.ProfileList
 ---@field profiles context_sidecar.Profile[]
@@ -690,6 +713,7 @@
 ---@field script? table<string, any> # For the ``scripted`` provider: the answers to play (see *Scripted runs*).
 ---@field delegation? boolean # Offer the built-in ``agent_delegate`` / ``agent_handoff`` tools (sub-agents).
 ---@field compaction? "auto"|"off" # ``auto``: when an assembly advises it, the model first writes a checkpoint summary (stored as a compaction entry), then the same turn continues.
+---@field builtinTools? context_sidecar.BuiltinTools # Offer the sidecar's own workspace tools (see *Built-in tools*): they run in the sidecar, confined to the session's ``workspaceRoots``; writes and commands are approved as ``mode`` says (``approval/request`` when it asks).
 ---@field subscribe? boolean # Stream this run's events to this client from seq 1.
 
 ---@class context_sidecar.RunStartResult
@@ -707,6 +731,7 @@
 ---@field toolTimeoutMs? integer
 ---@field delegation? boolean
 ---@field compaction? "auto"|"off"
+---@field builtinTools? context_sidecar.BuiltinTools # The built-in tools as the run offered them (the profile's narrowing applied).
 ---@field scriptBlob? string # For the ``scripted`` provider: the script still to play, a stored object (``git cat-file -p`` shows it).  A resumed run without a ``script`` of its own plays the rounds the run it resumes had not reached.
 
 ---@class context_sidecar.RunSubscribeParams
@@ -1145,7 +1170,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "ce52a5d281fd4786ac92a707695abd19",
+  SCHEMA_HASH = "62a73fcbc1e74833fbf823a3f1bccb91",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

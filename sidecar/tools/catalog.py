@@ -1,12 +1,23 @@
-"""The schemas of the tools an ACP session offers the model (what ``run/start`` sends as
-``tools``): names and JSON Schema parameters only; what they do is :mod:`sidecar.acp.tools`."""
+"""The built-in tools as the model sees them: names, descriptions and JSON Schema parameters
+(what a run offers as ``tools``), and what each does as far as approvals go.
+
+Both faces offer these schemas byte for byte: ``serve`` runs them in the sidecar
+(:mod:`sidecar.runs.builtin`), the ACP face through the editor where it can
+(:mod:`sidecar.acp.tools`).  The order is the catalog's and never changes with the set
+offered, so a run's tool block is byte-stable (the prompt cache pays for it).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sidecar.tools.approvals import Effect
 
 __all__ = [
+    "BUILTIN_NAMES",
     "DEFINITIONS",
+    "EFFECTS",
     "EDIT_FILE",
     "GLOB",
     "GREP",
@@ -27,9 +38,8 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
     READ_FILE: {
         "name": READ_FILE,
         "description": (
-            "Read a text file of the workspace (as the editor has it, unsaved changes "
-            "included), as numbered lines: 2,000 from offset (1-based) unless limit says "
-            "fewer; the last line says how to read on."
+            "Read a text file of the workspace as numbered lines: 2,000 from offset "
+            "(1-based) unless limit says fewer; the last line says how to read on."
         ),
         "parameters": {
             "type": "object",
@@ -43,7 +53,10 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
     },
     WRITE_FILE: {
         "name": WRITE_FILE,
-        "description": "Write a whole text file of the workspace (the user is asked first).",
+        "description": (
+            "Write a whole text file of the workspace, creating it and its directories if "
+            "needed (the user may be asked first)."
+        ),
         "parameters": {
             "type": "object",
             "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
@@ -54,7 +67,8 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
         "name": EDIT_FILE,
         "description": (
             "Edit a text file of the workspace by replacing old_text, which must occur exactly "
-            "once (or every occurrence, with replace_all), by new_text (the user is asked "
+            "once (or every occurrence, with replace_all), by new_text; several changes to "
+            "one file go in edits, applied in order, all or nothing (the user may be asked "
             "first). Read the file first: old_text must match it exactly, whitespace included."
         ),
         "parameters": {
@@ -64,8 +78,21 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
                 "old_text": {"type": "string"},
                 "new_text": {"type": "string"},
                 "replace_all": {"type": "boolean"},
+                "edits": {
+                    "type": "array",
+                    "description": "instead of old_text/new_text: several replacements",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "old_text": {"type": "string"},
+                            "new_text": {"type": "string"},
+                            "replace_all": {"type": "boolean"},
+                        },
+                        "required": ["old_text", "new_text"],
+                    },
+                },
             },
-            "required": ["path", "old_text", "new_text"],
+            "required": ["path"],
         },
     },
     LIST_DIR: {
@@ -120,8 +147,8 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
     RUN_COMMAND: {
         "name": RUN_COMMAND,
         "description": (
-            "Run a shell command in the workspace (the user is asked first); answers its "
-            "output and exit code."
+            "Run a shell command in the workspace (the user may be asked first); answers its "
+            "output (head and tail when long) and exit code."
         ),
         "parameters": {
             "type": "object",
@@ -133,3 +160,25 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
         },
     },
 }
+
+BUILTIN_NAMES: tuple[str, ...] = (
+    LIST_DIR,
+    GLOB,
+    GREP,
+    READ_FILE,
+    WRITE_FILE,
+    EDIT_FILE,
+    RUN_COMMAND,
+)
+"""Every built-in tool, in the order a run offers them."""
+
+EFFECTS: dict[str, Effect] = {
+    LIST_DIR: "read",
+    GLOB: "read",
+    GREP: "read",
+    READ_FILE: "read",
+    WRITE_FILE: "edit",
+    EDIT_FILE: "edit",
+    RUN_COMMAND: "execute",
+}
+"""What each built-in tool does, for the approval table (:mod:`sidecar.tools.approvals`)."""
