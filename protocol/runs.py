@@ -16,7 +16,7 @@ from protocol._base import JsonObject, NonEmptyStr, SeqNumber, Timestamp, WireMo
 from protocol.context import ToolDefinition
 from protocol.entries import ContentPart, ImagePart, TextPart
 from protocol.snapshots import ProfileInput
-from protocol.tools import ApprovalModeId, BuiltinTools
+from protocol.tools import ApprovalModeId, BuiltinTools, FileChange
 
 __all__ = [
     "ApprovalRequestParams",
@@ -263,19 +263,6 @@ class AssemblyRequestResult(WireModel):
     system: str | None = None
 
 
-class FileChange(WireModel):
-    """A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
-    are left out, ``omitted`` says so)."""
-
-    path: str
-    """As the model named it (relative to the first workspace root when inside it)."""
-    old_text: str | None = None
-    """Absent for a new file."""
-    new_text: str | None = None
-    created: bool = False
-    omitted: bool = False
-
-
 class ApprovalRequestParams(WireModel):
     run_id: str
     call_id: str
@@ -283,7 +270,7 @@ class ApprovalRequestParams(WireModel):
     arguments: dict[str, Any]
     builtin: bool = False
     """A built-in tool: the sidecar runs it once approved."""
-    effect: Literal["edit", "execute", "mcp"] | None = None
+    effect: Literal["read", "edit", "execute", "mcp"] | None = None
     """What a built-in call does, as the approval mode counts it."""
     mode: ApprovalModeId | None = None
     """The approval mode that asked."""

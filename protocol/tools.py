@@ -9,13 +9,22 @@ mode (``ask``: ``approval/request`` to the host; ``accept_edits``; ``read_only``
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from protocol._base import WireModel
 
-__all__ = ["ApprovalModeId", "BuiltinToolName", "BuiltinTools"]
+__all__ = [
+    "ApprovalModeId",
+    "BuiltinCallRequested",
+    "BuiltinToolName",
+    "BuiltinTools",
+    "FileChange",
+    "ToolApproval",
+    "ToolLocation",
+    "ToolResultStored",
+]
 
 BuiltinToolName = Literal[
     "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command"
@@ -33,3 +42,71 @@ class BuiltinTools(WireModel):
     """Absent: the session's mode (the one an ACP client set), else ``ask``."""
     max_result_tokens: int | None = Field(default=None, ge=500, le=100_000)
     """Bound of one tool result, in tokens (default 10,000: about 30,000 characters)."""
+
+
+class ToolLocation(WireModel):
+    path: str
+    line: int | None = None
+    """1-based."""
+
+
+class FileChange(WireModel):
+    """A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
+    are left out, ``omitted`` says so)."""
+
+    path: str
+    """As the model named it (relative to the first workspace root when inside it)."""
+    old_text: str | None = None
+    """Absent for a new file."""
+    new_text: str | None = None
+    created: bool = False
+    omitted: bool = False
+
+
+class BuiltinCallRequested(WireModel):
+    """Payload of ``tool.callRequested`` (every tool call; the ``builtin`` fields only for a
+    built-in one)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    builtin: bool = False
+    """Run by the sidecar (no ``tool/execute`` follows)."""
+    effect: Literal["read", "edit", "execute"] | None = None
+    title: str | None = None
+    """What a front end shows for it: "Read calc/add.py", "Run `pytest -q`"."""
+
+
+class ToolApproval(WireModel):
+    """Payload of ``tool.approval``: how the approval mode decided a built-in call (after
+    ``tool.callRequested``, before ``tool.resultStored``)."""
+
+    call_id: str
+    name: str
+    effect: Literal["read", "edit", "execute"]
+    mode: ApprovalModeId
+    verdict: Literal["allow", "ask", "refuse"]
+    """``allow``: run without asking; ``ask``: ``approval/request`` was sent; ``refuse``: the
+    mode forbids it (not run, the model is told)."""
+    approved: bool
+    """Whether it ran (for ``ask``: what the host answered)."""
+    reason: str | None = None
+
+
+class ToolResultStored(WireModel):
+    """Payload of ``tool.resultStored`` (every tool call; ``content`` and the fields after it
+    only for a built-in one, whose result no host has seen)."""
+
+    call_id: str
+    is_error: bool
+    seq: int
+    """The history entry holding the result."""
+    content: list[dict[str, Any]] | None = None
+    """What the model reads (already bounded)."""
+    truncated: bool = False
+    """The result was cut to its bound; its text says how to read on."""
+    locations: list[ToolLocation] = Field(default_factory=list)
+    change: FileChange | None = None
+    """A write or an edit that was made: the file before and after."""
+    exit_code: int | None = None
+    """A command's exit code (absent when it timed out or was cancelled)."""

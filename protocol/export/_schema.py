@@ -13,6 +13,7 @@ from protocol.entries import ContentPart, Entry, EntryInput
 from protocol.errors import ErrorData
 from protocol.methods import ALL_METHODS, MethodSpec
 from protocol.server import PROTOCOL_VERSION, ServerCapabilities
+from protocol.tools import BuiltinCallRequested, ToolApproval, ToolResultStored
 
 __all__ = ["REF_TEMPLATE", "build_schema", "method_table"]
 
@@ -26,7 +27,13 @@ NAMED_UNIONS: dict[str, Any] = {
     "Entry": Entry,
 }
 #: Models that belong to the contract without being a method's params or result.
-EXTRA_MODELS: tuple[type[BaseModel], ...] = (ErrorData, ServerCapabilities)
+EXTRA_MODELS: tuple[type[BaseModel], ...] = (
+    ErrorData,
+    ServerCapabilities,
+    BuiltinCallRequested,
+    ToolApproval,
+    ToolResultStored,
+)
 
 
 def _models(methods: tuple[MethodSpec[Any, Any], ...]) -> list[type[BaseModel]]:

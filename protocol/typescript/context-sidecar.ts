@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "62a73fcbc1e74833fbf823a3f1bccb91" as const;
+export const SCHEMA_HASH = "6dd76f60e3e4d3f339cc181df9e44624" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -16,7 +16,7 @@ export interface ApprovalRequestParams {
    */
   builtin?: boolean;
   /** What a built-in call does, as the approval mode counts it. */
-  effect?: "edit" | "execute" | "mcp" | null;
+  effect?: "read" | "edit" | "execute" | "mcp" | null;
   /** The approval mode that asked. */
   mode?: "ask" | "accept_edits" | "read_only" | "allow_all" | null;
   /** A built-in write or edit: what it would do (the diff to show). */
@@ -75,6 +75,24 @@ export interface BlobReadResult {
   data: string;
   encoding: "utf-8" | "base64";
   eof: boolean;
+}
+
+/**
+ * Payload of ``tool.callRequested`` (every tool call; the ``builtin`` fields only for a
+ * built-in one).
+ */
+export interface BuiltinCallRequested {
+  callId: string;
+  name: string;
+  arguments: { [key: string]: unknown };
+  /**
+   * Run by the sidecar (no ``tool/execute`` follows).
+   * @default false
+   */
+  builtin?: boolean;
+  effect?: "read" | "edit" | "execute" | null;
+  /** What a front end shows for it: "Read calc/add.py", "Run `pytest -q`". */
+  title?: string | null;
 }
 
 /** Which built-in tools a run offers, who approves them, and how large a result may be. */
@@ -1634,6 +1652,25 @@ export interface TokensCountResult {
   total: number;
 }
 
+/**
+ * Payload of ``tool.approval``: how the approval mode decided a built-in call (after
+ * ``tool.callRequested``, before ``tool.resultStored``).
+ */
+export interface ToolApproval {
+  callId: string;
+  name: string;
+  effect: "read" | "edit" | "execute";
+  mode: "ask" | "accept_edits" | "read_only" | "allow_all";
+  /**
+   * ``allow``: run without asking; ``ask``: ``approval/request`` was sent; ``refuse``: the
+   * mode forbids it (not run, the model is told).
+   */
+  verdict: "allow" | "ask" | "refuse";
+  /** Whether it ran (for ``ask``: what the host answered). */
+  approved: boolean;
+  reason?: string | null;
+}
+
 /** The model asked for a tool to run. */
 export interface ToolCallPart {
   type: "toolCall";
@@ -1668,6 +1705,12 @@ export interface ToolExecuteResult {
   isError?: boolean;
 }
 
+export interface ToolLocation {
+  path: string;
+  /** 1-based. */
+  line?: number | null;
+}
+
 /** The settled result of a tool call, matched to it by ``callId``. */
 export interface ToolResultPart {
   type: "toolResult";
@@ -1675,6 +1718,29 @@ export interface ToolResultPart {
   content: (TextPart | ImagePart)[];
   /** @default false */
   isError?: boolean;
+}
+
+/**
+ * Payload of ``tool.resultStored`` (every tool call; ``content`` and the fields after it
+ * only for a built-in one, whose result no host has seen).
+ */
+export interface ToolResultStored {
+  callId: string;
+  isError: boolean;
+  /** The history entry holding the result. */
+  seq: number;
+  /** What the model reads (already bounded). */
+  content?: { [key: string]: unknown }[] | null;
+  /**
+   * The result was cut to its bound; its text says how to read on.
+   * @default false
+   */
+  truncated?: boolean;
+  locations?: ToolLocation[];
+  /** A write or an edit that was made: the file before and after. */
+  change?: FileChange | null;
+  /** A command's exit code (absent when it timed out or was cancelled). */
+  exitCode?: number | null;
 }
 
 export interface UnpinEntry {

@@ -35,6 +35,7 @@ from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.errors import SidecarError
 from sidecar.inputs.profiles import Effective
 from sidecar.inputs.snapshots import store_snapshot
+from sidecar.runs.builtin import BuiltinRunner
 from sidecar.runs.providers.base import (
     Completed,
     Provider,
@@ -180,6 +181,8 @@ class RunSettings:
     """``auto``: compact first when an assembly advises it; ``off``: never."""
     compacted: dict[str, Any] | None = None
     """The compaction entry this run recorded (history after the input's head)."""
+    builtin: BuiltinRunner | None = None
+    """The built-in workspace tools the run offers, run in the sidecar (``builtinTools``)."""
 
 
 class RunLoop:
@@ -569,7 +572,8 @@ class RunLoop:
             return
         key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True)}"
         self._calls[key] = self._calls.get(key, 0) + 1
-        self._requested(call)
+        builtin = self.s.builtin if self.s.builtin and self.s.builtin.offers(call.name) else None
+        self._requested(call, builtin)
         if self._calls[key] >= LOOP_REPEATS:
             await self._store_result(
                 call, [{"type": "text", "text": "not run: loop detected (repeated call)"}], True
@@ -579,6 +583,18 @@ class RunLoop:
                 f"{call.name} was called {LOOP_REPEATS} times with the same arguments; "
                 "stopped as a loop",
             )
+        if builtin is not None:
+            outcome = await builtin.call(
+                self.journal.run_id,
+                call.call_id,
+                call.name,
+                call.arguments,
+                ask=self._ask,
+                emit=self.emit,
+                timeout_s=self.s.tool_timeout_s,
+            )
+            await self._store_result(call, outcome.content, outcome.is_error, outcome.event)
+            return
         params = {
             "runId": self.journal.run_id,
             "callId": call.call_id,
@@ -606,11 +622,11 @@ class RunLoop:
                 is_error = True
         await self._store_result(call, content, is_error)
 
-    def _requested(self, call: ToolCall) -> None:
-        self.emit(
-            "tool.callRequested",
-            {"callId": call.call_id, "name": call.name, "arguments": call.arguments},
-        )
+    def _requested(self, call: ToolCall, builtin: BuiltinRunner | None = None) -> None:
+        payload = {"callId": call.call_id, "name": call.name, "arguments": call.arguments}
+        if builtin is not None:
+            payload |= builtin.describe(call.name, call.arguments)
+        self.emit("tool.callRequested", payload)
 
     async def _ask(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
         try:
@@ -623,7 +639,11 @@ class RunLoop:
             return {"error": f"{method} failed: {exc}"}
 
     async def _store_result(
-        self, call: ToolCall, content: list[dict[str, Any]], is_error: bool
+        self,
+        call: ToolCall,
+        content: list[dict[str, Any]],
+        is_error: bool,
+        shown: dict[str, Any] | None = None,
     ) -> None:
         part = {
             "type": "toolResult",
@@ -632,7 +652,8 @@ class RunLoop:
             "isError": is_error,
         }
         seq = await self._store_message("user", [part])
-        self.emit("tool.resultStored", {"callId": call.call_id, "isError": is_error, "seq": seq})
+        stored = {"callId": call.call_id, "isError": is_error, "seq": seq}
+        self.emit("tool.resultStored", stored | shown if shown else stored)
 
     async def _store_message(self, role: str, content: list[dict[str, Any]]) -> int:
         if self.agent is not None:  # a sub-agent's conversation stays out of history

@@ -49,6 +49,7 @@ from sidecar.ids import new_id, now_iso
 from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import Effective, resolve
 from sidecar.inputs.snapshots import canonical
+from sidecar.runs.builtin import builtin_definitions, offered, runner_for, within
 from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
 from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped, run_failure
 from sidecar.runs.providers.base import Provider, ProviderError, resolve_secret
@@ -262,24 +263,28 @@ class RunManager:
         self._claim(p.session_id)
         self._busy[p.session_id] = "starting"
         try:
+            profile, preset = load_profile(self.store, p.profile_id, p.profile)
+            session = self.store.sessions.get(p.session_id)
+            builtin = offered(p.builtin_tools, profile.builtin_tools if profile else None, session)
             if p.input_id is not None:
                 frozen = load_frozen_input(self.store, p.input_id)
                 input_id = p.input_id
+                builtin = within(builtin, frozen)
             else:
                 assert p.user_turn is not None
+                tools = builtin_definitions(builtin, p)
                 captured = await anyio.to_thread.run_sync(
                     lambda: self.context.capture(
                         InputFreezeParams(
                             session_id=p.session_id,
                             user_turn=p.user_turn or [],
-                            tools=p.tools,
+                            tools=tools,
                         ),
                         persist=True,
                     )
                 )
                 frozen = captured.frozen
                 input_id = self.store.blobs.put(canonical(dump_wire(frozen)))
-            profile, preset = load_profile(self.store, p.profile_id, p.profile)
             started = RunStartSettings(
                 profile_id=p.profile_id,
                 profile=_plain(profile),
@@ -288,6 +293,7 @@ class RunManager:
                 tool_timeout_ms=p.tool_timeout_ms,
                 delegation=p.delegation,
                 compaction=p.compaction,
+                builtin_tools=builtin,
                 script_blob=await self._keep_script(p.script),
             )
             provider = self._provider(frozen, profile, p.script)
@@ -302,6 +308,7 @@ class RunManager:
         settings = _loop_settings(
             started, started.max_rounds, input_id, frozen, resolve(profile, preset, frozen)
         )
+        settings.builtin = runner_for(builtin, session)
         settings.turn_seqs = [refs[0]["seq"]]
         return self._launch(p.session_id, input_id, started, settings, provider, p.subscribe)
 
@@ -385,6 +392,7 @@ class RunManager:
             frozen,
             resolve(profile, preset, frozen),
         )
+        settings.builtin = runner_for(started.builtin_tools, self.store.sessions.get(session_id))
         settings.turn = rest
         settings.turn_seqs = [e["seq"] for e in page.entries]
         # a summary the run recorded after the input's head still stands for that history

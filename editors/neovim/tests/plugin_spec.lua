@@ -257,6 +257,36 @@ local ok, err = xpcall(function()
   check(contains(two_rounds, "Cache (this turn): read ") and not contains(two_rounds, "first request of the session"),
     "and shows the last round's cache prediction")
   vim.cmd("close")
+
+  -- the sidecar's built-in tools (on by default, in "ask" mode; the config's read_file replaces
+  -- the built-in one): a listing runs unasked, a write is asked with what it would write
+  local ws = vim.fn.tempname()
+  vim.fn.mkdir(ws, "p")
+  vim.fn.writefile({ "old line" }, ws .. "/notes.txt")
+  local ws_session = api.session_create({ title = "builtin", workspaceRoots = { ws } })
+  cs.state.session_id = ws_session.sessionId
+  answer = "Allow once"
+  n_asked = #asked
+  local builtin_id = cs.run("write it", { script = { rounds = {
+    { toolCalls = { { id = "l1", name = "list_dir", arguments = {} } } },
+    { toolCalls = { { id = "w1", name = "write_file", arguments = { path = "notes.txt", content = "new line\n" } } } },
+    { text = "written" },
+  } } })
+  local builtin_buf = vim.api.nvim_get_current_buf()
+  check(vim.wait(20000, function() return contains(buf_text(builtin_buf), "run.completed") end, 10),
+    "builtin run completed:\n" .. buf_text(builtin_buf))
+  check(#asked == n_asked + 1, "only the write was asked: " .. vim.inspect(asked))
+  local q = asked[#asked]
+  check(q.prompt == "context-sidecar: Write notes.txt?", "the prompt says what the write does: " .. q.prompt)
+  check(contains(q.float, "- old line") and contains(q.float, "+ new line"), "the float shows the change:\n" .. q.float)
+  local run_text = buf_text(builtin_buf)
+  check(contains(run_text, "tool.callRequested List .") and contains(run_text, "tool.callRequested Write notes.txt"),
+    "the run float titles the built-in calls:\n" .. run_text)
+  check(contains(run_text, "tool.approval write_file: asked (ask mode), approved"), "and shows the approval:\n" .. run_text)
+  check(vim.fn.readfile(ws .. "/notes.txt")[1] == "new line", "the file was written")
+  check(api.run_get({ runId = builtin_id }).status == "completed", "the builtin run completed")
+  vim.cmd("close")
+  vim.fn.delete(ws, "rf")
   vim.ui.select, vim.notify = real_select, real_notify
 
   -- what the sidecar explains, in the float: the cache prediction, masking, the window, the diff

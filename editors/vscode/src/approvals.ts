@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 
 import { describeArguments } from "./format";
-import type { ApprovalRequestParams, ApprovalRequestResult } from "./host";
+import { approvalSummary, type ApprovalRequestParams, type ApprovalRequestResult } from "./host";
 
 export type ApprovalChoice = "once" | "session" | "deny";
 
@@ -101,7 +101,7 @@ export const askWithQuickPick: AskApproval = async (request, signal) => {
   const onAbort = (): void => source.cancel();
   if (signal.aborted) source.cancel();
   else signal.addEventListener("abort", onAbort, { once: true });
-  const args = describeArguments(request.arguments, 400);
+  const args = request.builtin ? builtinDetail(request) : describeArguments(request.arguments, 400);
   const items: ChoiceItem[] = [
     { label: "Allow once", description: `this call of ${request.name}`, detail: args, choice: "once" },
     { label: "Allow for this session", description: `every ${request.name} call in this session`, choice: "session" },
@@ -111,8 +111,10 @@ export const askWithQuickPick: AskApproval = async (request, signal) => {
     const picked = await vscode.window.showQuickPick(
       items,
       {
-        title: `Context Sidecar: the run wants to call ${request.name}`,
-        placeHolder: `${request.name} ${describeArguments(request.arguments, 120)}`,
+        title: request.builtin
+          ? `Context Sidecar: ${approvalSummary(request)}?`
+          : `Context Sidecar: the run wants to call ${request.name}`,
+        placeHolder: request.builtin ? args : `${request.name} ${describeArguments(request.arguments, 120)}`,
         ignoreFocusOut: true,
       },
       source.token,
@@ -123,3 +125,18 @@ export const askWithQuickPick: AskApproval = async (request, signal) => {
     source.dispose();
   }
 };
+
+/** What a built-in write or command would do, in a line: the lines it adds and removes, or the
+ *  command and where it runs. */
+export function builtinDetail(request: ApprovalRequestParams): string {
+  if (request.command !== undefined && request.command !== null) return `$ ${request.command}  (in ${request.cwd ?? "."})`;
+  const change = request.change;
+  if (!change) return describeArguments(request.arguments, 400);
+  if (change.omitted) return `${change.path}: too large to show`;
+  const linesOf = (text: string | null | undefined): string[] => (text ? text.replace(/\n$/, "").split("\n") : []);
+  const before = linesOf(change.oldText);
+  const after = linesOf(change.newText);
+  const removed = before.filter((line) => !after.includes(line)).length;
+  const added = after.filter((line) => !before.includes(line)).length;
+  return `${change.created ? "new file " : ""}${change.path}: +${added} -${removed} lines`;
+}

@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 
 import type { SidecarConnection } from "./connection";
 import type { DashboardPanel } from "./dashboard";
-import { describeArguments, recoverPickItem } from "./format";
+import { approvalLine, describeArguments, recoverPickItem, resultLines } from "./format";
 import {
   assemblyDiff,
   recoverableItems,
@@ -108,11 +108,16 @@ export function registerCommands(deps: CommandDeps): Commands {
     dashboard.resetEvents();
     runOutput.show(true);
     runOutput.appendLine(`> ${prompt}`);
+    // The sidecar's own tools when a workspace folder is open (they are confined to it); they
+    // replace the extension's read_file (the same name: the sidecar would refuse the clash).
+    const mode = connection.settings.builtinTools;
+    const builtin = mode !== "off" && workspaceRoots().length > 0;
     const { runId } = await client.request("run/start", {
       sessionId,
       userTurn: [{ type: "text", text: prompt }],
-      tools: TOOLS,
+      tools: builtin ? [] : TOOLS,
       approvalRequired: connection.settings.approvalRequired,
+      ...(builtin ? { builtinTools: { mode } } : {}),
       ...(hasKeys(connection.settings.assembly) ? { profile: { assembly: connection.settings.assembly } } : {}),
       ...extra,
     });
@@ -298,10 +303,18 @@ export function registerCommands(deps: CommandDeps): Commands {
         break;
       }
       case "tool.callRequested":
-        runOutput.appendLine(`\n[tool ${String(p["name"] ?? "?")} ${describeArguments(asRecord(p["arguments"]), 200)}]`);
+        runOutput.appendLine(
+          p["builtin"] === true
+            ? `\n[${typeof p["title"] === "string" ? p["title"] : String(p["name"])}]`
+            : `\n[tool ${String(p["name"] ?? "?")} ${describeArguments(asRecord(p["arguments"]), 200)}]`,
+        );
+        break;
+      case "tool.approval":
+        runOutput.appendLine(`[${approvalLine(p)}]`);
         break;
       case "tool.resultStored":
-        if (p["isError"] === true) runOutput.appendLine(`[tool call ${String(p["callId"])} failed or was not approved]`);
+        if (Array.isArray(p["content"])) runOutput.appendLine(resultLines(p, 12));
+        else if (p["isError"] === true) runOutput.appendLine(`[tool call ${String(p["callId"])} failed or was not approved]`);
         break;
       case "run.completed":
         if (p["agent"] !== undefined) break;

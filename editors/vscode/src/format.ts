@@ -97,3 +97,22 @@ export function approvalWaiting(pending: readonly { name: string }[]): string {
   if (first === undefined) return "";
   return `approve ${first.name}?${pending.length > 1 ? ` (+${pending.length - 1})` : ""}`;
 }
+
+/** A built-in call's approval decision, for the run output: `edit_file: asked (ask mode), approved`. */
+export function approvalLine(p: Record<string, unknown>): string {
+  const verdict = p["verdict"] === "allow" ? "allowed" : p["verdict"] === "refuse" ? "refused" : "asked";
+  const outcome = p["verdict"] === "ask" ? (p["approved"] === true ? ", approved" : ", not approved") : "";
+  const reason = typeof p["reason"] === "string" && p["verdict"] !== "refuse" ? `: ${p["reason"]}` : "";
+  return `${String(p["name"])}: ${verdict} (${String(p["mode"])} mode)${outcome}${reason}`;
+}
+
+/** A built-in call's result for the run output: its first `maxLines` lines, then how many
+ *  more (the model got them all, within the sidecar's bound). */
+export function resultLines(p: Record<string, unknown>, maxLines: number): string {
+  const parts = Array.isArray(p["content"]) ? (p["content"] as Record<string, unknown>[]) : [];
+  const lines = parts.map((part) => (typeof part["text"] === "string" ? part["text"] : "")).join("").split("\n");
+  const shown = lines.slice(0, maxLines).map((line) => `  ${line}`);
+  if (lines.length > maxLines) shown.push(`  … ${lines.length - maxLines} more lines`);
+  const exit = typeof p["exitCode"] === "number" ? ` (exit code ${p["exitCode"]})` : "";
+  return (p["isError"] === true ? "  [failed]\n" : "") + shown.join("\n") + exit;
+}

@@ -16,10 +16,15 @@ export interface Settings {
   logLevel: LogLevel;
   /** Tools whose every call in a run waits for the user's approval (`approvalRequired`). */
   approvalRequired: string[];
+  /** The sidecar's built-in workspace tools: "off", or the approval mode they run in. */
+  builtinTools: BuiltinToolsSetting;
   /** How to assemble (model, historyWindow, masking, ...): `profile` of context/assemble, the
    *  `assembly` of run/start's profile; `{}` for the sidecar's defaults. */
   assembly: PromptProfile;
 }
+
+export const BUILTIN_TOOLS_SETTINGS = ["off", "ask", "accept_edits", "read_only", "allow_all"] as const;
+export type BuiltinToolsSetting = (typeof BUILTIN_TOOLS_SETTINGS)[number];
 
 const DEFAULT_COMMAND = ["context-sidecar", "serve"];
 const DEFAULT_APPROVAL_REQUIRED = ["read_file"];
@@ -36,11 +41,13 @@ export function readSettings(): Settings {
   const config = vscode.workspace.getConfiguration(SECTION);
   const command = stringList(config.get<unknown>("command"), DEFAULT_COMMAND);
   const level = config.get<string>("logLevel", "info");
+  const builtin = config.get<string>("builtinTools", "ask");
   return {
     command: command.length > 0 ? command : DEFAULT_COMMAND,
     store: config.get<string>("store", "").trim(),
     logLevel: (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : "info",
     approvalRequired: stringList(config.get<unknown>("approvalRequired"), DEFAULT_APPROVAL_REQUIRED),
+    builtinTools: (BUILTIN_TOOLS_SETTINGS as readonly string[]).includes(builtin) ? (builtin as BuiltinToolsSetting) : "ask",
     assembly: plainObject(config.get<unknown>("assembly")) as PromptProfile,
   };
 }

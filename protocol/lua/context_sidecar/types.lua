@@ -9,7 +9,7 @@
 ---@field name string
 ---@field arguments table<string, any>
 ---@field builtin? boolean # A built-in tool: the sidecar runs it once approved.
----@field effect? "edit"|"execute"|"mcp" # What a built-in call does, as the approval mode counts it.
+---@field effect? "read"|"edit"|"execute"|"mcp" # What a built-in call does, as the approval mode counts it.
 ---@field mode? "ask"|"accept_edits"|"read_only"|"allow_all" # The approval mode that asked.
 ---@field change? context_sidecar.FileChange # A built-in write or edit: what it would do (the diff to show).
 ---@field command? string # A built-in ``run_command``: the command and ``cwd`` it would run in.
@@ -48,6 +48,16 @@
 ---@field data string
 ---@field encoding "utf-8"|"base64"
 ---@field eof boolean
+
+--- Payload of ``tool.callRequested`` (every tool call; the ``builtin`` fields only for a
+--- built-in one).
+---@class context_sidecar.BuiltinCallRequested
+---@field callId string
+---@field name string
+---@field arguments table<string, any>
+---@field builtin? boolean # Run by the sidecar (no ``tool/execute`` follows).
+---@field effect? "read"|"edit"|"execute"
+---@field title? string # What a front end shows for it: "Read calc/add.py", "Run `pytest -q`".
 
 --- Which built-in tools a run offers, who approves them, and how large a result may be.
 ---@class context_sidecar.BuiltinTools
@@ -1015,6 +1025,17 @@
 ---@field counts integer[] # One per input text, in order.
 ---@field total integer
 
+--- Payload of ``tool.approval``: how the approval mode decided a built-in call (after
+--- ``tool.callRequested``, before ``tool.resultStored``).
+---@class context_sidecar.ToolApproval
+---@field callId string
+---@field name string
+---@field effect "read"|"edit"|"execute"
+---@field mode "ask"|"accept_edits"|"read_only"|"allow_all"
+---@field verdict "allow"|"ask"|"refuse" # ``allow``: run without asking; ``ask``: ``approval/request`` was sent; ``refuse``: the mode forbids it (not run, the model is told).
+---@field approved boolean # Whether it ran (for ``ask``: what the host answered).
+---@field reason? string
+
 --- The model asked for a tool to run.
 ---@class context_sidecar.ToolCallPart
 ---@field type "toolCall"
@@ -1038,12 +1059,28 @@
 ---@field content (context_sidecar.TextPart|context_sidecar.ImagePart)[]
 ---@field isError? boolean
 
+---@class context_sidecar.ToolLocation
+---@field path string
+---@field line? integer # 1-based.
+
 --- The settled result of a tool call, matched to it by ``callId``.
 ---@class context_sidecar.ToolResultPart
 ---@field type "toolResult"
 ---@field callId string
 ---@field content (context_sidecar.TextPart|context_sidecar.ImagePart)[]
 ---@field isError? boolean
+
+--- Payload of ``tool.resultStored`` (every tool call; ``content`` and the fields after it
+--- only for a built-in one, whose result no host has seen).
+---@class context_sidecar.ToolResultStored
+---@field callId string
+---@field isError boolean
+---@field seq integer # The history entry holding the result.
+---@field content? table<string, any>[] # What the model reads (already bounded).
+---@field truncated? boolean # The result was cut to its bound; its text says how to read on.
+---@field locations? context_sidecar.ToolLocation[]
+---@field change? context_sidecar.FileChange # A write or an edit that was made: the file before and after.
+---@field exitCode? integer # A command's exit code (absent when it timed out or was cancelled).
 
 ---@class context_sidecar.UnpinEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -1170,7 +1207,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "62a73fcbc1e74833fbf823a3f1bccb91",
+  SCHEMA_HASH = "6dd76f60e3e4d3f339cc181df9e44624",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

@@ -46,10 +46,63 @@ local function changed()
   pcall(vim.cmd.redrawstatus)
 end
 
---- The float's lines: the tool, the run, one line per argument (its value as JSON).
+--- What a built-in write or command would do, in one line: "Edit calc/add.py", "Run `make`".
+---@param params context_sidecar.ApprovalRequestParams
+---@return string
+function M.summary(params)
+  if params.command then
+    return ("Run `%s` in %s"):format(params.command, params.cwd or ".")
+  end
+  local change = params.change
+  if change then
+    local verb = change.created and "Create" or (params.name == "edit_file" and "Edit" or "Write")
+    return verb .. " " .. change.path
+  end
+  return "Call " .. params.name
+end
+
+--- A built-in call's float: the summary, then the lines the change removes and adds (at most
+--- `max` of each), or the command.
+---@param params context_sidecar.ApprovalRequestParams
+---@param max integer
+---@return string[]
+local function builtin_lines(params, max)
+  local lines = { M.summary(params) .. ("  (%s mode)"):format(params.mode or "ask"), "" }
+  local change = params.change
+  if params.command then
+    lines[#lines + 1] = "  $ " .. params.command
+  elseif change and change.omitted then
+    lines[#lines + 1] = "  (too large to show)"
+  elseif change then
+    local before = vim.split(change.oldText or "", "\n", { plain = true })
+    local after = vim.split(change.newText or "", "\n", { plain = true })
+    local old_set, new_set = {}, {}
+    for _, l in ipairs(before) do old_set[l] = true end
+    for _, l in ipairs(after) do new_set[l] = true end
+    local shown = 0
+    for _, l in ipairs(before) do
+      if not new_set[l] and shown < max then
+        lines[#lines + 1], shown = "- " .. l, shown + 1
+      end
+    end
+    shown = 0
+    for _, l in ipairs(after) do
+      if not old_set[l] and shown < max then
+        lines[#lines + 1], shown = "+ " .. l, shown + 1
+      end
+    end
+  end
+  return lines
+end
+
+--- The float's lines: the tool, the run, one line per argument (its value as JSON); for a
+--- built-in write or command, what it would do.
 ---@param params context_sidecar.ApprovalRequestParams
 ---@return string[]
 function M.lines(params)
+  if params.builtin then
+    return builtin_lines(params, 40)
+  end
   local lines = { ("tool %s  (run %s, call %s)"):format(params.name, params.runId, params.callId), "" }
   local keys = vim.tbl_keys(params.arguments or {})
   table.sort(keys)
@@ -144,7 +197,8 @@ function M.handler(params, respond, client)
     changed()
     local before = vim.api.nvim_get_current_win()
     vim.ui.select(M.CHOICES, {
-      prompt = ("context-sidecar: the run wants to call %s — allow?"):format(params.name),
+      prompt = params.builtin and ("context-sidecar: %s?"):format(M.summary(params))
+        or ("context-sidecar: the run wants to call %s — allow?"):format(params.name),
       kind = "context_sidecar.approval",
       format_item = function(choice)
         return choice.label

@@ -10,10 +10,31 @@ local M = {}
 ---@field tools? context_sidecar.ToolDefinition[]  tools offered to runs (tool_handler executes them)
 ---@field approval_required? string[]  tool names whose every call waits for the user's approval
 ---@field approval_handler? context_sidecar.ApprovalHandler  default: ask (context_sidecar.approvals)
+---@field builtin_tools? "ask"|"accept_edits"|"read_only"|"allow_all"|"off"  the sidecar's own workspace tools (list_dir, glob, grep, read_file, write_file, edit_file, run_command) and the approval mode they run in (default "ask": reads never ask, writes and commands do); a tool of `tools` with the same name replaces the built-in one
 ---@field assembly? context_sidecar.PromptProfile  how to assemble (model, historyWindow, masking, ...): context/assemble's profile, run/start's profile.assembly
 
 ---@type context_sidecar.Config
 M.config = { cmd = { "context-sidecar", "serve" } }
+
+--- The sidecar's built-in tools, in the order it offers them.
+M.BUILTIN_TOOLS = { "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command" }
+
+--- run/start's builtinTools for the config: nil when off; the built-in tools less those the
+--- config's own `tools` name (those run in Neovim, through tool_handler).
+---@param config context_sidecar.Config
+---@return context_sidecar.BuiltinTools?
+function M.builtin_tools(config)
+  local mode = config.builtin_tools or "ask"
+  if mode == "off" then
+    return nil
+  end
+  local own = {}
+  for _, t in ipairs(config.tools or {}) do
+    own[t.name] = true
+  end
+  local names = vim.tbl_filter(function(name) return not own[name] end, M.BUILTIN_TOOLS)
+  return { tools = names, mode = mode }
+end
 
 ---@class context_sidecar.State
 ---@field client context_sidecar.Client?
@@ -196,6 +217,7 @@ function M.run(text, extra)
     userTurn = user_turn(text),
     tools = M.config.tools,
     approvalRequired = M.config.approval_required,
+    builtinTools = M.builtin_tools(M.config),
     profile = M.config.assembly and next(M.config.assembly) and { assembly = M.config.assembly } or nil,
   }, extra or {})
   local result, err = require("context_sidecar.api").run_start(params)

@@ -144,7 +144,18 @@ local function event_line(event)
   elseif event.type == "context.assembled" and p.dashboard then
     detail = p.dashboard.summary or ""
   elseif event.type == "tool.callRequested" then
-    detail = tostring(p.name or p.callId or "")
+    detail = tostring(p.title or p.name or p.callId or "")
+  elseif event.type == "tool.approval" then
+    local verdict = ({ allow = "allowed", refuse = "refused", ask = "asked" })[p.verdict] or tostring(p.verdict)
+    local outcome = p.verdict == "ask" and (p.approved and ", approved" or ", not approved") or ""
+    detail = ("%s: %s (%s mode)%s"):format(tostring(p.name), verdict, tostring(p.mode), outcome)
+  elseif event.type == "tool.resultStored" and type(p.content) == "table" then
+    local text = ""
+    for _, part in ipairs(p.content) do
+      text = text .. (part.text or "")
+    end
+    local first = vim.split(text, "\n", { plain = true })[1] or ""
+    detail = ("%s%s%s"):format(p.isError and "failed: " or "", first, p.exitCode and (" (exit code %d)"):format(p.exitCode) or "")
   end
   return ("[%d] %s %s"):format(event.seq, event.type, detail)
 end

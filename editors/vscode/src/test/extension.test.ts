@@ -7,9 +7,10 @@
 // *Recover* (its quick pick, and the page's button) brings a masked result back.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
 
-import { removeTmp, ui, type QuickPickCall } from "./vscodeStub";
+import { REPO as REPO_ROOT, changeSetting, removeTmp, ui, type QuickPickCall } from "./vscodeStub";
 import type { ContextSidecarApi } from "../extension";
 import {
   recoverableItems,
@@ -63,6 +64,8 @@ async function until(what: string, cond: () => boolean): Promise<void> {
 before(() => {
   // old tool results are masked once the newest 2,000 tokens of tool output are passed
   ui.settings["assembly"] = { masking: { protectTokens: 2000, batchTokens: 1000 } };
+  // the extension's own read_file first (host tools, approvalRequired); built-in tools later
+  ui.settings["builtinTools"] = "off";
   api = extension.activate({ subscriptions: [], extensionUri: { fsPath: path.resolve(__dirname, "..", "..") } } as never);
 });
 
@@ -230,6 +233,38 @@ describe("the bundled extension against the real sidecar", () => {
     assert.ok(placeholderIn(after, next.itemId));
     await until("the page's recover", () => !placeholderIn(api.dashboard.snapshot as ContextAssembleResult, next.itemId));
     assert.deepEqual(ui.errors, []);
+  });
+
+  test("built-in tools: a listing runs unasked, a write asks with what it would do; denied, nothing is written", async () => {
+    changeSetting("builtinTools", "ask");
+    pick("Deny");
+    ui.quickPicks.length = 0;
+    const target = path.join(REPO_ROOT, "never-written-by-the-test.txt");
+    const { status, runId } = await run({
+      rounds: [
+        { toolCalls: [{ id: "l1", name: "list_dir", arguments: { depth: 1 } }] },
+        { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "never-written-by-the-test.txt", content: "x\n" } }] },
+        { text: "ok" },
+      ],
+    });
+    changeSetting("builtinTools", "off");
+    assert.equal(status, "completed");
+    assert.equal(ui.quickPicks.length, 1, "only the write was asked");
+    const [call] = ui.quickPicks as [QuickPickCall];
+    assert.equal(call.options.title, "Context Sidecar: Create never-written-by-the-test.txt?");
+    assert.equal(call.items[0]?.detail, "new file never-written-by-the-test.txt: +1 -0 lines");
+    assert.ok(!fs.existsSync(target), "a denied write wrote nothing");
+    const mine = events.filter((e) => e.runId === runId);
+    const titles = mine.filter((e) => e.type === "tool.callRequested").map((e) => e.payload["title"]);
+    assert.deepEqual(titles, ["List .", "Write never-written-by-the-test.txt"]);
+    const approval = mine.find((e) => e.type === "tool.approval")!.payload;
+    assert.deepEqual([approval["verdict"], approval["approved"]], ["ask", false]);
+    const listing = mine.find((e) => e.type === "tool.resultStored" && e.payload["callId"] === "l1")!.payload;
+    assert.match(JSON.stringify(listing["content"]), /sidecar\//);
+    // the run output shows the built-in calls, their approval and their results
+    const output = ui.outputLines.join("\n");
+    assert.match(output, /\[List \.\]/);
+    assert.match(output, /\[write_file: asked \(ask mode\), not approved: denied by the user\]/);
   });
 
   test("stop: the status bar says so and the sidecar is gone", async () => {

@@ -49,6 +49,14 @@ export type { StubToken };
 const disposable = { dispose() {} };
 const uriFile = (p: string) => ({ fsPath: p, scheme: "file", toString: () => `file://${p}` });
 
+const configListeners: ((e: { affectsConfiguration(section: string): boolean }) => void)[] = [];
+
+/** Change a `contextSidecar.*` setting as the user would: the extension hears of it. */
+export function changeSetting(key: string, value: unknown): void {
+  ui.settings[key] = value;
+  for (const listener of configListeners) listener({ affectsConfiguration: (section) => section === "contextSidecar" });
+}
+
 /** What the tests read and steer. */
 export const ui = {
   commands: new Map<string, () => Promise<void>>(),
@@ -59,6 +67,8 @@ export const ui = {
   /** Answers a quick pick (default: dismiss it). */
   answerQuickPick: (_call: QuickPickCall): Promise<unknown> => Promise.resolve(undefined),
   infos: [] as string[],
+  /** Every line written to an output channel (the run output among them). */
+  outputLines: [] as string[],
   /** The dashboard webview, once created: what was posted to it, and a way to send it a message. */
   webview: undefined as undefined | { html: string; posted: { type: string; data: unknown }[]; send(message: unknown): void },
 };
@@ -90,7 +100,10 @@ const vscodeStub = {
   workspace: {
     workspaceFolders: [{ uri: uriFile(REPO) }],
     getConfiguration: () => ({ get: (key: string, dflt?: unknown) => ui.settings[key] ?? dflt }),
-    onDidChangeConfiguration: () => disposable,
+    onDidChangeConfiguration: (listener: (e: { affectsConfiguration(section: string): boolean }) => void) => {
+      configListeners.push(listener);
+      return disposable;
+    },
     asRelativePath: (u: { fsPath: string }) => path.relative(REPO, u.fsPath),
     fs: { readFile: async (u: { fsPath: string }) => fs.readFileSync(u.fsPath) },
   },
@@ -99,7 +112,12 @@ const vscodeStub = {
       document: { uri: uriFile(path.join(REPO, "Makefile")), getText: () => "" },
       selection: { isEmpty: true },
     },
-    createOutputChannel: () => ({ append() {}, appendLine() {}, show() {}, dispose() {} }),
+    createOutputChannel: () => ({
+      append() {},
+      appendLine: (line: string) => void ui.outputLines.push(line),
+      show() {},
+      dispose() {},
+    }),
     createStatusBarItem: () => ui.statusItem,
     showErrorMessage: async (m: string) => void ui.errors.push(m),
     showWarningMessage: async (m: string) => void ui.errors.push(m),

@@ -1,0 +1,244 @@
+"""The built-in workspace tools in a ``serve`` run: which a run offers, and running one call.
+
+A run turns them on with ``builtinTools`` (or its profile does).  What it gets:
+
+- **the tools**: the run's list narrowed by the profile's (each absent: all of them), always in
+  the catalog's order, offered before the host's tools (a host tool of the same name is a
+  ``params.invalid`` error: the model could not tell them apart);
+- **the mode**: the run's, else the profile's, else the session's (the one an ACP client set:
+  :data:`sidecar.tools.approvals.MODE_META`), else ``ask`` — resolved once at ``run/start`` and
+  kept in the run's settings, so ``run/resume`` asks exactly as the run did;
+- **the workspace**: the session's ``workspaceRoots`` (required: a session without roots has
+  nothing to confine the tools to, and ``run/start`` says so).
+
+One call (:meth:`BuiltinRunner.call`): the approval table decides (read-only tools never ask);
+``ask`` sends ``approval/request`` with what the call would do (the diff of a write, the
+command and its directory); the decision is an event (``tool.approval``); the tool runs in the
+sidecar, bounded; the result is stored and its event carries what a front end shows (the
+bounded content, locations, the change, the exit code), since no host saw it run.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from protocol._base import dump_wire
+from protocol.context import ToolDefinition
+from protocol.errors import ErrorCode
+from protocol.runs import ApprovalRequestParams
+from protocol.tools import BuiltinTools as BuiltinToolsWire
+from protocol.tools import FileChange, ToolApproval, ToolLocation, ToolResultStored
+from sidecar.errors import InvalidRequestError
+from sidecar.tools.approvals import ApprovalMode, default_mode, mode_named, session_mode
+from sidecar.tools.bounds import DEFAULT_BOUNDS
+from sidecar.tools.catalog import BUILTIN_NAMES, DEFINITIONS, EFFECTS
+from sidecar.tools.confine import Workspace
+from sidecar.tools.errors import ToolError
+from sidecar.tools.host import BuiltinTools
+from sidecar.tools.presentation import call_title
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from protocol.inputs import FrozenInput
+    from protocol.runs import RunStartParams
+    from protocol.sessions import Session
+    from sidecar.tools.edit import Change
+    from sidecar.tools.output import ToolOutput
+
+__all__ = ["BuiltinRunner", "builtin_definitions", "offered", "runner_for", "within"]
+
+logger = logging.getLogger(__name__)
+
+#: A write's texts are left out of an approval or an event past this (the diff would be huge).
+MAX_CHANGE_CHARS = 256 * 1024
+
+
+def offered(
+    run: BuiltinToolsWire | None, profile: BuiltinToolsWire | None, session: Session
+) -> BuiltinToolsWire | None:
+    """What a run starting now offers: tools narrowed, mode resolved (see the module)."""
+    if run is None and profile is None:
+        return None
+    names = set(BUILTIN_NAMES)
+    for chosen in (run, profile):
+        if chosen is not None and chosen.tools is not None:
+            names &= set(chosen.tools)
+    mode: str | None = next((c.mode for c in (run, profile) if c is not None and c.mode), None)
+    if mode is None:
+        mode = (session_mode(session.meta) or default_mode()).id
+    bound = next(
+        (c.max_result_tokens for c in (run, profile) if c is not None and c.max_result_tokens),
+        None,
+    )
+    if not session.workspace_roots:
+        raise InvalidRequestError(
+            ErrorCode.PARAMS_INVALID,
+            "built-in tools need the session's workspaceRoots (the directories they may "
+            "read and write); create the session with workspaceRoots",
+            details={"sessionId": session.session_id},
+        )
+    return BuiltinToolsWire.model_validate(
+        {
+            "tools": [n for n in BUILTIN_NAMES if n in names],
+            "mode": mode,
+            "maxResultTokens": bound,
+        },
+        by_alias=True,
+    )
+
+
+def builtin_definitions(chosen: BuiltinToolsWire | None, p: RunStartParams) -> list[ToolDefinition]:
+    """The tools a run's input offers: the built-in ones first, then the host's."""
+    if chosen is None or not chosen.tools:
+        return list(p.tools)
+    clash = sorted({t.name for t in p.tools} & set(chosen.tools))
+    if clash:
+        raise InvalidRequestError(
+            ErrorCode.PARAMS_INVALID,
+            f"host tool {clash[0]!r} has the name of a built-in tool; rename it or leave the "
+            "built-in one out (builtinTools.tools)",
+            details={"tools": clash},
+        )
+    ours = [ToolDefinition.model_validate(DEFINITIONS[n]) for n in chosen.tools]
+    return ours + list(p.tools)
+
+
+def within(chosen: BuiltinToolsWire | None, frozen: FrozenInput) -> BuiltinToolsWire | None:
+    """For a run of an input frozen before (``inputId``): the input's tools are what the model
+    sees, so only the built-in tools it names are run by the sidecar (a host that froze the
+    input with :data:`~sidecar.tools.catalog.DEFINITIONS` under their names gets them run)."""
+    if chosen is None or chosen.tools is None:
+        return chosen
+    named = {t.name for t in frozen.tools}
+    return chosen.model_copy(update={"tools": [n for n in chosen.tools if n in named]})
+
+
+def runner_for(chosen: BuiltinToolsWire | None, session: Session) -> BuiltinRunner | None:
+    if chosen is None or not chosen.tools:
+        return None
+    bounds = DEFAULT_BOUNDS
+    if chosen.max_result_tokens:
+        bounds = replace(bounds, max_tokens=chosen.max_result_tokens)
+    mode = mode_named(chosen.mode) or default_mode()
+    workspace = Workspace.of(list(session.workspace_roots))
+    return BuiltinRunner(frozenset(chosen.tools), mode, BuiltinTools(workspace, bounds))
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A built-in call's result as it is stored, and what its event adds."""
+
+    content: list[dict[str, Any]]
+    is_error: bool
+    event: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinRunner:
+    names: frozenset[str]
+    mode: ApprovalMode
+    tools: BuiltinTools
+
+    def offers(self, name: str) -> bool:
+        return name in self.names
+
+    def describe(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """What ``tool.callRequested`` adds for a built-in call."""
+        return {"builtin": True, "effect": EFFECTS[name], "title": call_title(name, arguments)}
+
+    async def call(
+        self,
+        run_id: str,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        ask: Callable[[str, dict[str, Any], float], Awaitable[Any]],
+        emit: Callable[[str, dict[str, Any]], None],
+        timeout_s: float,
+    ) -> Outcome:
+        effect = EFFECTS[name]
+        verdict = self.mode.verdict(effect)
+
+        def decided(approved: bool, reason: str | None = None) -> None:
+            event = ToolApproval(
+                call_id=call_id,
+                name=name,
+                effect=effect,  # type: ignore[arg-type]
+                mode=self.mode.id,  # type: ignore[arg-type]
+                verdict=verdict,
+                approved=approved,
+                reason=reason,
+            )
+            emit("tool.approval", dump_wire(event))
+
+        if verdict == "refuse":
+            reason = f"{name} is not allowed in {self.mode.id} mode ({self.mode.description})"
+            decided(False, reason)
+            return _failed(f"refused: {reason}")
+        try:
+            preview = await self.tools.preview(name, arguments)
+            if verdict == "ask":
+                request = ApprovalRequestParams(
+                    run_id=run_id,
+                    call_id=call_id,
+                    name=name,
+                    arguments=arguments,
+                    builtin=True,
+                    effect=effect,
+                    mode=self.mode.id,  # type: ignore[arg-type]
+                    change=_file_change(preview.change) if preview.change else None,
+                    command=preview.command,
+                    cwd=preview.cwd,
+                )
+                params = dump_wire(request)
+                answer = await ask("approval/request", params, timeout_s)
+                if not (isinstance(answer, dict) and answer.get("approved") is True):
+                    why = answer.get("reason") if isinstance(answer, dict) else None
+                    why = why or (answer.get("error") if isinstance(answer, dict) else None)
+                    reason = str(why) if why else "denied"
+                    decided(False, reason)
+                    return _failed(f"not approved: {reason}")
+                decided(True)
+            elif effect != "read":
+                decided(True)  # allowed by the mode: said, since it is a write or a command
+            ran = await self.tools.run(name, arguments, timeout_s=timeout_s)
+        except ToolError as exc:
+            return _failed(exc.message)
+        except Exception as exc:  # a defect here must not end the run: the model is told
+            logger.exception("built-in tool %s failed", name)
+            return _failed(f"{name} failed: internal error ({type(exc).__name__})")
+        return _succeeded(ran.output, ran.change)
+
+
+def _failed(text: str) -> Outcome:
+    content = [{"type": "text", "text": text}]
+    return Outcome(content, True, {"content": content})
+
+
+def _succeeded(output: ToolOutput, change: Change | None) -> Outcome:
+    """A command that exits non-zero is not an error result: it ran, and its output (which
+    ends with the exit code) is what the model needs, as after a failing test run."""
+    content = [{"type": "text", "text": output.text}]
+    event = ToolResultStored(
+        call_id="",
+        is_error=False,
+        seq=0,
+        content=content,
+        truncated=output.truncated,
+        locations=[ToolLocation(path=p, line=line) for p, line in output.locations],
+        change=_file_change(change) if change else None,
+        exit_code=code if isinstance(code := output.meta.get("exitCode"), int) else None,
+    )
+    extra = {k: v for k, v in dump_wire(event).items() if k not in ("callId", "isError", "seq")}
+    return Outcome(content, False, extra)
+
+
+def _file_change(change: Change) -> FileChange:
+    old, new = change.old_text, change.new_text
+    if len(new) > MAX_CHANGE_CHARS or (old is not None and len(old) > MAX_CHANGE_CHARS):
+        return FileChange(path=change.shown, created=old is None, omitted=True)
+    return FileChange(path=change.shown, old_text=old, new_text=new, created=old is None)
