@@ -1,10 +1,11 @@
 """The sidecar's own workspace tools on the wire: how a run or a profile turns them on.
 
 A run with ``builtinTools`` offers the model the built-in tools (list, glob, grep, read,
-write, edit, shell) and runs them inside the sidecar, confined to the session's
-``workspaceRoots``; read-only ones never ask, writes and commands follow the approval
-mode (``ask``: ``approval/request`` to the host; ``accept_edits``; ``read_only``: refused;
-``allow_all``).  Host tools (``tools``, ``tool/execute``) work beside them.
+write, edit, shell, and ``recall`` of a masked tool result) and runs them inside the
+sidecar, confined to the session's ``workspaceRoots``; read-only ones never ask, writes and
+commands follow the approval mode (``ask``: ``approval/request`` to the host;
+``accept_edits``; ``read_only``: refused; ``allow_all``).  Host tools (``tools``,
+``tool/execute``) work beside them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 BuiltinToolName = Literal[
-    "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command"
+    "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command", "recall"
 ]
 ApprovalModeId = Literal["ask", "accept_edits", "read_only", "allow_all"]
 

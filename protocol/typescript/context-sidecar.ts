@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "6dd76f60e3e4d3f339cc181df9e44624" as const;
+export const SCHEMA_HASH = "8979c851b7cd43e5a87e7c1af99a8ea3" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -101,7 +101,7 @@ export interface BuiltinTools {
    * The tools to offer (always in the catalog's order); absent: all of them.  A profile's
    * list narrows a run's: a run gets only the tools both name.
    */
-  tools?: ("list_dir" | "glob" | "grep" | "read_file" | "write_file" | "edit_file" | "run_command")[] | null;
+  tools?: ("list_dir" | "glob" | "grep" | "read_file" | "write_file" | "edit_file" | "run_command" | "recall")[] | null;
   /** Absent: the session's mode (the one an ACP client set), else ``ask``. */
   mode?: "ask" | "accept_edits" | "read_only" | "allow_all" | null;
   /** Bound of one tool result, in tokens (default 10,000: about 30,000 characters). */

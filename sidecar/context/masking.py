@@ -44,6 +44,7 @@ __all__ = [
     "PROTECT_TOKENS",
     "MaskPlan",
     "Masked",
+    "kept_whole",
     "mask_group",
     "observation_id",
     "masking_state",
@@ -203,6 +204,24 @@ def mask_group(
     return hit
 
 
+def kept_whole(view: HistoryView, group: Group, plan: MaskPlan) -> list[tuple[int, str, int]]:
+    """The results of ``group`` that the boundary would mask but a pin or a recover keeps
+    whole: ``(seq, ledger id, tokens)`` each.  The ledger lists them as visible under their
+    own id, so a host (or the model's ``recall``) that brought one back sees it there."""
+    if group.first_seq > plan.through_seq or len(group.messages) < 2:
+        return []
+    whole_group = group.ledger_id in plan.exempt_ids
+    kept = []
+    for message in group.messages[1:]:
+        seq = _seq_of(message)
+        if seq > plan.through_seq or view.shape(seq) != SHAPE_RESULTS:
+            continue
+        ident = observation_id(message["provenance"][0]["id"])
+        if whole_group or seq in plan.exempt_seqs or ident in plan.exempt_ids:
+            kept.append((seq, ident, int(message["tokens"])))
+    return kept
+
+
 def _seq_of(message: dict[str, Any]) -> int:
     return int(message["provenance"][0]["fromSeq"])
 
@@ -274,7 +293,7 @@ def _placeholder(
         what = "the call"
     text = (
         f"[older tool output masked to save context: {what} returned {tokens:,} tokens; "
-        f"ledger id {ident}, session/recover shows it in full]"
+        f"ledger id {ident}: the recall tool or session/recover shows it in full]"
     )
     if preview:
         text += f"\npreview:\n{preview}"

@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.ledger import ledger_item
-from sidecar.context.masking import Masked, MaskPlan, mask_group, shown_tokens_between
+from sidecar.context.masking import (
+    Masked,
+    MaskPlan,
+    kept_whole,
+    mask_group,
+    shown_tokens_between,
+)
 from sidecar.context.transcript import Group, TranscriptRange, iter_groups
 
 if TYPE_CHECKING:
@@ -181,6 +187,7 @@ def select_window(
     ledger = walk.ledger
     shown = chrono[start:]
     append = ledger.append
+    kept = plan is not None and bool(plan.exempt_seqs or plan.exempt_ids)
     for group, masked in reversed(shown):
         item = group.shown_item.copy()  # once per shown group: a copy of the group's own
         append(item)
@@ -188,6 +195,9 @@ def select_window(
             item["reason"] += f"; {len(masked)} older tool result(s) masked"
             if plan is not None:
                 ledger += [_masked_item(m, plan) for m in masked]
+        if kept:
+            assert plan is not None
+            ledger += [_kept_item(*k) for k in kept_whole(view, group, plan)]
     cut = any(cap.accepted is not None or cap.grid > 0 for cap in axes)
     start_seq = shown[0][0].first_seq if shown else view.head + 1
     if cut and start_seq > origin:
@@ -382,6 +392,19 @@ def _group_item(group: Group, visibility: str, reason: str) -> dict[str, Any]:
         group.tokens,
         first=group.first_seq,
         last=group.last_seq,
+    )
+
+
+def _kept_item(seq: int, ident: str, tokens: int) -> dict[str, Any]:
+    return ledger_item(
+        "transcript",
+        ident,
+        "visible",
+        "tool output old enough to be masked, shown in full: pinned or recovered "
+        "(session/recover, or the model's recall)",
+        tokens,
+        first=seq,
+        last=seq,
     )
 
 

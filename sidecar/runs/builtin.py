@@ -21,8 +21,11 @@ bounded content, locations, the change, the exit code), since no host saw it run
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
 
 from protocol._base import dump_wire
 from protocol.context import ToolDefinition
@@ -30,23 +33,25 @@ from protocol.errors import ErrorCode
 from protocol.runs import ApprovalRequestParams
 from protocol.tools import BuiltinTools as BuiltinToolsWire
 from protocol.tools import FileChange, ToolApproval, ToolLocation, ToolResultStored
+from sidecar.context.recall import recall
 from sidecar.errors import InvalidRequestError
 from sidecar.tools.approvals import ApprovalMode, default_mode, mode_named, session_mode
 from sidecar.tools.bounds import DEFAULT_BOUNDS
-from sidecar.tools.catalog import BUILTIN_NAMES, DEFINITIONS, EFFECTS
+from sidecar.tools.catalog import BUILTIN_NAMES, DEFINITIONS, EFFECTS, RECALL
 from sidecar.tools.confine import Workspace
 from sidecar.tools.errors import ToolError
 from sidecar.tools.host import BuiltinTools
+from sidecar.tools.output import ToolOutput
 from sidecar.tools.presentation import call_title
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable
 
     from protocol.inputs import FrozenInput
     from protocol.runs import RunStartParams
     from protocol.sessions import Session
+    from sidecar.store import Store
     from sidecar.tools.edit import Change
-    from sidecar.tools.output import ToolOutput
 
 __all__ = ["BuiltinRunner", "builtin_definitions", "offered", "runner_for", "within"]
 
@@ -116,7 +121,9 @@ def within(chosen: BuiltinToolsWire | None, frozen: FrozenInput) -> BuiltinTools
     return chosen.model_copy(update={"tools": [n for n in chosen.tools if n in named]})
 
 
-def runner_for(chosen: BuiltinToolsWire | None, session: Session) -> BuiltinRunner | None:
+def runner_for(
+    chosen: BuiltinToolsWire | None, session: Session, store: Store
+) -> BuiltinRunner | None:
     if chosen is None or not chosen.tools:
         return None
     bounds = DEFAULT_BOUNDS
@@ -124,7 +131,11 @@ def runner_for(chosen: BuiltinToolsWire | None, session: Session) -> BuiltinRunn
         bounds = replace(bounds, max_tokens=chosen.max_result_tokens)
     mode = mode_named(chosen.mode) or default_mode()
     workspace = Workspace.of(list(session.workspace_roots))
-    return BuiltinRunner(frozenset(chosen.tools), mode, BuiltinTools(workspace, bounds))
+
+    def recalled(item: object) -> ToolOutput:
+        return recall(store, session.session_id, item, bounds)
+
+    return BuiltinRunner(frozenset(chosen.tools), mode, BuiltinTools(workspace, bounds), recalled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +152,8 @@ class BuiltinRunner:
     names: frozenset[str]
     mode: ApprovalMode
     tools: BuiltinTools
+    recall: Callable[[object], ToolOutput]
+    """``recall``: a masked result of the session, by its ledger id (reads the store)."""
 
     def offers(self, name: str) -> bool:
         return name in self.names
@@ -179,6 +192,13 @@ class BuiltinRunner:
             reason = f"{name} is not allowed in {self.mode.id} mode ({self.mode.description})"
             decided(False, reason)
             return _failed(f"refused: {reason}")
+        if name == RECALL:
+            try:
+                item = arguments.get("id")
+                output = await anyio.to_thread.run_sync(lambda: self.recall(item))
+            except ToolError as exc:
+                return _failed(exc.message)
+            return _succeeded(output, None)
         try:
             preview = await self.tools.preview(name, arguments)
             if verdict == "ask":

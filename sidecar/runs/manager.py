@@ -308,7 +308,7 @@ class RunManager:
         settings = _loop_settings(
             started, started.max_rounds, input_id, frozen, resolve(profile, preset, frozen)
         )
-        settings.builtin = runner_for(builtin, session)
+        settings.builtin = runner_for(builtin, session, self.store)
         settings.turn_seqs = [refs[0]["seq"]]
         return self._launch(p.session_id, input_id, started, settings, provider, p.subscribe)
 
@@ -392,7 +392,8 @@ class RunManager:
             frozen,
             resolve(profile, preset, frozen),
         )
-        settings.builtin = runner_for(started.builtin_tools, self.store.sessions.get(session_id))
+        session = self.store.sessions.get(session_id)
+        settings.builtin = runner_for(started.builtin_tools, session, self.store)
         settings.turn = rest
         settings.turn_seqs = [e["seq"] for e in page.entries]
         # a summary the run recorded after the input's head still stands for that history

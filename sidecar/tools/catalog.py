@@ -23,6 +23,7 @@ __all__ = [
     "GREP",
     "LIST_DIR",
     "READ_FILE",
+    "RECALL",
     "RUN_COMMAND",
     "WRITE_FILE",
 ]
@@ -34,6 +35,7 @@ READ_FILE, WRITE_FILE, EDIT_FILE, RUN_COMMAND = (
     "run_command",
 )
 LIST_DIR, GLOB, GREP = "list_dir", "glob", "grep"
+RECALL = "recall"
 DEFINITIONS: dict[str, dict[str, Any]] = {
     READ_FILE: {
         "name": READ_FILE,
@@ -159,6 +161,19 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
             "required": ["command"],
         },
     },
+    RECALL: {
+        "name": RECALL,
+        "description": (
+            "Bring back an older tool result that was masked to save context: pass the ledger "
+            "id its placeholder names (ctx_transcript_...). Its output comes back as this "
+            "call's result, bounded like any result; recall only what you need again."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"id": {"type": "string", "description": "ctx_transcript_..."}},
+            "required": ["id"],
+        },
+    },
 }
 
 BUILTIN_NAMES: tuple[str, ...] = (
@@ -169,6 +184,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     WRITE_FILE,
     EDIT_FILE,
     RUN_COMMAND,
+    RECALL,
 )
 """Every built-in tool, in the order a run offers them."""
 
@@ -180,5 +196,6 @@ EFFECTS: dict[str, Effect] = {
     WRITE_FILE: "edit",
     EDIT_FILE: "edit",
     RUN_COMMAND: "execute",
+    RECALL: "read",
 }
 """What each built-in tool does, for the approval table (:mod:`sidecar.tools.approvals`)."""

@@ -12,6 +12,7 @@ host gets for a run that cannot have them.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -205,6 +206,7 @@ async def test_a_coding_task_with_builtin_tools(sidecars: SidecarFactory, tmp_pa
         "write_file",
         "edit_file",
         "run_command",
+        "recall",
         "open_ticket",
     ]
     # history holds every result, as the model read it
@@ -362,3 +364,90 @@ async def test_runs_that_cannot_have_them_are_refused(
         {"sessionId": sid, "userTurn": turn, "script": {"rounds": [{"text": "ok"}]}},
     )
     assert started["runId"]
+
+
+def _tool_turns(n: int, size: int) -> list[dict[str, Any]]:
+    """``n`` turns, each reading a file whose result is ``size`` words."""
+    entries: list[dict[str, Any]] = []
+    for i in range(n):
+        call_id = f"old_{i}"
+        result = {"type": "text", "text": f"contents of m{i}.py: " + f"word{i} " * size}
+        entries += [
+            {"kind": "message", "role": "user", "content": [{"type": "text", "text": f"step {i}"}]},
+            {
+                "kind": "message",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "toolCall",
+                        "callId": call_id,
+                        "name": "read_file",
+                        "arguments": {"path": f"m{i}.py"},
+                    }
+                ],
+            },
+            {
+                "kind": "message",
+                "role": "user",
+                "content": [{"type": "toolResult", "callId": call_id, "content": [result]}],
+            },
+            {"kind": "message", "role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        ]
+    return entries
+
+
+async def test_recall_brings_a_masked_result_back(sidecars: SidecarFactory, tmp_path: Path) -> None:
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client, tmp_path)
+    entries = _tool_turns(8, 800)
+    entries[2]["content"][0]["content"][0]["text"] += "huge " * 30_000  # m0.py: over the bound
+    await client.request("session/append", {"sessionId": sid, "entries": entries})
+    profile = {"assembly": {"masking": {"protectTokens": 2000, "batchTokens": 1000}}}
+    assembled = await client.request(
+        "context/assemble",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "?"}],
+            "profile": profile["assembly"],
+        },
+    )
+    masked = [i for i in assembled["ledger"] if i["visibility"] == "masked"]
+    assert len(masked) >= 2
+    first, second = sorted(masked, key=lambda i: i["fromSeq"])[:2]
+    placeholder = json.dumps(assembled["messages"])
+    assert second["itemId"] in placeholder and "the recall tool" in placeholder
+    events = await host.run(
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "what was in m1.py?"}],
+            "profile": profile,
+            "builtinTools": {"tools": ["recall"]},
+            "script": {
+                "rounds": [
+                    call("recall", "k1", id=second["itemId"]),
+                    call("recall", "k2", id=first["itemId"]),
+                    call("recall", "k3", id="ctx_transcript_0000000000000000"),
+                    call("recall", "k4", id="../../etc/passwd"),
+                    {"text": "it read word1"},
+                ]
+            },
+        }
+    )
+    stored = by_call(events, "tool.resultStored")
+    assert host.asked == []  # recall is a read: never asked
+    back = text(stored["k1"])
+    assert back.startswith(f"[recalled {second['itemId']}: the tool result at seq ")
+    assert "contents of m1.py: word1 word1" in back and not stored["k1"]["truncated"]
+    # bounded like any result: the 30,000-word result comes back cut, saying so
+    huge = text(stored["k2"])
+    assert stored["k2"]["truncated"] and "cut to 10,000 tokens" in huge
+    assert count_tokens(huge) <= 10_100
+    assert stored["k3"]["isError"] and "no tool result" in text(stored["k3"])
+    assert stored["k4"]["isError"] and "ledger id" in text(stored["k4"])
+    # what the model saw next: the recalled output, in the last request's messages
+    snapshot_id = [e for e in events if e["type"] == "context.assembled"][-1]["payload"][
+        "snapshotId"
+    ]
+    snapshot = await client.request("snapshot/get", {"snapshotId": snapshot_id})
+    assert "contents of m1.py: word1 word1" in json.dumps(snapshot["messages"][-8:])

@@ -227,6 +227,10 @@ def test_recover_shows_a_masked_result_in_full_until_it_is_dropped_again(
     assert seq not in _masked(prompt)
     assert _message_at(prompt, seq)["content"] == grown.view().record(seq)["content"]
     assert set(_masked(prompt)) == set(masked) - {seq}
+    # the recovered result is still in the ledger, under the id it was masked with, visible
+    kept = [i for i in prompt["ledger"] if i["itemId"] == target["itemId"]]
+    assert [(i["visibility"], i["fromSeq"]) for i in kept] == [("visible", seq)]
+    assert "recovered" in kept[0]["reason"] and kept[0]["tokens"] == masked[seq]["tokens"]
     # a range recover works too
     other = sorted(masked)[1]
     grown.append(

@@ -17,7 +17,7 @@ local M = {}
 M.config = { cmd = { "context-sidecar", "serve" } }
 
 --- The sidecar's built-in tools, in the order it offers them.
-M.BUILTIN_TOOLS = { "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command" }
+M.BUILTIN_TOOLS = { "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command", "recall" }
 
 --- run/start's builtinTools for the config: nil when off; the built-in tools less those the
 --- config's own `tools` name (those run in Neovim, through tool_handler).
