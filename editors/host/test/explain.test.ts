@@ -68,9 +68,9 @@ describe("what an assembly explains", () => {
     await host.request("session/recover", { sessionId, target: { kind: "item", itemId: target.itemId } });
     const third = await host.request("context/assemble", params);
     const diff = assemblyDiff(second, third);
-    // the masked result's own item is gone: its entry is shown whole inside a visible item
+    // the masked result's own item stays in the ledger, now visible (shown whole)
     const changed = diff.ledgerChanges.find((c) => c.itemId === target.itemId);
-    assert.deepEqual(changed && [changed.before, changed.after], ["masked", null]);
+    assert.deepEqual(changed && [changed.before, changed.after], ["masked", "visible"]);
     assert.ok(!recoverableItems(third.ledger).some((i) => i.itemId === target.itemId));
     const whole = (result: typeof third): boolean => {
       const message = result.messages.find((m) => m.provenance.some((p) => p.fromSeq === target.fromSeq));
