@@ -11,6 +11,11 @@ face).
   ``terminal/*`` and ``session/request_permission``; :class:`~sidecar.acp.mcp_servers.McpServers`:
   the session's MCP servers), within the run's tool timeout; a call of any other tool gets an
   error result the model can read, and the run goes on.
+- Every execution goes through the approval decision: a ``tool/execute`` of a call the run
+  did not send ``approval/request`` for (a tool left out of its ``approvalRequired``, as a
+  ``_context-sidecar/run/start`` run may leave any) is decided here first, by the same host's
+  ``approve`` — so the session's approval mode holds for every run, however it was started.
+  Read-only tools are allowed there at once, in any mode.
 """
 
 from __future__ import annotations
@@ -68,6 +73,8 @@ class AcpRunBridge:
     ) -> None:
         self._deliver = deliver
         self._tools = tools
+        self._approved: set[tuple[str, str]] = set()
+        """(runId, callId) of the calls approved by ``approval/request``, until executed."""
 
     def notify(self, method: str, params: Any) -> None:
         if method == "run/event":
@@ -93,11 +100,21 @@ class AcpRunBridge:
     async def request(self, method: str, params: Any, timeout_s: float) -> Any:
         tools = self._tools
         if tools is not None and isinstance(params, dict) and tools.offers(params.get("name")):
+            call = (str(params.get("runId")), str(params.get("callId")))
             with anyio.fail_after(timeout_s):
                 if method == "tool/execute":
+                    if call in self._approved:
+                        self._approved.discard(call)
+                    else:  # not asked by the run: decided now, as the session's mode says
+                        answer = await tools.approve(params)
+                        if answer.get("approved") is not True:
+                            return _not_approved(answer.get("reason"))
                     return await tools.execute(params)
                 if method == "approval/request":
-                    return await tools.approve(params)
+                    answer = await tools.approve(params)
+                    if answer.get("approved") is True:
+                        self._approved.add(call)
+                    return answer
         if method == "tool/execute":
             name = params.get("name") if isinstance(params, dict) else None
             return {
@@ -112,3 +129,10 @@ class AcpRunBridge:
         if method == "approval/request":
             return {"approved": False, "reason": "not a tool of this editor session"}
         return {"error": f"{method} is not supported over ACP"}
+
+
+def _not_approved(reason: object) -> dict[str, Any]:
+    """The error result of a call refused at execution (worded as the run loop words one
+    refused by ``approval/request``)."""
+    text = f"not approved: {reason or 'denied'}"
+    return {"content": [{"type": "text", "text": text}], "isError": True}

@@ -10,10 +10,12 @@ and run manager; the JSON-RPC error ``serve`` would answer becomes the same erro
 
 Not over ACP: ``initialize`` and the rest of ``serve``'s lifecycle (ACP has its own).  A run
 started with ``_context-sidecar/run/start`` sends its events as ``_context-sidecar/run/event``
-notifications (``serve``'s ``run/event`` params, in order); host tools and approvals are
-``serve``'s server→client requests, which have no ACP counterpart: such a run gets an error
-result for a host tool and a refusal for an approval.  ``session/prompt`` is the way to run a
-turn here.
+notifications (``serve``'s ``run/event`` params, in order).  Its tools are the face's (the
+editor tools, the session's MCP servers): each call goes through the session's approval mode
+(:mod:`sidecar.acp.bridge`: a call the run did not name in ``approvalRequired`` is decided
+before it executes), so a session in ``read_only`` stays read-only; any other tool is a host
+tool of ``serve``, which has no ACP counterpart, and gets an error result.
+``session/prompt`` is the way to run a turn here.
 """
 
 from __future__ import annotations

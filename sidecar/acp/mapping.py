@@ -60,6 +60,7 @@ from acp.schema import (
 from protocol.errors import ErrorCode
 from sidecar.acp.plan import PLAN_TOOL, plan_update
 from sidecar.errors import InvalidRequestError
+from sidecar.tools.presentation import KINDS, call_title
 
 __all__ = [
     "PromptBlock",
@@ -69,8 +70,11 @@ __all__ = [
     "StopReason",
     "history_updates",
     "prompt_parts",
+    "absolute",
+    "call_locations",
     "stop_reason",
     "tool_kind",
+    "tool_title",
 ]
 
 PromptBlock = (
@@ -172,6 +176,10 @@ def _unsupported(what: str) -> InvalidRequestError:
 
 
 def tool_kind(name: str) -> ToolKind:
+    """A built-in tool's own kind (:data:`sidecar.tools.presentation.KINDS`); any other
+    tool's, guessed from the words of its name."""
+    if name in KINDS:
+        return KINDS[name]
     words = name.lower().replace("-", "_").replace(".", "_").split("_")
     for kind, keys in _KINDS:
         if any(word in keys for word in words):
@@ -179,19 +187,12 @@ def tool_kind(name: str) -> ToolKind:
     return "other"
 
 
-_TITLES = {
-    "list_dir": ("List", "path"),
-    "glob": ("Find", "pattern"),
-    "grep": ("Search", "pattern"),
-}
-
-
-def _title(name: str, arguments: dict[str, Any]) -> str:
-    if name in _TITLES:  # the sidecar's own look-around tools: human titles
-        verb, key = _TITLES[name]
-        value = arguments.get(key)
-        shown = value if isinstance(value, str) and value else "."
-        return f"{verb} `{shown}`" if key == "pattern" else f"{verb} {shown}"
+def tool_title(name: str, arguments: dict[str, Any]) -> str:
+    """A built-in call's human title (:func:`sidecar.tools.presentation.call_title`); any
+    other tool's name and its first telling argument."""
+    title = call_title(name, arguments)
+    if title is not None:
+        return title
     for key in ("path", "file", "command", "query", "pattern", "url"):
         value = arguments.get(key)
         if isinstance(value, str) and value:
@@ -199,15 +200,23 @@ def _title(name: str, arguments: dict[str, Any]) -> str:
     return name
 
 
-def _locations(arguments: dict[str, Any], root: str | None) -> list[ToolCallLocation] | None:
+def absolute(path: str, root: str | None) -> str:
+    return os.path.join(root, path) if root and not os.path.isabs(path) else path
+
+
+def call_locations(arguments: dict[str, Any], root: str | None) -> list[ToolCallLocation] | None:
+    """Where a call points before it runs: its ``path`` (absolute), at ``offset`` (a read's
+    first line) or ``line`` when given."""
     path = arguments.get("path")
-    if not isinstance(path, str) or not path:
+    if not isinstance(path, str) or not path or "\x00" in path:
         return None
-    if not os.path.isabs(path) and root:
-        path = os.path.join(root, path)
-    line = arguments.get("line")
-    line = line if isinstance(line, int) and not isinstance(line, bool) and line >= 0 else None
-    return [ToolCallLocation(path=path, line=line)]
+    line = None
+    for key in ("offset", "line"):
+        value = arguments.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            line = value
+            break
+    return [ToolCallLocation(path=absolute(path, root), line=line)]
 
 
 def _tool_call(
@@ -216,11 +225,11 @@ def _tool_call(
     return ToolCallStart(
         session_update="tool_call",
         tool_call_id=call_id,
-        title=_title(name, arguments),
+        title=tool_title(name, arguments),
         kind=tool_kind(name),
         status="pending",
         raw_input=arguments,
-        locations=_locations(arguments, root),
+        locations=call_locations(arguments, root),
     )
 
 

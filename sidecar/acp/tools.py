@@ -6,11 +6,12 @@ run bridge when the loop sends ``tool/execute``; nothing here is known to ``side
 - ``read_file {path, offset?, limit?}``: ``fs/read_text_file`` when the client advertises
   ``fs.readTextFile`` (the editor answers from its buffer: unsaved changes are seen), else
   the file on disk; shaped as :func:`sidecar.tools.number_lines` shapes every read.
-- ``write_file {path, content}``, ``edit_file {path, old_text, new_text, replace_all?}``
-  (``old_text`` must occur once, unless ``replace_all``; found in the file as the editor has
-  it): ``fs/write_text_file`` when the client advertises
-  ``fs.writeTextFile``, else the disk.  The ``tool_call_update`` shows a ``diff`` (old text
-  read as ``read_file`` reads it).
+- ``write_file {path, content}``, ``edit_file {path, old_text, new_text, replace_all?}`` or
+  ``edit_file {path, edits: [{old_text, new_text, replace_all?}, ...]}`` (the core's
+  :func:`sidecar.tools.edit.edited_text` on the file as the editor has it: each ``old_text``
+  must occur once, unless ``replace_all``; all or nothing): ``fs/write_text_file`` when the
+  client advertises ``fs.writeTextFile``, else the disk.  The ``tool_call_update`` shows a
+  ``diff`` (old text read as ``read_file`` reads it) and points at the first changed line.
 - ``list_dir {path?, depth?}``, ``glob {pattern, path?}``, ``grep {pattern, path?, glob?,
   ignore_case?, context?, mode?}``: run by the sidecar (:mod:`sidecar.tools`), confined to
   the roots, ``.gitignore`` respected, results bounded; read-only, never asked.
@@ -55,11 +56,12 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from sidecar.acp.mapping import SessionUpdate, tool_kind
+from sidecar.acp.mapping import SessionUpdate, tool_kind, tool_title
 from sidecar.paths import UnreadableFileError, file_kind, read_capped_text
 from sidecar.tools import (
     GrepMode,
     ToolError,
+    ToolOutput,
     Workspace,
     glob_files,
     grep,
@@ -78,6 +80,8 @@ from sidecar.tools.catalog import (
     RUN_COMMAND,
     WRITE_FILE,
 )
+from sidecar.tools.edit import edited_text, edits_of
+from sidecar.tools.presentation import fenced, first_changed_line, language_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -101,6 +105,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _WRITES = (WRITE_FILE, EDIT_FILE)
+#: How many matched files a grep's update points at.
+_MATCHED_FILES = 10
 #: Run by the sidecar itself (sidecar.tools), confined to the roots; read-only: never asked.
 _LOOKS = (LIST_DIR, GLOB, GREP)
 #: A person answers a permission request and a command may build a project: the run waits
@@ -262,16 +268,16 @@ class EditorTools:
             return {"approved": True}  # reads are not asked about
         session_id = self._session_of(str(params["runId"]))
         try:
-            shown = await self._preview(session_id, name, arguments)
+            shown, locations = await self._preview(session_id, name, arguments)
         except _Refused as exc:
             return {"approved": False, "reason": str(exc)}
         call = ToolCallUpdate(
             tool_call_id=call_id,
-            title=_title(name, arguments),
+            title=tool_title(name, arguments),
             kind=tool_kind(name),
             status="pending",
             content=shown,
-            locations=self._locations(session_id, name, arguments),
+            locations=locations,
             raw_input=arguments,
         )
         effect: Effect = "edit" if name in _WRITES else "execute"
@@ -279,25 +285,19 @@ class EditorTools:
 
     async def _preview(
         self, session_id: str, name: str, arguments: dict[str, Any]
-    ) -> list[ShownContent]:
-        """What the permission request shows (and checks the call can run at all)."""
+    ) -> tuple[list[ShownContent], list[ToolCallLocation] | None]:
+        """What the permission request shows and points at (and checks the call can run at
+        all)."""
         if name in _WRITES:
             target, old_text, new_text, _ = await self._change(session_id, name, arguments)
-            return [_diff(target, old_text, new_text)]
+            return [_diff(target, old_text, new_text)], _changed_at(target, old_text, new_text)
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             raise _Refused("the 'command' argument must be a non-empty string")
         if "\x00" in command:
             raise _Refused("refused: the command contains a NUL byte")
         self._cwd(session_id, arguments)
-        return [_text(f"```sh\n{command}\n```")]
-
-    def _locations(
-        self, session_id: str, name: str, arguments: dict[str, Any]
-    ) -> list[ToolCallLocation] | None:
-        if name == RUN_COMMAND:
-            return None
-        return [ToolCallLocation(path=self._file(session_id, arguments.get("path")).shown)]
+        return [_text(fenced(command, "sh"))], None
 
     def _cwd(self, session_id: str, arguments: dict[str, Any]) -> _Target:
         cwd = arguments.get("cwd")
@@ -314,9 +314,9 @@ class EditorTools:
         session_id = self._session_of(str(params["runId"]))
         try:
             if name == READ_FILE:
-                return await self._read(session_id, arguments)
+                return await self._read(session_id, call_id, arguments)
             if name in _LOOKS:
-                return await self._look(session_id, name, arguments)
+                return await self._look(session_id, call_id, name, arguments)
             if name in _WRITES:
                 return await self._write(session_id, call_id, name, arguments)
             return await self._run(session_id, call_id, arguments)
@@ -330,8 +330,11 @@ class EditorTools:
             self._shown.pop(call_id, None)
             raise
 
-    async def _look(self, session_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """list_dir / glob / grep, run by the sidecar in a worker thread."""
+    async def _look(
+        self, session_id: str, call_id: str, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """list_dir / glob / grep, run by the sidecar in a worker thread; a grep's update
+        points at the files it matched (the first few, at their first match)."""
         workspace = self._workspace(session_id)
         a = arguments
         mode: GrepMode = a["mode"] if a.get("mode") in ("content", "files", "count") else "content"
@@ -339,11 +342,11 @@ class EditorTools:
         depth = _positive(a.get("depth"))
         glob = a.get("glob") if isinstance(a.get("glob"), str) and a.get("glob") else None
 
-        def work() -> str:
+        def work() -> ToolOutput:
             if name == LIST_DIR:
-                return list_dir(workspace, a.get("path"), depth=depth).text
+                return list_dir(workspace, a.get("path"), depth=depth)
             if name == GLOB:
-                return glob_files(workspace, a.get("pattern"), a.get("path")).text
+                return glob_files(workspace, a.get("pattern"), a.get("path"))
             return grep(
                 workspace,
                 a.get("pattern"),
@@ -352,20 +355,27 @@ class EditorTools:
                 ignore_case=a.get("ignore_case") is True,
                 context=context,
                 mode=mode,
-            ).text
+            )
 
         try:
-            return _result(await anyio.to_thread.run_sync(work))
+            out = await anyio.to_thread.run_sync(work)
         except ToolError as exc:
             if exc.code == "tool.path_outside_roots":
                 roots = ", ".join(self._roots(session_id))
                 raise _Refused(f"refused: {exc} (the session's roots: {roots})") from None
             raise _Refused(str(exc)) from None
+        if name == GREP and out.locations:
+            found = [ToolCallLocation(path=p, line=n) for p, n in out.locations[:_MATCHED_FILES]]
+            await self._progress(session_id, call_id, None, found)
+        return _result(out.text)
 
-    async def _read(self, session_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _read(
+        self, session_id: str, call_id: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
         """The file as the editor has it (else the disk), as ``sidecar.tools`` shapes a read:
         numbered lines, a window from ``offset`` (``line`` is its older name), bounded in
-        tokens, the last line saying which offset reads on."""
+        tokens, the last line saying which offset reads on.  The editor is shown the same
+        text fenced as code (in the file's language); the model reads it plain."""
         target = self._file(session_id, arguments.get("path"))
         start = _positive(arguments.get("offset")) or _positive(arguments.get("line"))
         limit = _positive(arguments.get("limit"))
@@ -381,6 +391,7 @@ class EditorTools:
             )
         except ToolError as exc:
             raise _Refused(str(exc)) from None
+        self._shown[call_id] = [_text(fenced(window.text, language_of(target.shown)))]
         return _result(window.text)
 
     async def _old_text(self, session_id: str, target: _Target) -> str | None:
@@ -414,23 +425,15 @@ class EditorTools:
                 content,
                 f"wrote {len(content.encode())} bytes to {target.shown}",
             )
-        old, new = arguments.get("old_text"), arguments.get("new_text")
-        if not isinstance(old, str) or not old or not isinstance(new, str):
-            raise _Refused("'old_text' must be a non-empty string and 'new_text' a string")
         if old_text is None:
             raise _Refused(f"{target.shown} does not exist (write_file creates a file)")
-        found = old_text.count(old)
-        every = arguments.get("replace_all") is True
-        if found == 0:
-            raise _Refused(f"old_text was not found in {target.shown}: read it and copy it exactly")
-        if found > 1 and not every:
-            raise _Refused(
-                f"old_text occurs {found} times in {target.shown}: give more of the "
-                "surrounding text to make it unique, or set replace_all"
-            )
-        new_text = old_text.replace(old, new, -1 if every else 1)
-        times = found if every else 1
-        return target, old_text, new_text, f"edited {target.shown}: {times} replacement(s)"
+        try:  # all or nothing: one edit that does not match exactly changes nothing
+            edits = edits_of(arguments)
+            new_text = edited_text(old_text, target.shown, edits)
+        except ToolError as exc:
+            raise _Refused(str(exc)) from None
+        done = f"edited {target.shown}: {len(edits)} edit(s) applied"
+        return target, old_text, new_text, done
 
     async def _write(
         self, session_id: str, call_id: str, name: str, arguments: dict[str, Any]
@@ -438,7 +441,7 @@ class EditorTools:
         target, old_text, content, done = await self._change(session_id, name, arguments)
         diff = _diff(target, old_text, content)
         self._shown[call_id] = [diff]
-        await self._progress(session_id, call_id, [diff])
+        await self._progress(session_id, call_id, [diff], _changed_at(target, old_text, content))
         if self._can("write"):
             assert self.client is not None
             await self.client.write_text_file(
@@ -526,19 +529,26 @@ class EditorTools:
             raise _Refused(str(exc)) from None
         return _result(out.text, error=out.meta.get("exitCode") != 0)
 
-    async def _progress(self, session_id: str, call_id: str, content: list[ShownContent]) -> None:
+    async def _progress(
+        self,
+        session_id: str,
+        call_id: str,
+        content: list[ShownContent] | None,
+        locations: list[ToolCallLocation] | None = None,
+    ) -> None:
         update = ToolCallProgress(
             session_update="tool_call_update",
             tool_call_id=call_id,
             status="in_progress",
-            content=list(content),
+            content=None if content is None else list(content),
+            locations=locations,
         )
         await self._send_in_turn(session_id, InTurn(update))
 
 
-def _title(name: str, arguments: dict[str, Any]) -> str:
-    value = arguments.get("command" if name == RUN_COMMAND else "path")
-    return f"{name} {value}" if isinstance(value, str) and value else name
+def _changed_at(target: _Target, old_text: str | None, new_text: str) -> list[ToolCallLocation]:
+    """A write's location: the file, at its first changed line."""
+    return [ToolCallLocation(path=target.shown, line=first_changed_line(old_text, new_text))]
 
 
 def _diff(target: _Target, old_text: str | None, new_text: str) -> FileEditToolCallContent:

@@ -270,17 +270,17 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
 
         # kinds and titles an editor shows
         assert {k: (s.kind, s.title) for k, s in starts.items()} == {
-            "r1": ("read", "read_file a.py"),
-            "w1": ("edit", "write_file new.txt"),
-            "w2": ("edit", "write_file a.py"),
-            "t1": ("execute", "run_command echo from-terminal"),
-            "t2": ("execute", "run_command echo again"),
-            "r2": ("read", "read_file ../secret.txt"),
-            "w3": ("edit", f"write_file {outside}"),
+            "r1": ("read", "Read a.py"),
+            "w1": ("edit", "Write new.txt"),
+            "w2": ("edit", "Write a.py"),
+            "t1": ("execute", "Run `echo from-terminal`"),
+            "t2": ("execute", "Run `echo again`"),
+            "r2": ("read", "Read ../secret.txt"),
+            "w3": ("edit", f"Write {outside}"),
         }
-        # the read went to the editor, which answered its unsaved buffer
+        # the read went to the editor, which answered its unsaved buffer (shown as code)
         assert final["r1"].status == "completed"
-        assert tool_text(final["r1"]) == "1\tunsaved buffer"
+        assert tool_text(final["r1"]) == "```python\n1\tunsaved buffer\n```"
         assert a_py in editor.reads
 
         # permission asked for w1, w2 and t1 only: t2 was allowed always, w3 is outside
@@ -325,7 +325,7 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
         replayed = {
             u.tool_call_id: tool_text(u) for u in editor.take() if isinstance(u, ToolCallProgress)
         }
-    assert replayed["r1"] == "1\tunsaved buffer"
+    assert replayed["r1"] == "```python\n1\tunsaved buffer\n```"
     assert replayed["t1"] == "from-terminal\n\n[exit code 0]"
     assert "not approved" in replayed["w2"]
 

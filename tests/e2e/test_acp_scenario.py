@@ -121,7 +121,7 @@ async def test_one_session_through_every_step(tmp_path: Path) -> None:
             "m1",
         }
         # the read went to the editor: its unsaved buffer, not the disk
-        assert tool_text(final["r1"]) == "1\tunsaved buffer"
+        assert tool_text(final["r1"]) == "```python\n1\tunsaved buffer\n```"
         # asked before each write, the command and the MCP tool; one write rejected
         assert [a.tool_call_id for a in editor.asked] == ["w1", "w2", "t1", "m1"]
         assert (workspace / "notes.md").read_text() == "read it\n"
@@ -187,7 +187,7 @@ async def test_one_session_through_every_step(tmp_path: Path) -> None:
     streamed = [t for t in transcript(live) if not t[1].endswith(" in_progress")]
     assert transcript(turns[1][1:]) == streamed
     replayed = {u.tool_call_id: u for u in turns[1] if isinstance(u, ToolCallProgress)}
-    assert tool_text(replayed["r1"]) == "1\tunsaved buffer"
+    assert tool_text(replayed["r1"]) == "```python\n1\tunsaved buffer\n```"
     assert "the user rejected it" in tool_text(replayed["w2"])
     # cancelled turns keep their prompt; the cancelled command shows as a failed call
     assert transcript(turns[2]) == [("user_message_chunk", "talk")]

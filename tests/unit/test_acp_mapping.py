@@ -127,7 +127,7 @@ def test_run_events_become_updates_and_an_outcome() -> None:
     call = {"callId": "c1", "name": "read_file", "arguments": {"path": "a.py", "line": 3}}
     [start] = run.updates(event("tool.callRequested", call))
     assert isinstance(start, ToolCallStart)
-    assert (start.kind, start.status, start.title) == ("read", "pending", "read_file a.py")
+    assert (start.kind, start.status, start.title) == ("read", "pending", "Read a.py (from line 3)")
     assert start.locations is not None
     assert (start.locations[0].path, start.locations[0].line) == ("/w/a.py", 3)
     [done] = run.updates(event("tool.resultStored", {"callId": "c1", "isError": False, "seq": 5}))
