@@ -69,9 +69,10 @@ async def test_a_coding_task_with_fs_and_a_terminal(tmp_path: Path) -> None:
     assert "build" not in tool_text(final["l1"])
     assert "build/" not in tool_text(final["g1"]) and "calc/add.py" in tool_text(final["g1"])
     # the edit went through the editor (fs/write_text_file) and carries its diff
+    calls = [u for u in updates if isinstance(u, (ToolCallStart, ToolCallProgress))]
     diffs = [
         c
-        for u in updates
+        for u in calls
         if u.tool_call_id == "e1"
         for c in (u.content or [])
         if isinstance(c, FileEditToolCallContent)
@@ -82,7 +83,7 @@ async def test_a_coding_task_with_fs_and_a_terminal(tmp_path: Path) -> None:
     assert len(editor.created) == 1 and editor.created[0].command
     terminal = [
         c
-        for u in updates
+        for u in calls
         if u.tool_call_id == "c1"
         for c in (u.content or [])
         if isinstance(c, TerminalToolCallContent)
