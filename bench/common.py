@@ -111,6 +111,24 @@ def median_ms(fn: Callable[[], object], runs: int, *, warm: int = 1) -> float:
     return statistics.median(samples_ms(fn, runs, warm=warm))
 
 
+def paired_median_ms(
+    a: Callable[[], object], b: Callable[[], object], runs: int, *, warm: int = 1
+) -> tuple[float, float]:
+    """Medians of ``a`` and ``b`` run alternately (a, b, a, b, ...): on a shared, noisy
+    machine a burst of load falls on both sides instead of on whichever ran during it."""
+    for _ in range(warm):
+        a()
+        b()
+    times_a: list[float] = []
+    times_b: list[float] = []
+    for _ in range(runs):
+        for fn, times in ((a, times_a), (b, times_b)):
+            start = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times_a), statistics.median(times_b)
+
+
 def percentile(values: Sequence[float], pct: float) -> float:
     """Nearest-rank percentile (p99 of 1000 samples = the 990th smallest)."""
     ordered = sorted(values)

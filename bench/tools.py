@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bench.common import Options, Row, Target, median_ms
+from bench.common import Options, Row, Target, median_ms, paired_median_ms
 from sidecar.context.tokens import Tokenizers
 from sidecar.tools import Workspace, grep, list_dir, read_file, run_command
 from sidecar.tools.grep import ripgrep_path
@@ -59,11 +59,17 @@ def run(options: Options) -> list[Row]:
         ws = Workspace.of([str(root)])
         pattern = r"NeedleError\('needle"
         runs = max(3, options.runs)
-        ours = median_ms(lambda: grep(ws, pattern, backend="rg"), runs)
+
+        def ours_once() -> object:
+            return grep(ws, pattern, backend="rg")
+
+        ours = median_ms(ours_once, runs) if rg is None else 0.0
         if rg is not None:
             direct = [rg, "-n", "--hidden", "--no-require-git", "--glob", "!.git", pattern, "."]
-            peer = median_ms(
-                lambda: subprocess.run(direct, cwd=root, capture_output=True, check=False), runs
+            ours, peer = paired_median_ms(
+                ours_once,
+                lambda: subprocess.run(direct, cwd=root, capture_output=True, check=False),
+                max(runs, 9),
             )
             rows.append(
                 Row(
