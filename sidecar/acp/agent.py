@@ -61,6 +61,7 @@ from acp.schema import (
 )
 
 from protocol._base import dump_wire, parse_wire
+from protocol.entries import DropInput, NoteInput
 from protocol.errors import INTERNAL_ERROR, ErrorCode, ErrorData
 from protocol.runs import RunStartParams
 from protocol.snapshots import ProfileInput
@@ -70,15 +71,10 @@ from sidecar.acp.commands import available_commands, parse_command
 from sidecar.acp.config import APPROVAL, SessionConfig
 from sidecar.acp.errors import acp_code
 from sidecar.acp.extensions import EXTENSION_PREFIX
-from sidecar.acp.mapping import (
-    PromptBlock,
-    RunUpdates,
-    SessionUpdate,
-    history_updates,
-    prompt_parts,
-)
+from sidecar.acp.mapping import PromptBlock, RunUpdates, SessionUpdate, prompt_parts
 from sidecar.acp.mcp_servers import McpServers
 from sidecar.acp.plan import PlanTool
+from sidecar.acp.replay import history_updates, replay_note
 from sidecar.acp.tools import EditorTools, InTurn
 from sidecar.acp.usage import UsageMeter
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
@@ -437,6 +433,7 @@ class SidecarAgent:
                 for update in [*updates.updates(event), *self.usage.updates(session_id, event)]:
                     await self._send(session_id, update)
             await self.runs.wait(run_id)  # the journal is on disk before the answer
+            await self._after_run(session_id, session.head_seq, updates)
         finally:
             if state.run_id is not None and updates.outcome is None:  # the client went away
                 self.runs.cancel(state.run_id)
@@ -449,6 +446,46 @@ class SidecarAgent:
             message = str(failure.get("message", "the run failed"))
             raise RequestError(acp_code(failure.get("code")), message, failure)
         return PromptResponse(stop_reason=outcome.stop)
+
+    async def _after_run(self, session_id: str, head_seq: int, updates: RunUpdates) -> None:
+        """What a prompt's run leaves in history besides its own entries: the replay note
+        (:mod:`sidecar.acp.replay`), and, for a run that failed before the model answered
+        anything, a ``drop`` of its user message.
+
+        Decision (issue 18, item 7): a prompt whose run failed with no answer stored is
+        dropped from what the model sees (it stays in history, and ``session/load`` still
+        shows it).  The user sees the error and sends the prompt again; kept, it would be
+        merged with that retry into one user message ("trigger a 500\n\ntrigger a 500") and
+        the model would read it twice.  A run that failed after the model answered (a tool
+        round stored) keeps its turn: the answers refer to it."""
+        entries: list[NoteInput | DropInput] = []
+        note = replay_note(updates.diffs, updates.interrupted, self.store.blobs.put)
+        if note is not None:
+            entries.append(parse_wire(NoteInput, note))
+        outcome = updates.outcome
+        if outcome is not None and outcome.stop is None and not updates.answered:
+            user_seq = await anyio.to_thread.run_sync(
+                lambda: self._user_turn_after(session_id, head_seq)
+            )
+            if user_seq is not None:
+                drop = {
+                    "kind": "drop",
+                    "target": {"kind": "range", "fromSeq": user_seq, "throughSeq": user_seq},
+                    "reason": "its run failed before the model answered; not sent again",
+                }
+                entries.append(parse_wire(DropInput, drop))
+        if entries:
+            await self.store.sessions.append(session_id, entries)
+
+    def _user_turn_after(self, session_id: str, head_seq: int) -> int | None:
+        """The seq of the first user message after ``head_seq`` (a prompt's user turn)."""
+        page = self.store.sessions.read(
+            session_id, after_seq=head_seq, before_seq=None, limit=_READ_PAGE
+        )
+        for entry in page.entries:
+            if entry.get("kind") == "message" and entry.get("role") == "user":
+                return int(entry["seq"])
+        return None
 
     async def _command(self, session_id: str, name: str, argument: str) -> PromptResponse:
         """A slash command (:mod:`sidecar.acp.commands`): answered here, no run."""

@@ -18,11 +18,10 @@
   ``refusal``; anything else, ``end_turn``); failed with ``agent.max_tool_rounds_exceeded``
   → ``max_turn_requests``; any other failure is a JSON-RPC error on ``session/prompt``
   (ACP has no failed stop reason) with the run's failure as ``data``.
-- **History → replay** (:func:`history_updates`, ``session/load``): user text/images →
-  ``user_message_chunk``; assistant reasoning → ``agent_thought_chunk``, text →
-  ``agent_message_chunk``, tool calls → ``tool_call``; tool results → ``tool_call_update``
-  — the same updates a live prompt sent, one chunk per stored part instead of one per delta.
-  Entries that are not messages (pins, compactions, notes, ...) are not shown.
+- **A call that never returned**: when a run ends cancelled or failed with a tool call still
+  open, the call's final update is ``failed`` with the reason as its content (never left
+  ``pending``); :class:`RunUpdates` keeps these and the diffs it showed, for the turn's
+  replay note (:mod:`sidecar.acp.replay`, which replays history on ``session/load``).
 - **messageId**: a replayed chunk carries its history entry's id; a live chunk
   ``<runId>:<round>`` (the entry does not exist until the round's answer is complete).  Both
   change exactly where a new message starts, which is what clients read them for.
@@ -46,6 +45,7 @@ from acp.schema import (
     ContentToolCallContent,
     CurrentModeUpdate,
     EmbeddedResourceContentBlock,
+    FileEditToolCallContent,
     ImageContentBlock,
     ResourceContentBlock,
     TextContentBlock,
@@ -64,16 +64,21 @@ from sidecar.tools.presentation import KINDS, call_title
 
 __all__ = [
     "PromptBlock",
+    "ReadBlob",
     "RunOutcome",
     "RunUpdates",
     "SessionUpdate",
     "StopReason",
-    "history_updates",
     "prompt_parts",
     "absolute",
     "call_locations",
+    "call_updates",
+    "content_blocks",
+    "interrupted_update",
     "stop_reason",
+    "text_chunk",
     "tool_kind",
+    "tool_result_update",
     "tool_title",
 ]
 
@@ -233,7 +238,7 @@ def _tool_call(
     )
 
 
-def _tool_result(
+def tool_result_update(
     part: dict[str, Any], read_blob: ReadBlob, shown: list[Any] | None = None
 ) -> ToolCallProgress:
     """A stored tool result as the call's final update; ``shown``: what the editor tools
@@ -250,12 +255,26 @@ def _tool_result(
         content=shown
         or [
             ContentToolCallContent(type="content", content=block)
-            for block in _blocks(part.get("content", []), read_blob)
+            for block in content_blocks(part.get("content", []), read_blob)
         ],
     )
 
 
-def _blocks(
+def interrupted_update(call_id: str, reason: str) -> ToolCallProgress:
+    """The final update of a call that never returned a result."""
+    return ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=call_id,
+        status="failed",
+        content=[
+            ContentToolCallContent(
+                type="content", content=TextContentBlock(type="text", text=reason)
+            )
+        ],
+    )
+
+
+def content_blocks(
     parts: Iterable[dict[str, Any]], read_blob: ReadBlob
 ) -> list[TextContentBlock | ImageContentBlock]:
     out: list[TextContentBlock | ImageContentBlock] = []
@@ -311,8 +330,16 @@ class RunUpdates:
         self._root = root
         self._model_stop: str | None = None
         self._plan_calls: set[str] = set()
+        self._open: dict[str, None] = {}
+        """Calls requested and not yet answered, in order."""
         self.model_calls = 0
         """Model calls the run made (a script's rounds it played)."""
+        self.answered = False
+        """Whether the run stored an answer of the model (an assistant message)."""
+        self.diffs: dict[str, list[FileEditToolCallContent]] = {}
+        """Per call: the diffs its final update showed."""
+        self.interrupted: dict[str, str] = {}
+        """Per call that never returned: why (its final update says so)."""
         self.outcome: RunOutcome | None = None
 
     def updates(self, event: dict[str, Any]) -> list[SessionUpdate]:
@@ -324,15 +351,19 @@ class RunUpdates:
         if kind == "model.delta":
             message_id = f"{event['runId']}:{payload.get('round', 0)}"
             if "text" in payload:
-                return [_chunk("agent_message_chunk", payload["text"], message_id)]
+                return [text_chunk("agent_message_chunk", payload["text"], message_id)]
             if payload.get("reasoning"):
-                return [_chunk("agent_thought_chunk", payload["reasoning"], message_id)]
+                return [text_chunk("agent_thought_chunk", payload["reasoning"], message_id)]
             return []
         if kind == "model.completed":
             self._model_stop = payload.get("stopReason")
             return []
+        if kind == "history.appended" and payload.get("role") == "assistant":
+            self.answered = True
         if kind == "tool.callRequested":
-            return _call_updates(
+            if payload.get("name") != PLAN_TOOL:
+                self._open[str(payload["callId"])] = None
+            return call_updates(
                 payload["callId"],
                 payload["name"],
                 payload.get("arguments") or {},
@@ -340,21 +371,39 @@ class RunUpdates:
                 self._plan_calls,
             )
         if kind == "tool.resultStored":
+            self._open.pop(str(payload["callId"]), None)
             if payload["callId"] in self._plan_calls:
                 return []
             return self._result(payload)
         if kind == "run.completed":
-            self.outcome = stop_reason(
-                payload.get("status", "failed"), self._model_stop, payload.get("failure")
-            )
+            status = payload.get("status", "failed")
+            self.outcome = stop_reason(status, self._model_stop, payload.get("failure"))
+            return self._never_returned(status, payload.get("failure"))
         return []
+
+    def _never_returned(self, status: str, failure: dict[str, Any] | None) -> list[SessionUpdate]:
+        """The calls still open when the run ended: failed, with the reason."""
+        if status == "cancelled":
+            reason = "cancelled: the turn was cancelled before this call returned"
+        else:
+            message = (failure or {}).get("message") or "the run failed"
+            reason = f"failed: the run stopped before this call returned ({message})"
+        out: list[SessionUpdate] = []
+        for call_id in self._open:
+            self.interrupted[call_id] = reason
+            out.append(interrupted_update(call_id, reason))
+        self._open.clear()
+        return out
 
     def _result(self, payload: dict[str, Any]) -> list[SessionUpdate]:
         shown = self._shown(str(payload["callId"])) if self._shown is not None else None
+        diffs = [c for c in shown or [] if isinstance(c, FileEditToolCallContent)]
+        if diffs:
+            self.diffs[str(payload["callId"])] = diffs
         entry = self._read_entry(int(payload["seq"]))
         for part in (entry or {}).get("content", []):
             if part.get("type") == "toolResult" and part.get("callId") == payload["callId"]:
-                return [_tool_result(part, self._read_blob, shown)]
+                return [tool_result_update(part, self._read_blob, shown)]
         status: Literal["failed", "completed"] = "failed" if payload.get("isError") else "completed"
         return [
             ToolCallProgress(
@@ -363,7 +412,7 @@ class RunUpdates:
         ]
 
 
-def _call_updates(
+def call_updates(
     call_id: str, name: str, arguments: dict[str, Any], root: str | None, plan_calls: set[str]
 ) -> list[SessionUpdate]:
     """A tool call as shown: an ``update_plan`` call is the plan (or nothing, when it is
@@ -377,54 +426,10 @@ def _call_updates(
         return []
 
 
-def _chunk(
+def text_chunk(
     kind: Literal["agent_message_chunk", "agent_thought_chunk"], text: str, message_id: str | None
 ) -> AgentMessageChunk | AgentThoughtChunk:
     block = TextContentBlock(type="text", text=text)
     if kind == "agent_message_chunk":
         return AgentMessageChunk(session_update=kind, content=block, message_id=message_id)
     return AgentThoughtChunk(session_update=kind, content=block, message_id=message_id)
-
-
-# --- history → replay ------------------------------------------------------------------------
-
-
-def history_updates(
-    entries: Iterable[dict[str, Any]], read_blob: ReadBlob, root: str | None
-) -> list[SessionUpdate]:
-    """What ``session/load`` replays for stored history entries."""
-    out: list[SessionUpdate] = []
-    plan_calls: set[str] = set()
-    for entry in entries:
-        if entry.get("kind") != "message":
-            continue
-        role, message_id = entry.get("role"), entry.get("id")
-        for part in entry.get("content", []):
-            kind = part.get("type")
-            if role == "user":
-                if kind == "toolResult":
-                    if part.get("callId") not in plan_calls:
-                        out.append(_tool_result(part, read_blob))
-                else:
-                    out += [
-                        UserMessageChunk(
-                            session_update="user_message_chunk",
-                            content=block,
-                            message_id=message_id,
-                        )
-                        for block in _blocks([part], read_blob)
-                    ]
-            elif role == "assistant":
-                if kind == "text":
-                    out.append(_chunk("agent_message_chunk", part["text"], message_id))
-                elif kind == "reasoning" and part.get("text"):
-                    out.append(_chunk("agent_thought_chunk", part["text"], message_id))
-                elif kind == "toolCall":
-                    out += _call_updates(
-                        part["callId"],
-                        part["name"],
-                        part.get("arguments") or {},
-                        root,
-                        plan_calls,
-                    )
-    return out

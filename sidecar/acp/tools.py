@@ -459,7 +459,7 @@ class EditorTools:
             raise _Refused("the 'command' argument must be a non-empty string")
         cwd = self._cwd(session_id, arguments)
         if not self._can("terminal"):
-            return await self._run_here(session_id, command, cwd)
+            return await self._run_here(session_id, call_id, command, cwd)
         assert self.client is not None
         shell = ["cmd", "/c"] if os.name == "nt" else ["sh", "-c"]
         # A terminal the editor created is ours to kill and release: a cancel that arrives
@@ -521,12 +521,16 @@ class EditorTools:
         )
         return _result(f"{text}\n{ending}" if text else ending, error=status.exit_code != 0)
 
-    async def _run_here(self, session_id: str, command: str, cwd: _Target) -> dict[str, Any]:
-        """A command for a client without a terminal: run by the sidecar (sidecar.tools)."""
+    async def _run_here(
+        self, session_id: str, call_id: str, command: str, cwd: _Target
+    ) -> dict[str, Any]:
+        """A command for a client without a terminal: run by the sidecar (sidecar.tools);
+        the editor is shown its output fenced (there is no terminal to show)."""
         try:
             out = await run_command(self._workspace(session_id), command, str(cwd.real))
         except ToolError as exc:
             raise _Refused(str(exc)) from None
+        self._shown[call_id] = [_text(fenced(out.text))]
         return _result(out.text, error=out.meta.get("exitCode") != 0)
 
     async def _progress(

@@ -326,7 +326,7 @@ async def test_tools_run_through_the_editor(tmp_path: Path) -> None:
             u.tool_call_id: tool_text(u) for u in editor.take() if isinstance(u, ToolCallProgress)
         }
     assert replayed["r1"] == "```python\n1\tunsaved buffer\n```"
-    assert replayed["t1"] == "from-terminal\n\n[exit code 0]"
+    assert replayed["t1"] == "```\nfrom-terminal\n\n[exit code 0]\n```"  # its output, fenced
     assert "not approved" in replayed["w2"]
 
 

@@ -191,7 +191,11 @@ async def test_one_session_through_every_step(tmp_path: Path) -> None:
     assert "the user rejected it" in tool_text(replayed["w2"])
     # cancelled turns keep their prompt; the cancelled command shows as a failed call
     assert transcript(turns[2]) == [("user_message_chunk", "talk")]
-    assert transcript(turns[3])[:2] == [("user_message_chunk", "wait"), ("tool_call", "t2 pending")]
+    assert transcript(turns[3]) == [
+        ("user_message_chunk", "wait"),
+        ("tool_call", "t2 pending"),
+        ("tool_call_update", "t2 failed"),
+    ]
     assert transcript(turns[4]) == [
         ("user_message_chunk", "go on"),
         ("agent_message_chunk", "after the cancels"),

@@ -17,8 +17,9 @@ from acp.schema import (
 )
 
 from sidecar.acp.approvals import Approvals
-from sidecar.acp.mapping import RunUpdates, history_updates
+from sidecar.acp.mapping import RunUpdates
 from sidecar.acp.plan import PlanTool, plan_update
+from sidecar.acp.replay import history_updates
 from sidecar.tools.approvals import APPROVAL_MODES, Effect
 
 pytestmark = pytest.mark.anyio

@@ -25,11 +25,11 @@ from acp.schema import (
 from sidecar.acp.mapping import (
     RunOutcome,
     RunUpdates,
-    history_updates,
     prompt_parts,
     stop_reason,
     tool_kind,
 )
+from sidecar.acp.replay import history_updates
 from sidecar.errors import InvalidRequestError
 
 BLOBS: dict[str, bytes] = {}
