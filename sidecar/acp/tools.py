@@ -57,15 +57,11 @@ from acp.schema import (
 )
 
 from sidecar.acp.mapping import SessionUpdate, tool_kind, tool_title
+from sidecar.context.recall import recall
 from sidecar.paths import UnreadableFileError, file_kind, read_capped_text
 from sidecar.tools import (
-    GrepMode,
     ToolError,
-    ToolOutput,
     Workspace,
-    glob_files,
-    grep,
-    list_dir,
     number_lines,
     run_command,
 )
@@ -77,10 +73,12 @@ from sidecar.tools.catalog import (
     GREP,
     LIST_DIR,
     READ_FILE,
+    RECALL,
     RUN_COMMAND,
     WRITE_FILE,
 )
 from sidecar.tools.edit import edited_text, edits_of
+from sidecar.tools.host import BuiltinTools
 from sidecar.tools.presentation import fenced, first_changed_line, language_of
 
 if TYPE_CHECKING:
@@ -108,7 +106,7 @@ _WRITES = (WRITE_FILE, EDIT_FILE)
 #: How many matched files a grep's update points at.
 _MATCHED_FILES = 10
 #: Run by the sidecar itself (sidecar.tools), confined to the roots; read-only: never asked.
-_LOOKS = (LIST_DIR, GLOB, GREP)
+_LOOKS = (LIST_DIR, GLOB, GREP, RECALL)
 #: A person answers a permission request and a command may build a project: the run waits
 #: this long for either (the core's default, one minute, is for programs).
 TOOL_TIMEOUT_MS = 600_000
@@ -196,7 +194,7 @@ class EditorTools:
     def names(self) -> list[str]:
         # run_command is offered to every client: in the editor's terminal when it has one,
         # else run by the sidecar (same confinement, same approval).
-        return [READ_FILE, LIST_DIR, GLOB, GREP, WRITE_FILE, EDIT_FILE, RUN_COMMAND]
+        return [READ_FILE, LIST_DIR, GLOB, GREP, WRITE_FILE, EDIT_FILE, RUN_COMMAND, RECALL]
 
     def offers(self, name: object) -> bool:
         return isinstance(name, str) and name in self.names()
@@ -336,29 +334,12 @@ class EditorTools:
         """list_dir / glob / grep, run by the sidecar in a worker thread; a grep's update
         points at the files it matched (the first few, at their first match)."""
         workspace = self._workspace(session_id)
-        a = arguments
-        mode: GrepMode = a["mode"] if a.get("mode") in ("content", "files", "count") else "content"
-        context = _positive(a.get("context")) or 0
-        depth = _positive(a.get("depth"))
-        glob = a.get("glob") if isinstance(a.get("glob"), str) and a.get("glob") else None
-
-        def work() -> ToolOutput:
-            if name == LIST_DIR:
-                return list_dir(workspace, a.get("path"), depth=depth)
-            if name == GLOB:
-                return glob_files(workspace, a.get("pattern"), a.get("path"))
-            return grep(
-                workspace,
-                a.get("pattern"),
-                a.get("path"),
-                glob=glob,
-                ignore_case=a.get("ignore_case") is True,
-                context=context,
-                mode=mode,
-            )
-
         try:
-            out = await anyio.to_thread.run_sync(work)
+            if name == RECALL:  # a masked result of this session, by its ledger id
+                item = arguments.get("id")
+                out = await anyio.to_thread.run_sync(lambda: recall(self.store, session_id, item))
+            else:
+                out = (await BuiltinTools(workspace).run(name, arguments)).output
         except ToolError as exc:
             if exc.code == "tool.path_outside_roots":
                 roots = ", ".join(self._roots(session_id))

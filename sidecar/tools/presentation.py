@@ -20,6 +20,7 @@ from sidecar.tools.catalog import (
     GREP,
     LIST_DIR,
     READ_FILE,
+    RECALL,
     RUN_COMMAND,
     WRITE_FILE,
 )
@@ -44,6 +45,7 @@ KINDS: dict[str, ToolKind] = {
     GLOB: "search",
     GREP: "search",
     RUN_COMMAND: "execute",
+    RECALL: "read",
 }
 """What kind of call each built-in tool makes (the icon an editor shows)."""
 
@@ -136,6 +138,9 @@ def call_title(name: str, arguments: dict[str, Any]) -> str | None:
         return f"Run {inline_code(_one_line(command))}" if command else "Run a command"
     if name == LIST_DIR:
         return f"List {path or '.'}"
+    if name == RECALL:
+        item = _text(arguments.get("id"))
+        return f"Recall {item}" if item else "Recall a masked result"
     if name in (GLOB, GREP):
         verb = "Find" if name == GLOB else "Search"
         pattern = _text(arguments.get("pattern"))

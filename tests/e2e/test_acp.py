@@ -512,6 +512,7 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
             "write_file",
             "edit_file",
             "run_command",
+            "recall",
             "update_plan",
             "calc__add",
             "calc__peek",
