@@ -1,5 +1,6 @@
 """The stdio transport of a session's MCP servers: the ``mcp`` SDK's ``stdio_client`` with
-the two bounds it lacks (POSIX only, as the ACP face).
+the two bounds it lacks.  POSIX only (process groups, ``killpg``), as the sidecar's own
+``run_command`` is.
 
 A message is one line of the server's stdout.  The SDK's client keeps a line however long
 it grows (a 20 MB tool result is held, re-joined chunk by chunk, parsed and handed on whole)
