@@ -3,8 +3,13 @@
 
 - Only stdio servers (required of every ACP agent; ``initialize`` advertises
   ``mcpCapabilities {http: false, sse: false}``): each is started with its ``command``,
-  ``args`` and ``env`` in the session's ``cwd``, its stderr going to the sidecar's log.  An
-  http, sse or acp server is not connected, and the session says why.
+  ``args`` and ``env`` in the session's ``cwd``, its stderr going to the sidecar's log,
+  through :mod:`sidecar.acp.mcp_stdio` (a message is at most 8 MiB; junk on its stdout is
+  counted, not logged line by line).  An http, sse or acp server is not connected, and the
+  session says why.
+- What the log and the editor are told of a server's command line is redacted
+  (:mod:`sidecar.redact`): what looks like a secret in its ``args`` is ``***``, and of its
+  ``env`` only the names are shown.
 - ``session/new`` (and ``session/load``) waits until every server has answered
   ``initialize`` and ``tools/list``, at most :data:`CONNECT_TIMEOUT_S` each (in parallel).  A
   server that cannot be started, exits, or does not answer in time is a *diagnostic* (the
@@ -13,7 +18,8 @@
 - Its tools are offered to every run of the session as ``<server>__<tool>`` (both parts cut
   to the provider-safe ``[A-Za-z0-9_-]``, at most 64 characters in all; a clash gets a
   numeric suffix) with the server's description and input schema, and called through the run
-  bridge like the editor tools (:class:`~sidecar.acp.bridge.ToolHost`).  A call is asked
+  bridge like the editor tools (:class:`~sidecar.acp.bridge.ToolHost`); a result is bounded
+  as a built-in tool's (:mod:`sidecar.acp.mcp_results`).  A call is asked
   about as the session's approval mode says (:mod:`sidecar.acp.approvals`), except for tools
   the server marks ``readOnlyHint``.
 - A server lives as long as its session in this process: ``session/load`` of the same session
@@ -26,16 +32,18 @@ tool calls from the runs go through its ``ClientSession``.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from acp.schema import McpServerStdio, ToolCallUpdate
+
+from sidecar.acp.mcp_results import error_result, model_result
+from sidecar.acp.mcp_stdio import stdio_transport
+from sidecar.redact import env_names, redact_command, redact_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -84,7 +92,7 @@ def _describe(exc: BaseException) -> str:
     leaf = _leaf(exc)
     if isinstance(leaf, OSError) and leaf.strerror:
         return f"cannot start it: {leaf.strerror}"
-    text = str(leaf).strip()
+    text = redact_text(str(leaf).strip())
     return f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__
 
 
@@ -108,12 +116,17 @@ class _Server:
         """Connect, list the tools, serve calls until closed (the owning task)."""
         try:
             from mcp.client.session import ClientSession
-            from mcp.client.stdio import stdio_client
 
+            logger.debug(
+                "starting MCP server %r: %s (env: %s)",
+                self.name,
+                self.shown_command(),
+                env_names(self.params.env),
+            )
             with anyio.CancelScope() as scope:
                 scope.deadline = anyio.current_time() + CONNECT_TIMEOUT_S
                 async with (
-                    stdio_client(self.params, errlog=sys.stderr) as (read, write),
+                    stdio_transport(self.name, self.params) as (read, write),
                     ClientSession(read, write) as session,
                 ):
                     await session.initialize()
@@ -133,6 +146,10 @@ class _Server:
             self.session = None
             self.ready.set()
             self.done.set()
+
+    def shown_command(self) -> str:
+        """Its command line as the log and the editor may see it (redacted)."""
+        return redact_command(self.params.command, self.params.args)
 
     async def close(self) -> None:
         self.closing.set()
@@ -163,27 +180,6 @@ class _Offered:
     """What the run offers the model (a ``ToolDefinition``, wire JSON)."""
     read_only: bool
     """The server marks it ``readOnlyHint``: not asked about."""
-
-
-def _result(text: str, *, error: bool = False) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": error}
-
-
-def _content_text(block: Any) -> str:
-    from mcp import types as mcp_types
-
-    if isinstance(block, mcp_types.TextContent):
-        return block.text
-    if isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-        return f"[{block.mime_type} content, {len(block.data) * 3 // 4} bytes, not shown]"
-    if isinstance(block, mcp_types.ResourceLink):
-        return f"[resource {block.uri}]"
-    if isinstance(block, mcp_types.EmbeddedResource):
-        resource = block.resource
-        if isinstance(resource, mcp_types.TextResourceContents):
-            return f"{resource.uri}:\n{resource.text}"
-        return f"[resource {resource.uri}, binary, not shown]"
-    return f"[{getattr(block, 'type', 'unknown')} content, not shown]"
 
 
 class McpServers:
@@ -236,11 +232,11 @@ class McpServers:
         offered: dict[str, _Offered] = {}
         for server in started:
             if server.failure is not None:
-                command = " ".join([server.params.command, *server.params.args])
+                env = f"; env: {env_names(server.params.env)}" if server.params.env else ""
                 notes.append(
                     f"MCP server {server.name!r} is not connected: {server.failure} "
-                    f"(command: {command}; its stderr is in the sidecar's log). The session goes "
-                    "on without its tools."
+                    f"(command: {server.shown_command()}{env}; its stderr is in the sidecar's "
+                    "log). The session goes on without its tools."
                 )
                 continue
             for tool in server.tools:
@@ -299,20 +295,19 @@ class McpServers:
         session_id = self._session_of(str(params["runId"]))
         offered = self._offered.get(session_id, {}).get(name)
         if offered is None:
-            return _result(f"tool {name!r} is not available in this session", error=True)
+            return error_result(f"tool {name!r} is not available in this session")
         session = offered.server.session
         if session is None:
-            return _result(f"MCP server {offered.server.name!r} is not running", error=True)
+            return error_result(f"MCP server {offered.server.name!r} is not running")
         arguments: dict[str, Any] = params.get("arguments") or {}
         try:
             answer = await session.call_tool(offered.tool, arguments)
         except Exception as exc:
-            logger.warning("MCP %s/%s failed", offered.server.name, offered.tool, exc_info=True)
-            return _result(f"MCP server {offered.server.name!r}: {_describe(exc)}", error=True)
-        texts = [_content_text(block) for block in answer.content]
-        if not texts and answer.structured_content is not None:
-            texts = [json.dumps(answer.structured_content, ensure_ascii=False)]
-        return _result("\n".join(texts) or "(no content)", error=bool(answer.is_error))
+            why = _describe(exc)  # one line per failed call; the traceback only at -vv
+            logger.warning("MCP %s/%s failed: %s", offered.server.name, offered.tool, why)
+            logger.debug("MCP %s/%s failed", offered.server.name, offered.tool, exc_info=True)
+            return error_result(f"MCP server {offered.server.name!r}: {why}")
+        return await model_result(answer, name)
 
     async def close(self, session_id: str) -> None:
         """Close the session's servers (their processes end)."""

@@ -4,11 +4,12 @@ Used where no front end runs commands (an ACP editor without a terminal, a ``ser
 that turned the built-in tools on).  The command runs under ``sh -c`` in its own process group
 (``start_new_session``), with stdin closed, in a confined working directory, with the
 sidecar's environment minus anything that looks like a secret (names containing KEY, TOKEN,
-SECRET, PASSWORD, PASSWD, CREDENTIAL or AUTH: a provider key the sidecar was started with
-never reaches a command the model wrote).  On timeout or cancellation the whole group gets
-SIGTERM, then SIGKILL a moment later: a ``sleep`` a test spawned does not outlive the call.
-The output (stdout and stderr interleaved, as a terminal shows them) keeps its head and tail
-within the bound, and the result names the exit code.
+SECRET, PASSWORD, PASSWD, CREDENTIAL, AUTH or BEARER, :func:`sidecar.redact.secret_name`: a
+provider key the sidecar was started with never reaches a command the model wrote).  On
+timeout or cancellation the whole group gets SIGTERM, then SIGKILL a moment later: a
+``sleep`` a test spawned does not outlive the call.  The output (stdout and stderr
+interleaved, as a terminal shows them) keeps its head and tail within the bound, and the
+result names the exit code.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
 from typing import TYPE_CHECKING
 
+from sidecar.redact import secret_name
 from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, fit_head_tail
 from sidecar.tools.errors import ToolError
 from sidecar.tools.output import ToolOutput
@@ -32,14 +33,13 @@ __all__ = ["DEFAULT_TIMEOUT_S", "run_command", "scrubbed_env"]
 DEFAULT_TIMEOUT_S = 120.0
 """Claude Code's Bash default: two minutes."""
 _MAX_CAPTURE = 16 * 1024 * 1024  # read at most this much; the rest is drained and dropped
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 _GRACE_S = 2.0
 
 
 def scrubbed_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """``env`` (default: this process's) without the variables that may hold secrets."""
     source = os.environ if env is None else env
-    return {k: v for k, v in source.items() if not _SECRET.search(k)}
+    return {k: v for k, v in source.items() if not secret_name(k)}
 
 
 async def run_command(

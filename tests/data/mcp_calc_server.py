@@ -1,6 +1,8 @@
 """A tiny MCP stdio server built with the ``mcp`` SDK (``MCPServer``: FastMCP's name since mcp
-2), for the ACP tests (Python and node): ``python mcp_calc_server.py PID_FILE``.  It writes
-its pid so a test can see it end with the agent."""
+2), for the ACP tests (Python and node): ``python mcp_calc_server.py PID_FILE [--junk N]``.
+It writes its pid so a test can see it end with the agent; with ``--junk N`` it first prints
+N lines to stdout that are not JSON-RPC (as a server printing its banner or debug output
+there does), then serves as usual."""
 
 import os
 import sys
@@ -10,6 +12,11 @@ from mcp.types import ToolAnnotations
 
 with open(sys.argv[1], "w") as f:
     f.write(str(os.getpid()))
+if "--junk" in sys.argv:
+    count = int(sys.argv[sys.argv.index("--junk") + 1])
+    out = sys.stdout.buffer
+    out.write(b"".join(b"DEBUG calc: warming up the abacus, step %d\n" % i for i in range(count)))
+    out.flush()
 server = MCPServer("calc")
 
 
@@ -29,6 +36,13 @@ def peek() -> str:
 def crash() -> str:
     """Exit without answering."""
     os._exit(1)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def huge(megabytes: float) -> str:
+    """Numbered lines, about this many megabytes of them."""
+    lines = int(megabytes * 1024 * 1024) // 32
+    return "".join(f"line {i:09d} of a huge answer\n" for i in range(lines))  # 32 bytes
 
 
 server.run()

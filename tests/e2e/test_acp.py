@@ -517,6 +517,7 @@ async def test_mcp_stdio_server_tools_are_offered_and_called(tmp_path: Path) -> 
             "calc__add",
             "calc__peek",
             "calc__crash",
+            "calc__huge",
         }
         assert tools["calc__add"]["description"] == "Add two integers."
         assert set(tools["calc__add"]["parameters"]["properties"]) == {"a", "b"}
