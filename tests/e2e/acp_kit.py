@@ -11,6 +11,7 @@ and ``session/update`` the agent sends is checked to round-trip through them unc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -82,6 +83,9 @@ class Editor:
         self.extension_notifications: list[tuple[str, dict[str, Any]]] = []
         self.process: asyncio.subprocess.Process | None = None
         """The agent's process (set by :func:`acp_agent`)."""
+
+    async def close(self) -> None:
+        """Whatever the editor started for the agent ends with the test (terminals)."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         if isinstance(update, AvailableCommandsUpdate):  # sent after session/new and /load
@@ -164,6 +168,7 @@ async def acp_agent(
             assert process.returncode == 0, (tmp_path / log).read_text()
     finally:
         os.close(stderr)
+        await editor.close()
     # every request, update and answer exactly as the schema describes it (the SDK's models
     # salvage a bad optional field by dropping it: a round trip shows that too)
     for message in editor.raw:
@@ -326,6 +331,15 @@ class ToolEditor(Editor):
     ) -> ReleaseTerminalResponse:
         self.released.append(terminal_id)
         return ReleaseTerminalResponse()
+
+    async def close(self) -> None:
+        # a terminal the agent never released or killed (the agent was killed mid-command)
+        # is ended here, its pipes read to the end and closed: nothing outlives the test
+        for process, _output in self.terminals.values():
+            if process.returncode is None:
+                process.kill()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(process.communicate(), 10)
 
     async def kill_terminal(
         self, session_id: str, terminal_id: str, **_: Any
