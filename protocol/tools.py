@@ -38,7 +38,8 @@ class BuiltinTools(WireModel):
 
     tools: list[BuiltinToolName] | None = None
     """The tools to offer (always in the catalog's order); absent: all of them.  A profile's
-    list narrows a run's: a run gets only the tools both name."""
+    list narrows a run's: a run gets only the tools both name.  ``[]`` turns them off (a run
+    whose host runs tools of these names itself, as the ACP face does)."""
     mode: ApprovalModeId | None = None
     """Absent: the session's mode (the one an ACP client set), else ``ask``."""
     max_result_tokens: int | None = Field(default=None, ge=500, le=100_000)

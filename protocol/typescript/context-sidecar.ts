@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "8979c851b7cd43e5a87e7c1af99a8ea3" as const;
+export const SCHEMA_HASH = "24165eca7b45a192f735a6c1e19b6a07" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -99,7 +99,8 @@ export interface BuiltinCallRequested {
 export interface BuiltinTools {
   /**
    * The tools to offer (always in the catalog's order); absent: all of them.  A profile's
-   * list narrows a run's: a run gets only the tools both name.
+   * list narrows a run's: a run gets only the tools both name.  ``[]`` turns them off (a run
+   * whose host runs tools of these names itself, as the ACP face does).
    */
   tools?: ("list_dir" | "glob" | "grep" | "read_file" | "write_file" | "edit_file" | "run_command" | "recall")[] | null;
   /** Absent: the session's mode (the one an ACP client set), else ``ask``. */

@@ -79,6 +79,7 @@ from sidecar.acp.tools import EditorTools, InTurn
 from sidecar.acp.usage import UsageMeter
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id
+from sidecar.inputs.loading import load_profile
 
 if TYPE_CHECKING:
     from acp.core import AgentSideConnection
@@ -511,7 +512,8 @@ class SidecarAgent:
         self._tell(session_id, *updates)
 
     def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
-        settings = self.tools.run_settings()
+        model = self.config.model_of(session_id)
+        settings = self.tools.run_settings(self._narrowed(model))
         settings["tools"] = [
             *settings["tools"],
             self.plan.definition,
@@ -521,11 +523,13 @@ class SidecarAgent:
             *settings["approvalRequired"],
             *self.mcp.approval_required(session_id),
         ]
-        model = self.config.model_of(session_id)
         wire: dict[str, Any] = {
             "sessionId": session_id,
             "userTurn": parts,
             "subscribe": True,
+            # the face runs its own tools (through the editor where it can): the core's built-in
+            # ones stay off even when the profile turns them on for serve
+            "builtinTools": {"tools": []},
             **settings,
         }
         if model.profile is not None:
@@ -536,6 +540,18 @@ class SidecarAgent:
             rounds = list(model.script.get("rounds", []))
             wire["script"] = {**model.script, "rounds": rounds[self._played :]}
         return parse_wire(RunStartParams, wire)
+
+    def _narrowed(self, model: ModelChoice) -> frozenset[str] | None:
+        """The built-in tools the session's profile allows (its ``builtinTools.tools``), or
+        ``None`` for all of them: a profile narrows the tool set on both faces."""
+        profile = model.profile
+        if profile is None and model.profile_id is not None:
+            try:
+                profile, _ = load_profile(self.store, model.profile_id, None)
+            except SidecarError:
+                return None
+        chosen = profile.builtin_tools if profile is not None else None
+        return frozenset(chosen.tools) if chosen is not None and chosen.tools is not None else None
 
     def _entry(self, session_id: str, seq: int) -> dict[str, Any] | None:
         page = self.store.sessions.read(session_id, after_seq=seq - 1, before_seq=None, limit=1)

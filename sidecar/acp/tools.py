@@ -199,9 +199,10 @@ class EditorTools:
     def offers(self, name: object) -> bool:
         return isinstance(name, str) and name in self.names()
 
-    def run_settings(self) -> dict[str, Any]:
-        """What a run of this connection's sessions starts with (``run/start`` wire fields)."""
-        names = self.names()
+    def run_settings(self, allowed: frozenset[str] | None = None) -> dict[str, Any]:
+        """What a run of this connection's sessions starts with (``run/start`` wire fields);
+        ``allowed``: the tools a profile narrows them to."""
+        names = [n for n in self.names() if allowed is None or n in allowed]
         return {
             "tools": [DEFINITIONS[n] for n in names],
             "approvalRequired": [n for n in names if n != READ_FILE and n not in _LOOKS],

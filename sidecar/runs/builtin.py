@@ -71,6 +71,8 @@ def offered(
     for chosen in (run, profile):
         if chosen is not None and chosen.tools is not None:
             names &= set(chosen.tools)
+    if not names:  # a run or a profile that names none turns them off
+        return None
     mode: str | None = next((c.mode for c in (run, profile) if c is not None and c.mode), None)
     if mode is None:
         mode = (session_mode(session.meta) or default_mode()).id

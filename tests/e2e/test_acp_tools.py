@@ -210,3 +210,24 @@ async def test_edit_file_applies_several_edits_all_or_nothing(tmp_path: Path) ->
     assert final["e3"].status == "failed"
     assert "edit 2 of 2: old_text occurs 2 times in" in tool_text(final["e3"])
     assert final["e5"].status == "failed" and "edits[0]" in tool_text(final["e5"])
+
+
+async def test_a_profile_narrows_the_tools_an_acp_session_offers(tmp_path: Path) -> None:
+    store, workspace = tmp_path / "store", tmp_path / "repo"
+    _fixture_repo(workspace)
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"builtinTools": {"tools": ["read_file", "grep", "glob"]}}))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rounds": [{"text": "looked"}]}))
+    args = ("--profile", str(profile), "--script", str(script))
+    async with acp_agent(tmp_path, store, *args, editor=ToolEditor({}, [])) as (conn, _):
+        await initialize(conn, NO_TERMINAL)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("look")])
+        assert answer.stop_reason == "end_turn"
+        runs = await conn.ext_method("context-sidecar/run/list", {"sessionId": sid})
+        frozen = await conn.ext_method(
+            "context-sidecar/input/get", {"inputId": runs["runs"][0]["inputId"]}
+        )
+    # the profile's list, in the face's order; the plan tool is not a built-in and stays
+    assert [t["name"] for t in frozen["tools"]] == ["read_file", "glob", "grep", "update_plan"]

@@ -328,6 +328,19 @@ async def test_a_profile_narrows_the_tools(sidecars: SidecarFactory, tmp_path: P
     )
     assert by_call(events, "tool.callRequested")["f1"]["builtin"] is True
     assert host.executed == []
+    # a run that names none turns them off, whatever its profile says
+    events = await host.run(
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "look"}],
+            "profile": profile,
+            "builtinTools": {"tools": []},
+            "tools": [{**HOST_TOOL, "name": "grep"}],
+            "script": {"rounds": [{"text": "x"}]},
+        }
+    )
+    frozen = await client.request("input/get", {"inputId": events[0]["payload"]["inputId"]})
+    assert [t["name"] for t in frozen["tools"]] == ["grep"]
 
 
 async def test_runs_that_cannot_have_them_are_refused(

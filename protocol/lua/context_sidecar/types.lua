@@ -61,7 +61,7 @@
 
 --- Which built-in tools a run offers, who approves them, and how large a result may be.
 ---@class context_sidecar.BuiltinTools
----@field tools? ("list_dir"|"glob"|"grep"|"read_file"|"write_file"|"edit_file"|"run_command"|"recall")[] # The tools to offer (always in the catalog's order); absent: all of them.  A profile's list narrows a run's: a run gets only the tools both name.
+---@field tools? ("list_dir"|"glob"|"grep"|"read_file"|"write_file"|"edit_file"|"run_command"|"recall")[] # The tools to offer (always in the catalog's order); absent: all of them.  A profile's list narrows a run's: a run gets only the tools both name.  ``[]`` turns them off (a run whose host runs tools of these names itself, as the ACP face does).
 ---@field mode? "ask"|"accept_edits"|"read_only"|"allow_all" # Absent: the session's mode (the one an ACP client set), else ``ask``.
 ---@field maxResultTokens? integer # Bound of one tool result, in tokens (default 10,000: about 30,000 characters).
 
@@ -1207,7 +1207,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "8979c851b7cd43e5a87e7c1af99a8ea3",
+  SCHEMA_HASH = "24165eca7b45a192f735a6c1e19b6a07",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

@@ -220,7 +220,8 @@ describe("the bundled extension against the real sidecar", () => {
     assert.match(call.items[0]!.label, /seq \d+/);
     const picked = masked[0]!;
     const after = api.dashboard.snapshot as ContextAssembleResult;
-    assert.ok(!after.ledger.some((i) => i.itemId === picked.itemId), "the recovered result is still masked");
+    assert.ok(!recoverableItems(after.ledger).some((i) => i.itemId === picked.itemId), "the recovered result is still masked");
+    assert.equal(after.ledger.find((i) => i.itemId === picked.itemId)?.visibility, "visible");
     assert.ok(placeholderIn(shown, picked.itemId), `seq ${picked.fromSeq} was not masked`);
     assert.ok(!placeholderIn(after, picked.itemId), `seq ${picked.fromSeq} is still a placeholder`);
     const change = (api.dashboard.diff as AssemblyDiff).ledgerChanges.find((c) => c.itemId === picked.itemId);
