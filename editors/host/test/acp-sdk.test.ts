@@ -366,7 +366,7 @@ describe("the acceptance scenario through the official TypeScript SDK", () => {
       for (const u of live) if (u.sessionUpdate === "tool_call_update" && u.status !== "in_progress") finals.set(u.toolCallId, u);
       const textOf = (id: string) =>
         (finals.get(id)?.content ?? []).map((c) => (c.type === "content" && c.content.type === "text" ? c.content.text : "")).join("");
-      assert.equal(textOf("r1"), "1\tunsaved buffer"); // the editor's buffer, not the disk
+      assert.equal(textOf("r1"), "```python\n1\tunsaved buffer\n```"); // the editor's buffer, not the disk; fenced for the editor
       assert.deepEqual(editor.reads.slice(0, 1), [aPy]);
       assert.deepEqual(editor.asked, ["w1", "w2", "t1", "m1"]);
       assert.equal(fs.readFileSync(path.join(workspace, "notes.md"), "utf8"), "read it\n");

@@ -225,7 +225,7 @@ describe("the bundled extension against the real sidecar", () => {
     assert.ok(placeholderIn(shown, picked.itemId), `seq ${picked.fromSeq} was not masked`);
     assert.ok(!placeholderIn(after, picked.itemId), `seq ${picked.fromSeq} is still a placeholder`);
     const change = (api.dashboard.diff as AssemblyDiff).ledgerChanges.find((c) => c.itemId === picked.itemId);
-    assert.deepEqual([change?.before, change?.after], ["masked", null]);
+    assert.deepEqual([change?.before, change?.after], ["masked", "visible"]);
     assert.ok(last("snapshot") === api.dashboard.snapshot, "the webview did not get the new assembly");
 
     // the page's recover button sends {type: "recover", itemId}
