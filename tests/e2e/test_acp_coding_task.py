@@ -23,7 +23,7 @@ from acp.schema import (
 )
 
 from tests.e2e.acp_kit import ToolEditor, acp_agent, call_round, initialize, tool_text
-from tests.e2e.test_builtin_tools import fixture_repo
+from tests.e2e.workspace_kit import fixture_repo
 
 pytestmark = pytest.mark.anyio
 

@@ -23,6 +23,7 @@ from acp.schema import (
 
 from sidecar.tools.bounds import count_tokens
 from tests.e2e.acp_kit import ToolEditor, acp_agent, call_round, initialize, tool_text
+from tests.e2e.workspace_kit import fixture_repo
 
 pytestmark = pytest.mark.anyio
 
@@ -31,22 +32,9 @@ NO_TERMINAL = ClientCapabilities(
 )
 
 
-def _fixture_repo(root: Path) -> None:
-    (root / "calc").mkdir(parents=True)
-    (root / "calc" / "__init__.py").write_text("")
-    (root / "calc" / "add.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_add.py").write_text(
-        "from calc.add import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-    )
-    (root / "build" / "calc").mkdir(parents=True)
-    (root / "build" / "calc" / "add.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / ".gitignore").write_text("build/\n")
-
-
 async def test_a_coding_task_without_a_terminal(tmp_path: Path) -> None:
     store, workspace = tmp_path / "store", tmp_path / "repo"
-    _fixture_repo(workspace)
+    fixture_repo(workspace)
     os.mkfifo(workspace / "pipe")
     (workspace / "big.py").write_text("".join(f"x_{i} = {i}  # TODO\n" for i in range(5000)))
     test_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
@@ -214,7 +202,7 @@ async def test_edit_file_applies_several_edits_all_or_nothing(tmp_path: Path) ->
 
 async def test_a_profile_narrows_the_tools_an_acp_session_offers(tmp_path: Path) -> None:
     store, workspace = tmp_path / "store", tmp_path / "repo"
-    _fixture_repo(workspace)
+    fixture_repo(workspace)
     profile = tmp_path / "profile.json"
     profile.write_text(json.dumps({"builtinTools": {"tools": ["read_file", "grep", "glob"]}}))
     script = tmp_path / "script.json"

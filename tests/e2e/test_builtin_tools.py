@@ -12,6 +12,7 @@ host gets for a run that cannot have them.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ import pytest
 from sidecar.client import RpcError, SidecarClient
 from sidecar.tools.bounds import count_tokens
 from tests.conftest import SidecarFactory
+from tests.e2e.workspace_kit import fixture_repo
 
 pytestmark = pytest.mark.anyio
 
@@ -30,20 +32,6 @@ HOST_TOOL = {
     "description": "Open a ticket.",
     "parameters": {"type": "object", "properties": {"title": {"type": "string"}}},
 }
-
-
-def fixture_repo(root: Path) -> None:
-    """A bug (``a - b``), a failing test, and a ``.gitignore``'d copy of the same code."""
-    (root / "calc").mkdir(parents=True)
-    (root / "calc" / "__init__.py").write_text("")
-    (root / "calc" / "add.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_add.py").write_text(
-        "from calc.add import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-    )
-    (root / "build" / "calc").mkdir(parents=True)
-    (root / "build" / "calc" / "add.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / ".gitignore").write_text("build/\n")
 
 
 def call(name: str, call_id: str, **arguments: Any) -> dict[str, Any]:
@@ -464,3 +452,79 @@ async def test_recall_brings_a_masked_result_back(sidecars: SidecarFactory, tmp_
     ]
     snapshot = await client.request("snapshot/get", {"snapshotId": snapshot_id})
     assert "contents of m1.py: word1 word1" in json.dumps(snapshot["messages"][-8:])
+
+
+def _list_dir_round() -> bytes:
+    """A Messages API stream asking for one list_dir call with two arguments."""
+    from tests.e2e.test_cache_accounting import _sse
+
+    usage = {"input_tokens": 30, "cache_read_input_tokens": 0, "output_tokens": 1}
+    start = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+    tool_use = {"type": "tool_use", "id": "toolu_1", "name": "list_dir", "input": {}}
+    return _sse(
+        [
+            {"type": "message_start", "message": {**start, "model": "m", "usage": usage}},
+            {"type": "content_block_start", "index": 0, "content_block": tool_use},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": '{"path":".","depth":1}'},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": usage},
+            {"type": "message_stop"},
+        ]
+    )
+
+
+def _unmarked(value: Any) -> Any:
+    """A body without its cache_control markers (they move to the newest content)."""
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_unmarked(v) for v in value]
+    return value
+
+
+async def test_the_bodies_sent_keep_their_prefix_across_rounds_and_turns(
+    sidecars: SidecarFactory, tmp_path: Path
+) -> None:
+    """Turn n and turn n+1 through a loopback provider that records every body: the tools,
+    the system prompt and every message before the new content are the same bytes."""
+    from tests.e2e.test_cache_accounting import KEY_ENV, PROVIDERS, FakeAnthropic
+
+    fixture_repo(tmp_path / "repo")
+    text = (PROVIDERS / "anthropic_text.sse").read_bytes()
+    provider = FakeAnthropic([_list_dir_round(), text, text])
+    base_url = await provider.start()
+    client = await sidecars.start(env={KEY_ENV: "k", "NO_PROXY": "127.0.0.1,localhost"})
+    binding = {
+        "provider": "anthropic",
+        "modelId": "claude-sonnet-4-5",
+        "baseUrl": base_url,
+        "connectionRef": f"env:{KEY_ENV}",
+    }
+    try:
+        host = Host(client)
+        sid = await _session(client, tmp_path / "repo")
+        for prompt in ("list the repo", "and now?"):
+            events = await host.run(
+                {
+                    "sessionId": sid,
+                    "userTurn": [{"type": "text", "text": prompt}],
+                    "builtinTools": {},
+                    "profile": {"modelBinding": binding},
+                }
+            )
+            assert events[-1]["payload"]["status"] == "completed", events[-1]
+    finally:
+        await provider.stop()
+    bodies = [_unmarked(b) for b in provider.bodies]
+    assert len(bodies) == 3  # turn 1: the call, then the answer; turn 2: the answer
+    for before, after in itertools.pairwise(bodies):  # the built-in tools' block never moves
+        assert json.dumps(after["tools"]) == json.dumps(before["tools"])
+        assert json.dumps(after["system"]) == json.dumps(before["system"])
+    # within the turn, every message before the new content is the same bytes (across turns
+    # the stored call's arguments come back key-sorted: issue 19, item 1)
+    kept = bodies[0]["messages"]
+    assert json.dumps(bodies[1]["messages"][: len(kept)]) == json.dumps(kept)
