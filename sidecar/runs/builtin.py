@@ -255,7 +255,10 @@ def _succeeded(output: ToolOutput, change: Change | None) -> Outcome:
         change=_file_change(change) if change else None,
         exit_code=code if isinstance(code := output.meta.get("exitCode"), int) else None,
     )
-    extra = {k: v for k, v in dump_wire(event).items() if k not in ("callId", "isError", "seq")}
+    # what the loop's tool.resultStored adds to its own callId, isError and seq
+    extra = event.model_dump(
+        mode="json", by_alias=True, exclude_none=True, exclude={"call_id", "is_error", "seq"}
+    )
     return Outcome(content, False, extra)
 
 
