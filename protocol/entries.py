@@ -249,7 +249,8 @@ class EntryRef(WireModel):
     entries with their ids, so an id names the same content in every branch."""
     time: Timestamp
     hash: NonEmptyStr
-    """xxh3-128 (hex) of the entry's canonical content; keys the token-count cache."""
+    """xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+    ``meta`` left out); keys the token-count cache."""
 
 
 class _Stored(EntryRef):

@@ -5,8 +5,8 @@ attachments (as :class:`ContextItem` s whose full content is a blob), prompt com
 activated entries, the macro context with raw (unevaluated) templates, variables as they
 were, the model connection as a *reference* (never a secret), tools, skills metadata, and the
 project instructions, activated skills and pinned files as blobs.  Its id is the git blob id
-of its canonical JSON, and it is stored in the blob store, so freezing the same inputs twice
-gives the same id and the input can always be read back (``input/get``).
+of its JSON (compact, keys in their order), and it is stored in the blob store, so freezing
+the same inputs twice gives the same id and the input can always be read back (``input/get``).
 """
 
 from __future__ import annotations
@@ -206,7 +206,8 @@ class InputFreezeParams(WireModel):
 
 class InputFreezeResult(WireModel):
     input_id: str
-    """Git blob id of the input's canonical JSON (``git cat-file -p`` shows it)."""
+    """Git blob id of the input's stored JSON (compact, keys in their order; ``git cat-file -p``
+    shows it)."""
     input: FrozenInput
     diagnostics: list[Diagnostic]
 

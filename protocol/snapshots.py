@@ -128,7 +128,8 @@ class PromptSnapshot(AssembledPrompt):
     """An assembled prompt, immutable and content-addressed."""
 
     snapshot_id: str
-    """Git blob id of the snapshot's canonical JSON (without this field)."""
+    """Git blob id of the snapshot's stored JSON (compact, keys in the order sent; without this
+    field)."""
     input_id: str
     session_id: str
     profile_id: str | None = None

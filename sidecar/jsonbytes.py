@@ -93,17 +93,21 @@ def deeper_than(value: Any, limit: int) -> bool:
 
 
 def json_identical(a: Any, b: Any) -> bool:
-    """Whether two decoded JSON values have the same canonical bytes: equal with exact types
-    (``1``, ``1.0`` and ``true`` differ; object key order ignored; only ``-0.0`` vs ``0.0``
-    and NaN, which no prompt carries, compare differently).  Five times faster than encoding
-    both, which matters on every turn of a long transcript."""
+    """Whether two decoded JSON values encode to the same bytes: equal with exact types and
+    object keys in the same order (``1``, ``1.0`` and ``true`` differ, so do ``{"a":1,"b":2}``
+    and ``{"b":2,"a":1}``: a prompt cache matches bytes; only ``-0.0`` vs ``0.0`` and NaN,
+    which no prompt carries, compare differently).  Five times faster than encoding both,
+    which matters on every turn of a long transcript."""
     if a is b:  # the previous snapshot from the recent cache shares unchanged parts
         return True
     kind = type(a)
     if kind is not type(b):
         return False
     if kind is dict:
-        return a.keys() == b.keys() and all(json_identical(v, b[k]) for k, v in a.items())
+        return len(a) == len(b) and all(
+            ka == kb and json_identical(va, vb)
+            for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True)
+        )
     if kind is list or kind is tuple:
         return len(a) == len(b) and all(json_identical(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "24165eca7b45a192f735a6c1e19b6a07" as const;
+export const SCHEMA_HASH = "0d4e6ab0c9bf94552420dad4c71ccc67" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -204,7 +204,10 @@ export interface CompactionEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
@@ -363,7 +366,10 @@ export interface DropEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
@@ -418,7 +424,10 @@ export interface EntryRef {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
 }
 
@@ -551,7 +560,10 @@ export interface InputFreezeParams {
 }
 
 export interface InputFreezeResult {
-  /** Git blob id of the input's canonical JSON (``git cat-file -p`` shows it). */
+  /**
+   * Git blob id of the input's stored JSON (compact, keys in their order; ``git cat-file -p``
+   * shows it).
+   */
   inputId: string;
   input: FrozenInput;
   diagnostics: Diagnostic[];
@@ -714,7 +726,10 @@ export interface MessageEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
@@ -766,7 +781,10 @@ export interface NoteEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
@@ -802,7 +820,10 @@ export interface PinEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
@@ -986,7 +1007,10 @@ export interface PromptSnapshot {
    * how this request relates to another, not what the model sees).
    */
   cache?: CacheAccounting | null;
-  /** Git blob id of the snapshot's canonical JSON (without this field). */
+  /**
+   * Git blob id of the snapshot's stored JSON (compact, keys in the order sent; without this
+   * field).
+   */
   snapshotId: string;
   inputId: string;
   sessionId: string;
@@ -1029,7 +1053,10 @@ export interface RecoverEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
@@ -1456,7 +1483,10 @@ export interface SkillActivatedEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
@@ -1757,7 +1787,10 @@ export interface UnpinEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;
@@ -1790,7 +1823,10 @@ export interface VariablesEntry {
    */
   id: string;
   time: string;
-  /** xxh3-128 (hex) of the entry's canonical content; keys the token-count cache. */
+  /**
+   * xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came,
+   * ``meta`` left out); keys the token-count cache.
+   */
   hash: string;
   /** Cached token counts per tokenizer id, present when asked for (``withTokens``). */
   tokens?: { [key: string]: number } | null;

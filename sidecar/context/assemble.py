@@ -44,7 +44,7 @@ from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
 from sidecar.context.window import Caps, select_window
 from sidecar.errors import InvalidRequestError
-from sidecar.jsonbytes import canonical
+from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.history import HistoryView
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ class _Assembler:
         units: list[Unit] | None = None
         if in_chat:
             messages = [*_inject(groups, in_chat), user_msg, *turn]
-            self.messages_json = lambda: canonical(messages)
+            self.messages_json = lambda: dumps_bytes(messages)
         else:
             # from what each group built once: its messages and cache units (and its JSON)
             messages = [*chain.from_iterable([g.messages for g in groups]), user_msg, *turn]
@@ -260,7 +260,7 @@ class _Assembler:
             tail = (user_msg, *turn)
             self.messages_json = lambda: (  # spliced from the groups' own JSON
                 b"["
-                + b",".join([g.json for g in groups if g.json] + [canonical(m) for m in tail])
+                + b",".join([g.json for g in groups if g.json] + [dumps_bytes(m) for m in tail])
                 + b"]"
             )
         system = self._system_order()
@@ -269,7 +269,7 @@ class _Assembler:
     def _tools(self) -> list[dict[str, Any]]:
         kept: list[dict[str, Any]] = []
         for tool in self.inp.tools:
-            text = json.dumps(tool, sort_keys=True, separators=(",", ":"))
+            text = json.dumps(tool, ensure_ascii=False, separators=(",", ":"))
             tokens = self.count_text(text)
             visibility, why = self.budget.take(tokens, "tools")
             if visibility == "visible":

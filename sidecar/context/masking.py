@@ -285,7 +285,7 @@ def _placeholder(
     )
     preview = body[:preview_chars] + ("…" if len(body) > preview_chars else "")
     if call is not None:
-        arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False, sort_keys=True)
+        arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
         if len(arguments) > _ARGUMENT_CHARS:
             arguments = arguments[:_ARGUMENT_CHARS] + "…"
         what = f"{call['name']} {arguments}"

@@ -28,7 +28,7 @@ import xxhash
 
 from sidecar.context.cache_accounting import Unit, message_unit
 from sidecar.context.ledger import SHOWN_INTERRUPTED_REASON, SHOWN_REASON, ledger_item
-from sidecar.jsonbytes import canonical
+from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
 
 T = TypeVar("T")
@@ -65,8 +65,8 @@ class Group:
     starts_on_user_turn: bool
     interrupted: bool
     json: bytes = b""
-    """The messages as canonical JSON, comma-separated, ready to splice into a JSON array
-    (an RPC answer, or a snapshot whose id is the hash of its canonical JSON)."""
+    """The messages as compact JSON (keys in their order), comma-separated, ready to splice
+    into a JSON array (an RPC answer, or a snapshot whose id is the hash of its JSON)."""
     ledger_id: str = ""
     """``ctx_transcript_<16 hex>`` of ``transcript:<first entry id>``."""
     units: tuple[Unit, ...] = field(default=(), compare=False, repr=False)
@@ -97,7 +97,7 @@ class Group:
             tokens,
             starts_on_user_turn,
             interrupted,
-            b",".join(canonical(m) for m in messages),
+            b",".join(dumps_bytes(m) for m in messages),
             ledger_id,
             tuple(message_unit(m) for m in messages),
             ledger_item(

@@ -1,10 +1,12 @@
 """Prompt snapshots: immutable, content-addressed, diffable.
 
 A snapshot is the assembled prompt plus what it was made from (input id, session, profile
-hash, evaluated parameters, the items it carries).  Its id is the git blob id of its
-canonical JSON (sorted keys, compact, without the ``snapshotId`` field itself), and that
-JSON is stored in the blob store, so ``git cat-file -p <snapshotId>`` prints it and the same
-session + input + profile always give the same id, across restarts.
+hash, evaluated parameters, the items it carries).  Its id is the git blob id of its JSON
+(compact, without the ``snapshotId`` field itself, keys in the order the prompt is built and
+sent: not sorted, so a tool call's arguments keep the order the model gave them and a
+snapshot lowers to the bytes that were sent), and that JSON is stored in the blob store, so
+``git cat-file -p <snapshotId>`` prints it and the same session + input + profile always give
+the same id, across restarts.
 
 ``diff`` compares two snapshots section by section and ledger item by ledger item, and
 counts the leading *request units* — each tool, each system section, each message, in the
@@ -23,7 +25,7 @@ import xxhash
 
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError
-from sidecar.jsonbytes import RawJSON, canonical, json_identical
+from sidecar.jsonbytes import RawJSON, canonical, dumps_bytes, json_identical
 
 if TYPE_CHECKING:
     from sidecar.store.blobs import BlobStore
@@ -77,14 +79,14 @@ def store_snapshot(
 ) -> str:
     """Store ``snapshot`` (without ``snapshotId``) and return its id.
 
-    ``messages_json``: the canonical JSON of ``snapshot["messages"]`` when the caller already
+    ``messages_json``: the JSON of ``snapshot["messages"]`` when the caller already
     has it (the assembler splices it from cached transcript groups): spliced, not re-encoded;
     the bytes, hence the id, are the same either way."""
     body = {k: v for k, v in snapshot.items() if k != "snapshotId"}
     if messages_json is None:
-        data = canonical(body)
+        data = dumps_bytes(body)
     else:
-        data = canonical({**body, "messages": RawJSON(messages_json)})
+        data = dumps_bytes({**body, "messages": RawJSON(messages_json)})
     snapshot_id = blobs.put(data)
     _RECENT.put(snapshot_id, body)
     return snapshot_id

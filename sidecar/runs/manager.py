@@ -49,6 +49,7 @@ from sidecar.ids import new_id, now_iso
 from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import Effective, resolve
 from sidecar.inputs.snapshots import canonical
+from sidecar.jsonbytes import dumps_bytes
 from sidecar.runs.builtin import builtin_definitions, offered, runner_for, within
 from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
 from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped, run_failure
@@ -284,7 +285,7 @@ class RunManager:
                     )
                 )
                 frozen = captured.frozen
-                input_id = self.store.blobs.put(canonical(dump_wire(frozen)))
+                input_id = self.store.blobs.put(dumps_bytes(dump_wire(frozen)))
             started = RunStartSettings(
                 profile_id=p.profile_id,
                 profile=_plain(profile),

@@ -63,13 +63,17 @@ _ID_LEN = len(_SESSION_PREFIX) + 26
 
 
 def content_hash(body: dict[str, Any]) -> str:
-    """xxh3-128 of an entry's canonical JSON, ``meta`` excluded (it never reaches a model)."""
+    """xxh3-128 of an entry's compact JSON, keys in their own order, ``meta`` excluded (it
+    never reaches a model)."""
     return _hashed(body)[0]
 
 
 def _hashed(body: dict[str, Any]) -> tuple[str, bytes]:
-    """The content hash and the canonical JSON it is taken of."""
-    canon = dumps_bytes({k: v for k, v in body.items() if k != "meta"}, sort_keys=True)
+    """The content hash and the JSON it is taken of: the body as stored, keys in the order
+    they came.  Not sorted: the order of a tool call's arguments is what the model produced
+    and what goes back to the provider, byte for byte, on every later turn (a prompt cache
+    matches bytes); equal hashes mean equal bytes sent."""
+    canon = dumps_bytes({k: v for k, v in body.items() if k != "meta"})
     return xxhash.xxh3_128_hexdigest(canon), canon
 
 
@@ -86,8 +90,8 @@ _REF_KEYS = frozenset({"seq", "id", "time", "hash"})
 
 
 def _entry_line(ref: dict[str, Any], body: dict[str, Any], canon: bytes) -> bytes:
-    """The stored line of ``{**ref, **body}``, reusing the body's canonical JSON (one
-    encoding per entry instead of two on the append path)."""
+    """The stored line of ``{**ref, **body}``, reusing the body's JSON (one encoding per
+    entry instead of two on the append path)."""
     if body.keys() & _REF_KEYS:  # a body key shadows a reference key: keep dict semantics
         return dumps_bytes({**ref, **body})
     line = dumps_bytes(ref)[:-1] + b"," + canon[1:]

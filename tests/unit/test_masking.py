@@ -21,7 +21,7 @@ import pytest
 
 from sidecar.context.masking import observation_id
 from sidecar.context.tokens import count_entries
-from sidecar.jsonbytes import canonical
+from sidecar.jsonbytes import canonical, dumps_bytes
 from tests.unit.selection_kit import READ_FILE, TOKENIZERS, GrowingSession, coding_turn
 from tests.unit.test_selection import _assert_lowered_pairs
 
@@ -178,7 +178,7 @@ def test_placeholders_are_counted_at_their_size_and_the_spliced_json_is_exact(
     first, first_json = grown.assemble_with_json()
     again, again_json = grown.assemble_with_json()  # groups now come from the cache
     assert first == again and first_json == again_json
-    assert first_json == canonical(first["messages"])
+    assert first_json == dumps_bytes(first["messages"])
     masked = _masked(first)
     assert masked
     for seq in masked:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sidecar.inputs.snapshots import json_identical, load_snapshot, store_snapshot
-from sidecar.jsonbytes import canonical
+from sidecar.jsonbytes import canonical, dumps_bytes
 from sidecar.store.blobs import BlobStore, git_blob_id
 
 
@@ -40,10 +40,24 @@ def _blobs(root: Path) -> BlobStore:
 def test_spliced_messages_give_the_same_bytes_and_id(tmp_path: Path) -> None:
     blobs = _blobs(tmp_path / "blobs")
     snapshot = _snapshot("naïve")
-    messages_json = b"[" + b",".join(canonical(m) for m in snapshot["messages"]) + b"]"
+    messages_json = b"[" + b",".join(dumps_bytes(m) for m in snapshot["messages"]) + b"]"
     spliced = store_snapshot(blobs, snapshot, messages_json=messages_json)
     plain = store_snapshot(_blobs(tmp_path / "other"), snapshot)
-    assert spliced == plain == git_blob_id(canonical(snapshot))
+    assert spliced == plain == git_blob_id(dumps_bytes(snapshot))
+
+
+def test_a_snapshot_keeps_the_order_of_a_tool_calls_arguments(tmp_path: Path) -> None:
+    """Stored as built, not key-sorted: it lowers to the bytes that were sent."""
+    blobs = _blobs(tmp_path / "blobs")
+    snapshot = _snapshot("x")
+    call = {"type": "toolCall", "callId": "c1", "name": "list_dir"}
+    call["arguments"] = {"path": ".", "depth": 1}
+    snapshot["messages"][1]["content"] = [call]
+    snapshot_id = store_snapshot(blobs, snapshot)
+    stored = blobs.get(snapshot_id)
+    assert b'"arguments":{"path":".","depth":1}' in stored
+    loaded = json.loads(stored)["messages"][1]["content"][0]["arguments"]
+    assert list(loaded) == ["path", "depth"]
 
 
 def test_loaded_snapshots_are_copies(tmp_path: Path) -> None:
@@ -83,10 +97,17 @@ JSON = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(JSON, JSON)
-def test_json_identical_agrees_with_canonical_bytes(a: Any, b: Any) -> None:
-    assert json_identical(a, b) == (canonical(a) == canonical(b))
-    decoded = json.loads(canonical(a))
+def test_json_identical_agrees_with_the_bytes(a: Any, b: Any) -> None:
+    assert json_identical(a, b) == (dumps_bytes(a) == dumps_bytes(b))
+    decoded = json.loads(dumps_bytes(a))
     assert json_identical(a, decoded)
+
+
+def test_json_identical_minds_key_order() -> None:
+    """``{"a":1,"b":2}`` and ``{"b":2,"a":1}`` are different bytes for a prompt cache."""
+    assert not json_identical({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    assert not json_identical([{"x": {"a": 1, "b": 2}}], [{"x": {"b": 2, "a": 1}}])
+    assert json_identical({"a": 1, "b": [2]}, {"a": 1, "b": [2]})
 
 
 @pytest.mark.parametrize(

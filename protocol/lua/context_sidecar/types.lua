@@ -121,7 +121,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 --- Everything up to ``throughSeq`` is represented by ``summary``, except the kept tail
@@ -228,7 +228,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 --- Keep an item out of the prompt (it stays in history and can be recovered).
@@ -256,7 +256,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 
 --- The ``data`` member of every error response the sidecar sends.
 ---@class context_sidecar.ErrorData
@@ -343,7 +343,7 @@
 ---@field clock? context_sidecar.Clock # Default: now (UTC), to the minute.
 
 ---@class context_sidecar.InputFreezeResult
----@field inputId string # Git blob id of the input's canonical JSON (``git cat-file -p`` shows it).
+---@field inputId string # Git blob id of the input's stored JSON (compact, keys in their order; ``git cat-file -p`` shows it).
 ---@field input context_sidecar.FrozenInput
 ---@field diagnostics context_sidecar.Diagnostic[]
 
@@ -450,7 +450,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 --- A user, assistant or system message.
@@ -483,7 +483,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 --- A host note kept in history; never shown to the model.
@@ -506,7 +506,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 --- Keep an item in the prompt whatever the budget pressure.
@@ -609,7 +609,7 @@
 ---@field diagnostics context_sidecar.Diagnostic[]
 ---@field throughSeq integer # The session head this prompt was assembled from.
 ---@field cache? context_sidecar.CacheAccounting # Predicted cache read / write / uncached tokens and cost against the session's previous request.  Always in ``context/assemble`` answers; not kept in a stored snapshot (it says how this request relates to another, not what the model sees).
----@field snapshotId string # Git blob id of the snapshot's canonical JSON (without this field).
+---@field snapshotId string # Git blob id of the snapshot's stored JSON (compact, keys in the order sent; without this field).
 ---@field inputId string
 ---@field sessionId string
 ---@field profileId? string
@@ -640,7 +640,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 ---@class context_sidecar.RecoverInput
@@ -894,7 +894,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 --- A skill's body was loaded into context.
@@ -1090,7 +1090,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 ---@class context_sidecar.UnpinInput
@@ -1111,7 +1111,7 @@
 ---@field seq integer
 ---@field id string # Globally unique, time-ordered entry id (``ent_`` + 26 characters); a fork copies its entries with their ids, so an id names the same content in every branch.
 ---@field time string
----@field hash string # xxh3-128 (hex) of the entry's canonical content; keys the token-count cache.
+---@field hash string # xxh3-128 (hex) of the entry's compact JSON as stored (keys in the order they came, ``meta`` left out); keys the token-count cache.
 ---@field tokens? table<string, integer> # Cached token counts per tokenizer id, present when asked for (``withTokens``).
 
 --- A committed change of session variables: keys set to values (``null`` unsets).
@@ -1207,7 +1207,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "24165eca7b45a192f735a6c1e19b6a07",
+  SCHEMA_HASH = "0d4e6ab0c9bf94552420dad4c71ccc67",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

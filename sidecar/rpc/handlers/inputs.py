@@ -35,12 +35,12 @@ from sidecar.errors import NotFoundError
 from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import resolve
 from sidecar.inputs.snapshots import (
-    canonical,
     diff_snapshots,
     load_snapshot,
     profile_hash,
     store_snapshot,
 )
+from sidecar.jsonbytes import dumps_bytes
 from sidecar.rpc.router import route
 from sidecar.store.gc import collect
 
@@ -63,7 +63,7 @@ async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
     def work() -> dict[str, Any]:
         captured = state.context.capture(p, persist=True)
         body = dump_wire(captured.frozen)
-        input_id = state.store.blobs.put(canonical(body))
+        input_id = state.store.blobs.put(dumps_bytes(body))
         return {"inputId": input_id, "input": body, "diagnostics": captured.diagnostics}
 
     return await anyio.to_thread.run_sync(work)
