@@ -511,7 +511,11 @@ class SidecarAgent:
             )
         self._tell(session_id, *updates)
 
-    def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
+    def tool_definitions(self, session_id: str) -> list[dict[str, Any]]:
+        """The tools a prompt of the session offers the model, as ``run/start`` gets them."""
+        return list(self._tool_settings(session_id)["tools"])
+
+    def _tool_settings(self, session_id: str) -> dict[str, Any]:
         model = self.config.model_of(session_id)
         settings = self.tools.run_settings(self._narrowed(model))
         settings["tools"] = [
@@ -523,6 +527,11 @@ class SidecarAgent:
             *settings["approvalRequired"],
             *self.mcp.approval_required(session_id),
         ]
+        return settings
+
+    def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
+        model = self.config.model_of(session_id)
+        settings = self._tool_settings(session_id)
         wire: dict[str, Any] = {
             "sessionId": session_id,
             "userTurn": parts,

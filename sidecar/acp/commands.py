@@ -130,6 +130,9 @@ class SlashCommands:
         self.model_of = model_of
         """The model binding a session's prompts run with (:mod:`sidecar.acp.config`)."""
         self.runs = runs
+        self.tools_of: Callable[[str], list[dict[str, Any]]] = lambda _session_id: []
+        """The tool definitions a prompt of the session offers (set by the agent): ``/context``
+        shows, and predicts the cache of, the request a prompt would send."""
 
     async def answer(self, session_id: str, name: str, argument: str, played: int) -> CommandAnswer:
         """Run command ``name``; ``played``: the script rounds played so far."""
@@ -175,7 +178,7 @@ class SlashCommands:
         turn = [{"type": "text", "text": text or _PLACEHOLDER.format(name=name)}]
         _, effective, _ = await self._effective(session_id, turn)
         memory = self.methods.state.context.memory(session_id)
-        previous = memory.previous_request
+        previous, previous_sent = memory.previous_request, memory.previous_sent
         try:
             return await self.methods.call(
                 "context/assemble",
@@ -183,10 +186,11 @@ class SlashCommands:
                     "sessionId": session_id,
                     "userTurn": turn,
                     "profile": dump_wire(effective.profile),
+                    "tools": self.tools_of(session_id),
                 },
             )
         finally:
-            memory.previous_request = previous
+            memory.previous_request, memory.previous_sent = previous, previous_sent
 
     # --- the commands --------------------------------------------------------------------
 

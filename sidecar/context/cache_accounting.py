@@ -82,6 +82,9 @@ class RequestShape:
     system: int
     """How many units after the tools are system sections."""
     markers: tuple[Marker, ...] = ()
+    names: tuple[str, ...] = ()
+    """A reader's name for each unit, when the units are a sent body's
+    (:mod:`sidecar.context.sent`); else :meth:`describe` names them from their values."""
 
     def with_markers(self, breakpoints: Sequence[Mapping[str, Any]]) -> RequestShape:
         markers = [
@@ -90,7 +93,12 @@ class RequestShape:
             if (unit := self.unit_of(point)) is not None
         ]
         return RequestShape(
-            self.model, self.units, self.tools, self.system, tuple(sorted(set(markers), key=_at))
+            self.model,
+            self.units,
+            self.tools,
+            self.system,
+            tuple(sorted(set(markers), key=_at)),
+            self.names,
         )
 
     def unit_of(self, point: Mapping[str, Any]) -> int | None:
@@ -114,6 +122,8 @@ class RequestShape:
 
     def describe(self, unit: int) -> str:
         """A reader's name for a unit: ``tool read_file``, ``system section env``, ``message 4``."""
+        if self.names:
+            return self.names[unit]
         if unit < self.tools:
             return f"tool {self.units[unit].value.get('name', unit)}"
         if unit < self.tools + self.system:

@@ -37,7 +37,7 @@ from protocol.inputs import (
     SkillSnapshot,
 )
 from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
-from sidecar.context.cache_accounting import RequestShape, request_shape
+from sidecar.context.cache_accounting import RequestShape, predict_for, request_shape
 from sidecar.context.controls import fold_controls
 from sidecar.context.fragments import load_fragments
 from sidecar.context.instructions import (
@@ -46,8 +46,9 @@ from sidecar.context.instructions import (
     discover_instructions,
 )
 from sidecar.context.limits import resolve_limits
+from sidecar.context.sent import PROVIDER_TARGET, count_marked_prefixes, sent_shape
 from sidecar.context.skills import Skill, discover_skills, render_catalog
-from sidecar.context.tokens import Tokenizers, count_entries
+from sidecar.context.tokens import Tokenizer, Tokenizers, count_entries
 from sidecar.context.workspace_files import fragment_overrides, pinned_files
 from sidecar.errors import InvalidRequestError, NotFoundError, SidecarError
 from sidecar.inputs.items import capture_item
@@ -57,6 +58,8 @@ from sidecar.paths import is_within, real_path
 from sidecar.store.blobs import git_blob_id
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sidecar.store import Store
 
 __all__ = ["Captured", "ContextService", "Material"]
@@ -110,6 +113,10 @@ class _SessionMemory:
     instruction_hashes: dict[str, str] = field(default_factory=dict)
     host_sources: dict[str, HostSource] = field(default_factory=dict)
     previous_request: RequestShape | None = None
+    """The previous request's prompt (where its breakpoints went: placement)."""
+    previous_sent: RequestShape | None = None
+    """The previous request's body as sent (:mod:`sidecar.context.sent`): the prediction's
+    reference."""
 
 
 def _now_clock() -> Clock:
@@ -157,6 +164,48 @@ class ContextService:
     def remember_request(self, session_id: str, prompt: dict[str, Any]) -> None:
         """Record ``prompt`` (an assembled prompt or snapshot) as the session's latest request."""
         self.memory(session_id).previous_request = request_shape(prompt)
+
+    def previous_sent(self, session_id: str, target: str) -> RequestShape | None:
+        """The session's previous request body as sent: remembered in this process, else
+        the newest indexed snapshot lowered again (after a restart: snapshots keep their bytes'
+        order, so it lowers to what was sent).  Blocking: may read a snapshot."""
+        memory = self.memory(session_id)
+        if memory.previous_sent is None:
+            index = self.store.snapshot_index.read(session_id)
+            if index:
+                try:
+                    snapshot = json.loads(self.store.blobs.get(index[-1]["snapshotId"]))
+                    body = lower_result(snapshot, target, self.store.blobs.get, session_id)
+                    memory.previous_sent = sent_shape(
+                        target, body, snapshot["modelLimits"]["model"], self._tokenizer(snapshot)
+                    )
+                except (NotFoundError, ValueError, KeyError, TypeError) as exc:
+                    logger.warning("no previous body from snapshot %s: %r", index[-1], exc)
+        return memory.previous_sent
+
+    def account_sent(
+        self,
+        session_id: str | None,
+        provider: str,
+        target: str,
+        body: dict[str, Any],
+        prompt: dict[str, Any],
+        previous: RequestShape | None,
+    ) -> tuple[dict[str, Any], RequestShape]:
+        """The cache prediction of ``body`` (``prompt`` lowered for ``target``, about to be
+        sent) after ``previous``, and its shape (the next request's reference; remembered as
+        the session's when ``session_id`` is given)."""
+        shape = sent_shape(target, body, prompt["modelLimits"]["model"], self._tokenizer(prompt))
+        count_marked_prefixes(prompt.get("cacheBreakpoints", []), shape)
+        if session_id is not None:
+            self.memory(session_id).previous_sent = shape
+        return predict_for(provider, previous, shape), shape
+
+    def _tokenizer(self, prompt: dict[str, Any]) -> Tokenizer:
+        try:
+            return self.tokenizers.get(prompt.get("tokenizer"))
+        except NotFoundError:
+            return self.tokenizers.get(None)
 
     # --- workspace -------------------------------------------------------------------------
 
@@ -579,11 +628,35 @@ class ContextService:
         built.inputs.previous = self.previous_request(params.session_id)
         result, messages_json = assemble_with_json(built.inputs)
         self.remember_request(params.session_id, result)
+        provider = built.inputs.profile.provider
+        target = PROVIDER_TARGET.get(provider)
+        lower_to = params.lower_to
+        if target is not None:  # the prediction on the body a run would send
+            body = lower_result(result, target, self.store.blobs.get, params.session_id)
+            previous = self.previous_sent(params.session_id, target)
+            result["cache"], _ = self.account_sent(
+                params.session_id, provider, target, body, result, previous
+            )
+            if lower_to == target:
+                result["body"] = body
+        if lower_to is not None and "body" not in result:
+            result["body"] = lower_result(result, lower_to, self.store.blobs.get, params.session_id)
         return result, messages_json
 
     def assemble(self, params: ContextAssembleParams) -> dict[str, Any]:
         """:meth:`assemble_live` without the serialised messages."""
         return self.assemble_live(params)[0]
+
+
+def lower_result(
+    prompt: dict[str, Any], target: str, read_blob: Callable[[str], bytes], cache_key: str | None
+) -> dict[str, Any]:
+    """An assembled prompt (or a snapshot) as ``target``'s request body."""
+    from protocol.context import AssembledPrompt
+    from sidecar.context.lower import lower
+
+    validated = AssembledPrompt.model_validate(prompt, by_alias=True, by_name=False)
+    return lower(validated, target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]
 
 
 def seed_of(frozen: FrozenInput) -> str:

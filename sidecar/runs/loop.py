@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from protocol._base import dump_wire, parse_wire
-from protocol.context import AssembledPrompt
 from protocol.entries import MessageInput
 from protocol.errors import ErrorCode
 from protocol.inputs import FrozenInput
 from protocol.runs import RunFailure, RunStatus, ToolExecuteResult
 from sidecar.context.assemble import assemble
 from sidecar.context.cache_accounting import RequestShape, request_shape
+from sidecar.context.sent import PROVIDER_TARGET
+from sidecar.context.service import lower_result
 from sidecar.errors import SidecarError
 from sidecar.inputs.profiles import Effective
 from sidecar.inputs.snapshots import store_snapshot
@@ -65,7 +66,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_LOWERING = {"anthropic": "anthropic-messages", "openai": "openai-chat", "gemini": "gemini"}
 LOOP_REPEATS = 3
 #: Built-in tools for sub-agents (underscored: providers reject dots in tool names).
 AGENT_TOOLS: list[dict[str, Any]] = [
@@ -213,6 +213,7 @@ class RunLoop:
         self.handoff: str | None = None
         """A sub-agent's answer that became the turn's answer (``agent_handoff``)."""
         self._previous: RequestShape | None = None
+        self._previous_sent: RequestShape | None = None
         """The request sent before the next one (where its cache entries are)."""
         self._room_given_up = False
         """Compaction could not bring this run's transcript under the threshold."""
@@ -320,19 +321,9 @@ class RunLoop:
         await self.status("callingModel")
         profile = self.s.effective.profile
         body: dict[str, Any] = {}
-        target = _LOWERING.get(profile.provider)
+        target = PROVIDER_TARGET.get(profile.provider)
         if self.provider.name != "scripted" and target is not None:
-            from sidecar.context.lower import lower
-
-            prompt = AssembledPrompt.model_validate(result, by_alias=True, by_name=False)
-            body = lower(
-                prompt,
-                target,  # type: ignore[arg-type]
-                read_blob=self.store.blobs.get,
-                cache_key=self.session_id,
-            )
-            for key, value in self.s.effective.parameters.items():
-                body.setdefault(key, value)
+            body, predicted = await anyio.to_thread.run_sync(self._lower, target, result)
         self.emit(
             "model.requestCreated",
             {"round": rounds, "provider": self.provider.name, "model": profile.model},
@@ -387,6 +378,25 @@ class RunLoop:
         if content:
             await self._store_message("assistant", content)
         return calls
+
+    def _lower(self, target: str, result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """This round's request body, and the cache prediction made on it (against the body
+        sent before: the session's, or a sub-agent's own previous round's)."""
+        keyed = getattr(self.provider, "accepts_cache_key", True)
+        body = lower_result(
+            result, target, self.store.blobs.get, self.session_id if keyed else None
+        )
+        for key, value in self.s.effective.parameters.items():
+            body.setdefault(key, value)
+        previous = self._previous_sent
+        if self.agent is None and previous is None:
+            previous = self.context.previous_sent(self.session_id, target)
+        session = self.session_id if self.agent is None else None
+        provider = self.s.effective.profile.provider
+        predicted, self._previous_sent = self.context.account_sent(
+            session, provider, target, body, result, previous
+        )
+        return body, predicted
 
     def _previous_request(self) -> RequestShape | None:
         """The request before this round's: the session's (a sub-agent: its own previous
@@ -706,10 +716,8 @@ async def checkpoint_summary(
     call fails or the summary is empty.  Used by a run's compaction and by the ACP face's
     ``/compact``."""
     body: dict[str, Any] = {}
-    target = _LOWERING.get(provider_kind)
+    target = PROVIDER_TARGET.get(provider_kind)
     if provider.name != "scripted" and target is not None:
-        from sidecar.context.lower import lower
-
         request = dict(assembled)
         request["messages"] = [
             *assembled["messages"],
@@ -720,8 +728,8 @@ async def checkpoint_summary(
                 "provenance": [{"kind": "userTurn", "id": "compaction"}],
             },
         ]
-        prompt = AssembledPrompt.model_validate(request, by_alias=True, by_name=False)
-        body = lower(prompt, target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]
+        keyed = getattr(provider, "accepts_cache_key", True)
+        body = lower_result(request, target, read_blob, cache_key if keyed else None)
     text: list[str] = []
     try:
         async with aclosing(provider.stream(body)) as stream:

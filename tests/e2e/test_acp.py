@@ -406,6 +406,9 @@ async def test_commands_usage_and_extension_methods(tmp_path: Path) -> None:
         # /context: the dashboard as markdown, no model call
         shown = await command(conn, editor, sid, "/context")
         assert "| transcript |" in shown and "| userTurn |" in shown
+        # the tools a prompt offers are what /context shows and prices (issue 19: it said 0)
+        tools_row = next(line for line in shown.splitlines() if line.startswith("| tools |"))
+        assert int(tools_row.split("|")[2].replace(",", "")) > 200, tools_row
         assert "**Cache** (against the previous request): read " in shown
         assert "**Masking**: " in shown and "tool result(s) masked" in shown
         assert "`masked` transcript seq" in shown

@@ -50,7 +50,7 @@ def test_a_snapshot_keeps_the_order_of_a_tool_calls_arguments(tmp_path: Path) ->
     """Stored as built, not key-sorted: it lowers to the bytes that were sent."""
     blobs = _blobs(tmp_path / "blobs")
     snapshot = _snapshot("x")
-    call = {"type": "toolCall", "callId": "c1", "name": "list_dir"}
+    call: dict[str, Any] = {"type": "toolCall", "callId": "c1", "name": "list_dir"}
     call["arguments"] = {"path": ".", "depth": 1}
     snapshot["messages"][1]["content"] = [call]
     snapshot_id = store_snapshot(blobs, snapshot)

@@ -10,7 +10,6 @@ import anyio.to_thread
 
 from protocol import methods as m
 from protocol.context import (
-    AssembledPrompt,
     ContextAssembleParams,
     ContextSourcesParams,
     ContextSourcesResult,
@@ -129,14 +128,7 @@ async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> Skill
 
 async def assemble(state: SidecarState, p: ContextAssembleParams) -> dict[str, Any]:
     def work() -> dict[str, Any]:
-        result, messages_json = state.context.assemble_live(p)
-        if p.lower_to is not None:
-            from sidecar.context.lower import lower
-
-            prompt = AssembledPrompt.model_validate(result, by_alias=True, by_name=False)
-            result["body"] = lower(
-                prompt, p.lower_to, read_blob=state.store.blobs.get, cache_key=p.session_id
-            )
+        result, messages_json = state.context.assemble_live(p)  # with ``body`` for lowerTo
         result["messages"] = RawJSON(messages_json)  # cached groups, not serialised again
         return result
 

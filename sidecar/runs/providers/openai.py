@@ -34,6 +34,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from sidecar.runs.providers.base import (
     Completed,
@@ -64,6 +65,7 @@ __all__ = ["OpenAIProvider", "DEFAULT_BASE_URL", "STOP_REASONS"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOST = "api.openai.com"
 #: ``finish_reason`` -> the stop reasons the run loop knows.
 STOP_REASONS = {
     "stop": "end_turn",
@@ -84,6 +86,7 @@ class OpenAIProvider(HttpStreamProvider):
     """Chat Completions streaming (see the module docstring)."""
 
     name = "openai"
+    accepts_cache_key: bool
 
     def __init__(
         self,
@@ -102,6 +105,11 @@ class OpenAIProvider(HttpStreamProvider):
             backoff_ms=backoff_ms,
             timeout_s=timeout_s,
         )
+        #: Whether the body may carry ``prompt_cache_key``: OpenAI's own API routes a
+        #: session's requests to one cache with it; OpenAI-compatible servers (vLLM,
+        #: llama.cpp, Ollama, proxies) differ on unknown fields — some refuse the request —
+        #: so they get it only when the binding's ``parameters`` name it themselves.
+        self.accepts_cache_key = urlsplit(self.base_url).hostname == OPENAI_HOST
 
     def _url(self) -> str:
         return f"{self.base_url}/chat/completions"
