@@ -179,6 +179,8 @@ class SlashCommands:
         _, effective, _ = await self._effective(session_id, turn)
         memory = self.methods.state.context.memory(session_id)
         previous, previous_sent = memory.previous_request, memory.previous_sent
+        cache_memory = memory.cache_memory
+        memory.cache_memory = cache_memory.copy()
         try:
             return await self.methods.call(
                 "context/assemble",
@@ -191,6 +193,7 @@ class SlashCommands:
             )
         finally:
             memory.previous_request, memory.previous_sent = previous, previous_sent
+            memory.cache_memory = cache_memory
 
     # --- the commands --------------------------------------------------------------------
 

@@ -24,6 +24,15 @@ within the cache lifetime, and only what *it* cached is known (older entries are
 - ``implicit`` (Gemini): the identical prefix is read when it reaches the model's minimum.
 - ``none``: nothing is read or written.
 
+A :class:`CacheMemory` extends "the previous request" to every request of the session this
+process sent: the entries they left (Anthropic: the prefixes at their markers; automatic and
+implicit caches: every prefix sent), by a hash of the prefix's bytes.  A provider keeps an entry
+for its TTL, refreshed on every hit, so an entry written turns ago is still read — after a
+window move, a compaction or masking changed the previous request's prefix, say — and the
+prediction with a memory finds it as the provider would.  The memory holds at most
+:data:`MEMORY_ENTRIES` prefixes, the least recently used going first; time is not modelled
+(requests are taken to be spaced within the TTL, as for the previous request).
+
 The cost prices the input side only (the output is not known before the call): uncached
 tokens at the input rate, writes at the 5-minute or 1-hour write rate, reads at the read rate,
 from ``data/prices.json``; ``null`` for a model the table does not list.
@@ -31,17 +40,22 @@ from ``data/prices.json``; ``null`` for a model the table does not list.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+import xxhash
+
 from sidecar.context.limits import CacheRules, Prices, cache_rules, prices_of
-from sidecar.jsonbytes import json_identical
+from sidecar.jsonbytes import dumps_bytes, json_identical
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 __all__ = [
+    "MEMORY_ENTRIES",
+    "CacheMemory",
     "Marker",
     "RequestShape",
     "Unit",
@@ -130,6 +144,49 @@ class RequestShape:
             return f"system section {self.units[unit].value[0]}"
         return f"message {unit - self.tools - self.system}"
 
+    def prefix_keys(self) -> list[str]:
+        """A hash of the request's bytes from its start through each unit (the model
+        included: providers cache per model)."""
+        running = xxhash.xxh3_128(self.model.encode())
+        keys: list[str] = []
+        for unit in self.units:
+            value = unit.value if isinstance(unit.value, bytes) else dumps_bytes(unit.value)
+            running.update(b"\x1e%d\x1e" % len(value))
+            running.update(value)
+            keys.append(running.hexdigest())
+        return keys
+
+
+#: How many prefixes a :class:`CacheMemory` keeps (each ~50 bytes of key and count).
+MEMORY_ENTRIES = 8_192
+
+
+@dataclass(slots=True)
+class CacheMemory:
+    """The cache entries a session's earlier requests left, as far as this process sent them:
+    prefix key (:meth:`RequestShape.prefix_keys`) -> the prefix's tokens, least recently used
+    first."""
+
+    entries: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    capacity: int = MEMORY_ENTRIES
+
+    def copy(self) -> CacheMemory:
+        return CacheMemory(OrderedDict(self.entries), self.capacity)
+
+    def longest(self, keys: Sequence[str], candidates: Sequence[int]) -> int | None:
+        """The longest of the ``candidates`` (unit indexes) whose prefix is remembered."""
+        found = [unit for unit in candidates if keys[unit] in self.entries]
+        return max(found) if found else None
+
+    def remember(self, keys: Sequence[str], units: Sequence[int], tokens: Sequence[int]) -> None:
+        """``units`` of a request were written (or read: a hit refreshes an entry)."""
+        for unit in units:
+            key = keys[unit]
+            self.entries[key] = tokens[unit]
+            self.entries.move_to_end(key)
+        while len(self.entries) > self.capacity:
+            self.entries.popitem(last=False)
+
 
 def _at(marker: Marker) -> int:
     return marker.unit
@@ -190,27 +247,41 @@ def predict_cache(
     current: RequestShape,
     rules: CacheRules,
     prices: Prices | None,
+    memory: CacheMemory | None = None,
 ) -> dict[str, Any]:
     """What ``current`` reads from and writes to the provider's cache after ``previous``
-    (see the module docstring), and what its input costs: wire-shaped ``CacheAccounting``."""
+    and the requests ``memory`` remembers (see the module docstring), and what its input
+    costs: wire-shaped ``CacheAccounting``.  ``memory`` learns what ``current`` leaves."""
     through = current.tokens_through()
     total = through[-1] if through else 0
     same = common_prefix(previous, current)
+    keys = current.prefix_keys() if memory is not None else []
     read = 0
     writes = {"5m": 0, "1h": 0}
     if rules.mode == "markers":
-        read = _marker_read(previous, current, same, rules)
+        read = _marker_read(previous, current, same, rules, memory, keys)
         written = read
+        marked: list[int] = []
         for marker in current.markers:
             end = through[marker.unit]
+            if end >= rules.min_tokens:
+                marked.append(marker.unit)
             if end > written and end >= rules.min_tokens:
                 writes[marker.ttl if marker.ttl == "1h" else "5m"] += end - written
                 written = end
-    elif rules.mode in ("automatic", "implicit") and same:
-        shared = through[same - 1]
+        if memory is not None:
+            memory.remember(keys, marked, through)
+    elif rules.mode in ("automatic", "implicit"):
+        shared = through[same - 1] if same else 0
+        if memory is not None:
+            seen = memory.longest(keys, range(len(keys)))
+            if seen is not None:
+                shared = max(shared, through[seen])
         if shared >= rules.min_tokens:
             step = max(rules.increment_tokens, 1)
             read = rules.min_tokens + (shared - rules.min_tokens) // step * step
+        if memory is not None:
+            memory.remember(keys, range(len(keys)), through)
     write = writes["5m"] + writes["1h"]
     answer: dict[str, Any] = {
         "provider": provider,
@@ -238,29 +309,52 @@ def predict_cache(
 
 
 def predict_for(
-    provider: str, previous: RequestShape | None, current: RequestShape
+    provider: str,
+    previous: RequestShape | None,
+    current: RequestShape,
+    memory: CacheMemory | None = None,
 ) -> dict[str, Any]:
     """:func:`predict_cache` with the shipped rules and prices of ``current``'s model."""
     rules = cache_rules(provider, current.model)
-    return predict_cache(provider, previous, current, rules, prices_of(current.model))
+    return predict_cache(provider, previous, current, rules, prices_of(current.model), memory)
 
 
 def _marker_read(
-    previous: RequestShape | None, current: RequestShape, same: int, rules: CacheRules
+    previous: RequestShape | None,
+    current: RequestShape,
+    same: int,
+    rules: CacheRules,
+    memory: CacheMemory | None,
+    keys: Sequence[str],
 ) -> int:
-    if previous is None or not same:
-        return 0
-    before = previous.tokens_through()
-    usable = [
-        m.unit for m in previous.markers if m.unit < same and before[m.unit] >= rules.min_tokens
-    ]
+    found: list[int] = []
     blocks = current.blocks_through()
-    found = [
-        entry
-        for entry in usable
-        if any(reaches(blocks, marker.unit, entry, rules) for marker in current.markers)
-    ]
-    return current.tokens_through()[max(found)] if found else 0
+    if previous is not None and same:
+        before = previous.tokens_through()
+        usable = [
+            m.unit for m in previous.markers if m.unit < same and before[m.unit] >= rules.min_tokens
+        ]
+        found = [
+            entry
+            for entry in usable
+            if any(reaches(blocks, marker.unit, entry, rules) for marker in current.markers)
+        ]
+    if memory is not None:
+        for marker in current.markers:
+            reach: list[int] = []  # the units within its look-back
+            for unit in range(marker.unit, -1, -1):
+                if not reaches(blocks, marker.unit, unit, rules):
+                    break
+                reach.append(unit)
+            hit = memory.longest(keys, reach)
+            if hit is not None:
+                found.append(hit)
+    if not found:
+        return 0
+    best = max(found)
+    if memory is not None:
+        memory.remember(keys, [best], current.tokens_through())  # a hit refreshes the entry
+    return current.tokens_through()[best]
 
 
 def reaches(blocks: Sequence[int], marker: int, entry: int, rules: CacheRules) -> bool:

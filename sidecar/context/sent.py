@@ -15,8 +15,10 @@ count with, so prediction and simulation can be compared token for token.
 
 Per target (``system-as-user`` and ``openai-chat`` have no separate system: it is a message):
 
-- ``anthropic-messages``: ``tools[i]``; ``system`` blocks (a string: one text block);
-  ``messages[i]`` with one block per content block (a string: one text block);
+- ``anthropic-messages``: ``tools[i]``; ``system`` blocks (a string: one text block); each
+  content block of ``messages[i]`` (a string: one text block), the first with the message's
+  role: Anthropic's entries end at a block, and the sidecar marks a block inside a message
+  when many parallel tool results would put the previous entry out of the look-back;
 - ``openai-chat`` / ``system-as-user``: ``tools[i]``; ``messages[i]`` (one block each);
 - ``openai-responses``: ``tools[i]``; ``instructions`` (one system unit); ``input[i]``;
 - ``gemini``: each function declaration of ``tools``; ``systemInstruction``; ``contents[i]``
@@ -155,7 +157,10 @@ def sent_shape(target: str, body: dict[str, Any], model: str, tokenizer: Tokeniz
         system = len(b.units) - first_system
         for index, message in enumerate(body.get("messages", [])):
             blocks = _text_blocks(message.get("content", ""))
-            b.add(f"message {index}", blocks, str(message.get("role")))
+            role = str(message.get("role"))
+            b.add(f"message {index}", blocks[:1], role)
+            for number, block in enumerate(blocks[1:], start=1):
+                b.add(f"message {index}, block {number}", [block])
     elif target == "openai-responses":
         if "instructions" in body:
             b.add("the instructions", [body["instructions"]])

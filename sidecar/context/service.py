@@ -37,7 +37,7 @@ from protocol.inputs import (
     SkillSnapshot,
 )
 from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
-from sidecar.context.cache_accounting import RequestShape, predict_for, request_shape
+from sidecar.context.cache_accounting import CacheMemory, RequestShape, predict_for, request_shape
 from sidecar.context.controls import fold_controls
 from sidecar.context.fragments import load_fragments
 from sidecar.context.instructions import (
@@ -117,6 +117,8 @@ class _SessionMemory:
     previous_sent: RequestShape | None = None
     """The previous request's body as sent (:mod:`sidecar.context.sent`): the prediction's
     reference."""
+    cache_memory: CacheMemory = field(default_factory=CacheMemory)
+    """What the session's earlier requests (sent by this process) left in the cache."""
 
 
 def _now_clock() -> Clock:
@@ -197,9 +199,11 @@ class ContextService:
         the session's when ``session_id`` is given)."""
         shape = sent_shape(target, body, prompt["modelLimits"]["model"], self._tokenizer(prompt))
         count_marked_prefixes(prompt.get("cacheBreakpoints", []), shape)
+        memory = None
         if session_id is not None:
-            self.memory(session_id).previous_sent = shape
-        return predict_for(provider, previous, shape), shape
+            session = self.memory(session_id)
+            session.previous_sent, memory = shape, session.cache_memory
+        return predict_for(provider, previous, shape, memory), shape
 
     def _tokenizer(self, prompt: dict[str, Any]) -> Tokenizer:
         try:

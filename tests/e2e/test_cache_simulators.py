@@ -1,0 +1,139 @@
+"""The cache prediction is made on what is sent: it agrees with reference simulators.
+
+Real runs against a loopback provider that records every body (``bench.loopback``): a model
+that calls tools every turn — once 25 calls in parallel, more than Anthropic's 20-block
+look-back — with results of a few hundred to a few thousand tokens, in a window small enough
+that the history window moves.  Every request's ``predictedCache`` (journaled on
+``model.completed``) is checked against a simulator written from the provider's documented
+rules (``bench.cache_sim``: Anthropic's breakpoints with the 20-block look-back and the
+1,024-token minimum; OpenAI's automatic prefix cache from 1,024 tokens in 128-token steps, per
+``prompt_cache_key``), fed the recorded bodies in order: read, write and uncached tokens agree
+for every request.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from typing import Any
+
+import pytest
+
+from bench.cache_sim import AnthropicCache, OpenAICache
+from bench.loopback import LoopbackModel, Reply, ToolUse, last_is_tool_results
+from sidecar.client import SidecarClient
+from sidecar.runs.loop import SUMMARY_PROMPT
+from tests.conftest import SidecarFactory
+from tests.e2e.test_runs import TOOLS, Host
+
+pytestmark = pytest.mark.anyio
+
+KEY_ENV = "CS_TEST_PROVIDER_KEY"
+MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}
+WORDS = [
+    "store",
+    "session",
+    "append",
+    "seq",
+    "index",
+    "journal",
+    "blob",
+    "snapshot",
+    "window",
+    "cache",
+    "prefix",
+]
+CALLS_PER_TURN = (1, 2, 25, 1, 3, 1, 2, 1, 1, 2)
+
+
+class ReadingHost(Host):
+    """Answers every read with a file of a few hundred to a few thousand tokens."""
+
+    def __init__(self, client: SidecarClient, seed: int) -> None:
+        super().__init__(client)
+        self.rng = random.Random(seed)
+
+    async def _execute(self, params: Any) -> Any:
+        self.tool_calls.append(params)
+        size = self.rng.randint(100, 1_500)
+        text = " ".join(self.rng.choice(WORDS) for _ in range(size))
+        return {"content": [{"type": "text", "text": f"{params['arguments']['path']}: {text}"}]}
+
+
+def _script() -> Any:
+    turn = itertools.count()
+    call = itertools.count(1)
+
+    def reply(provider: str, body: dict[str, Any]) -> Reply:
+        if _asks_for_a_summary(body):
+            return Reply("Summary: the files were read. " + " ".join(WORDS * 20))
+        if last_is_tool_results(provider, body):
+            return Reply("Here is what the files say. " + " ".join(WORDS * 8))
+        calls = CALLS_PER_TURN[next(turn) % len(CALLS_PER_TURN)]
+        uses = tuple(
+            ToolUse(f"call_{n}", "read_file", json.dumps({"path": f"src/m{n}.py"}))
+            for n in itertools.islice(call, calls)
+        )
+        return Reply("Reading.", uses)
+
+    return reply
+
+
+def _asks_for_a_summary(body: dict[str, Any]) -> bool:
+    """A run's compaction asks the model for a checkpoint summary (no prediction is made)."""
+    return SUMMARY_PROMPT in json.dumps(body["messages"][-1])
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+async def test_the_prediction_agrees_with_the_simulator_on_every_request(
+    sidecars: SidecarFactory, provider: str
+) -> None:
+    model = LoopbackModel(provider, _script())
+    base_url = await model.start()
+    env = {KEY_ENV: "k", "NO_PROXY": "127.0.0.1,localhost"}
+    profile = {
+        "modelBinding": {
+            "provider": provider,
+            "modelId": MODELS[provider],
+            "baseUrl": base_url,
+            "connectionRef": f"env:{KEY_ENV}",
+        },
+        # small: the history window moves within the session
+        "assembly": {"window": 40_000, "maxOutput": 4_000},
+    }
+    predicted: list[dict[str, Any]] = []
+    try:
+        client = await sidecars.start(env=env)
+        sid = (await client.request("session/create", {"title": "sim"}))["sessionId"]
+        host = ReadingHost(client, seed=7)
+        for number in range(len(CALLS_PER_TURN) * 2):
+            run = await client.request(
+                "run/start",
+                {
+                    "sessionId": sid,
+                    "userTurn": [{"type": "text", "text": f"Turn {number}: read what matters."}],
+                    "tools": TOOLS,
+                    "profile": profile,
+                },
+            )
+            events = await host.until_done(run["runId"], timeout=60)
+            assert events[-1]["payload"] == {"status": "completed"}, events[-1]
+            predicted += [
+                e["payload"]["predictedCache"] for e in events if e["type"] == "model.completed"
+            ]
+    finally:
+        await model.stop()
+    assert len(predicted) == 2 * 2 * len(CALLS_PER_TURN)
+    summaries = [b for b in model.bodies if _asks_for_a_summary(b)]
+    assert summaries, "the window never overflowed: nothing moved"
+
+    simulator = AnthropicCache() if provider == "anthropic" else OpenAICache()
+    rounds = [b for b in model.bodies if not _asks_for_a_summary(b)]
+    reads = 0
+    for number, (body, guess) in enumerate(zip(rounds, predicted, strict=True)):
+        bill = simulator.price(body)
+        said = (guess["readTokens"], guess["writeTokens"], guess["uncachedTokens"])
+        assert said == (bill.read, bill.write, bill.uncached), (number, guess, bill)
+        reads += bill.read > 0
+    assert reads >= len(predicted) * 3 // 4  # the cache is in use: not agreement on zeros
