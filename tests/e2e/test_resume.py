@@ -391,3 +391,67 @@ async def test_a_kept_run_can_be_resumed_after_a_gc(sidecars: SidecarFactory) ->
     resumed = await restarted.request("run/resume", {"runId": run_id})
     events = await host2.until_done(resumed["runId"])
     assert events[-1]["payload"] == {"status": "completed"}
+
+
+async def test_a_resume_with_revision_guidance_still_answers_the_pending_call_first(
+    sidecars: SidecarFactory,
+) -> None:
+    """The guidance is a user message after the killed round's calls, but it answers none of
+    them: the call left pending is run again (the one answered before the kill is not), and
+    the resumed round's request pairs each call with its one result, the guidance after them.
+    Mutation: ``_unanswered`` taking any user message after the calls as their answer leaves
+    ``c2`` without a result for good, and no test without guidance sees it."""
+    client = await sidecars.start()
+    host = Host(client)
+    host.block_from_call = 2  # c1 is answered, c2 never: the kill finds it pending
+    sid = await _session(client)
+    calls = [
+        {"id": "c1", "name": "read_file", "arguments": {"path": "a"}},
+        {"id": "c2", "name": "read_file", "arguments": {"path": "b"}},
+    ]
+    started = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "read a and b"}],
+            "tools": TOOLS,
+            "script": {"rounds": [{"toolCalls": calls}, {"text": "b it is"}]},
+        },
+    )
+    run_id = started["runId"]
+    await host.until(lambda: len(host.tool_calls) == 2)
+    await _killed(client)
+
+    restarted = await sidecars.start()
+    host2 = Host(restarted)
+    guidance = "Prefer b over a from now on."
+    resumed = await restarted.request("run/resume", {"runId": run_id, "revisionGuidance": guidance})
+    events = await host2.until_done(resumed["runId"])
+    assert events[-1]["payload"] == {"status": "completed"}
+    assert [c["callId"] for c in host2.tool_calls] == ["c2"]  # asked again; c1 not redone
+    history = await restarted.request("session/read", {"sessionId": sid})
+    results = [
+        p["callId"] for e in history["entries"] for p in e["content"] if p["type"] == "toolResult"
+    ]
+    assert results == ["c1", "c2"]  # every call has its one result in history
+
+    # the request the resumed round sends: both calls paired with their results, then guidance
+    assembled = next(e["payload"] for e in events if e["type"] == "context.assembled")
+    lowered = await restarted.request(
+        "snapshot/lower",
+        {"snapshotId": assembled["snapshotId"], "target": "anthropic-messages"},
+    )
+    messages = lowered["body"]["messages"]
+    asked, answered = messages[-2:]
+    assert asked["role"] == "assistant" and answered["role"] == "user"
+    assert [(b["type"], b.get("id")) for b in asked["content"]] == [
+        ("tool_use", "c1"),
+        ("tool_use", "c2"),
+    ]
+    blocks = [(b["type"], b.get("tool_use_id")) for b in answered["content"]]
+    assert blocks == [("tool_result", "c1"), ("tool_result", "c2"), ("text", None)]
+    texts = [b["content"][0]["text"] for b in answered["content"][:2]]
+    assert texts == ["contents of a", "contents of b"]
+    assert answered["content"][2]["text"] == guidance
+    deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
+    assert deltas == ["b it is"]

@@ -216,6 +216,38 @@ def test_a_pinned_result_is_never_masked(grown: GrowingSession) -> None:
     assert [(i["fromSeq"], i["throughSeq"]) for i in pinned] == [(by_range - 1, by_range)]
 
 
+def test_a_group_pinned_by_its_ledger_id_is_never_masked(grown: GrowingSession) -> None:
+    """A pin may name the call/result group by the id the ledger lists it under
+    (``ctx_transcript_…`` of its first entry), not the result's own observation id: its
+    results are shown whole, and the ledger says why under their own ids.  Mutation: without
+    the group-id guard in ``mask_group`` the result is masked (and listed both masked and
+    kept whole)."""
+    prompt = grown.assemble()
+    masked = _masked(prompt)
+    seq = min(masked)
+    (group,) = [
+        i
+        for i in prompt["ledger"]
+        if i["kind"] == "transcript" and i["visibility"] == "visible" and i["fromSeq"] == seq - 1
+    ]
+    assert group["itemId"].startswith("ctx_transcript_") and group["throughSeq"] == seq
+    assert group["itemId"] != masked[seq]["itemId"]  # the group's id, not the result's
+    grown.append([{"kind": "pin", "target": {"kind": "item", "itemId": group["itemId"]}}])
+    pinned = grown.assemble()
+    assert set(_masked(pinned)) == set(masked) - {seq}
+    view = grown.view()
+    for member in (seq - 1, seq):  # the call and its result, as stored
+        assert _message_at(pinned, member)["content"] == view.record(member)["content"]
+    items = [i for i in pinned["ledger"] if i["itemId"] == masked[seq]["itemId"]]
+    assert [(i["visibility"], i["fromSeq"], i["tokens"]) for i in items] == [
+        ("visible", seq, masked[seq]["tokens"])
+    ]
+    assert "pinned or recovered" in items[0]["reason"]
+    # unpinned, it is masked again: the boundary itself did not move
+    grown.append([{"kind": "unpin", "target": {"kind": "item", "itemId": group["itemId"]}}])
+    assert set(_masked(grown.assemble())) == set(masked)
+
+
 def test_recover_shows_a_masked_result_in_full_until_it_is_dropped_again(
     grown: GrowingSession,
 ) -> None:
@@ -327,3 +359,47 @@ def test_a_move_of_the_masked_boundary_reads_the_masked_history_from_the_cache()
         finally:
             session.close()
     assert moves >= 3
+
+
+#: The shipped default batch (``MaskingPolicy.batch_tokens``: "default: 40,000 tokens, or a
+#: quarter of the available input when that is less"), written out here on purpose: a test
+#: reading ``BATCH_TOKENS`` would follow a broken default instead of failing on it.
+SHIPPED_BATCH = 40_000
+
+
+def test_the_shipped_default_batch_holds_the_prefix_for_many_turns_between_moves() -> None:
+    """No masking settings at all, on a shipped 200k-window model: the boundary moves only
+    when about 40,000 tokens of tool output can be masked at once, and between moves the
+    transcript of turn N is a byte prefix of turn N+1's.  Every other masking, window and
+    cache test sets ``batchTokens`` itself.  Mutation: ``BATCH_TOKENS = 1`` masks a little
+    on every turn (each move frees one turn's output, and no turn holds the prefix)."""
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        session = GrowingSession(Path(tmp), {"model": "claude-sonnet-4-5"}, [READ_FILE])
+        previous: bytes | None = None
+        previous_masked: dict[int, dict[str, Any]] = {}
+        moves = holds = 0
+        try:
+            for i in range(30):  # ~60k tokens of tool output: past protect, short of a batch
+                session.append(coding_turn(i, [rng.randint(600, 1400) for _ in range(2)]))
+            for i in range(30, 66):
+                prompt = session.assemble()
+                assert prompt["dashboard"]["window"] == 200_000
+                view = session.view()
+                largest = max(view.tokens(s) for s in range(3, view.head + 1, 4))
+                transcript = canonical(prompt["messages"][:-1])[:-1]  # without the closing "]"
+                masked = _masked(prompt)
+                if previous is not None:
+                    if masked.keys() == previous_masked.keys():
+                        holds += 1
+                        assert transcript.startswith(previous), f"turn {i} rewrote its prefix"
+                    else:
+                        moves += 1
+                        assert previous_masked.keys() < masked.keys()
+                        freed = sum(masked[s]["tokens"] for s in masked.keys() - previous_masked)
+                        assert freed >= SHIPPED_BATCH - largest, (i, freed)
+                previous, previous_masked = transcript, masked
+                session.append(coding_turn(i, [rng.randint(600, 1400) for _ in range(2)]))
+        finally:
+            session.close()
+    assert moves == 2 and holds >= 30  # ~2k tokens of tool output a turn: ~18 turns a batch
