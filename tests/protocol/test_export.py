@@ -14,7 +14,7 @@ import protocol.sessions
 from protocol._base import WireModel
 from protocol.export import PACKAGE_DIR, SCHEMA_FILE, check, render_all, write_all
 from protocol.export._schema import build_schema
-from protocol.methods import ALL_METHODS, MethodSpec
+from protocol.methods import ALL_METHODS, CLIENT_METHODS, MethodSpec
 from protocol.server import PROTOCOL_VERSION
 from sidecar.rpc.handshake import schema_facts
 
@@ -184,8 +184,10 @@ def test_schema_hash_is_the_hash_of_the_committed_schema() -> None:
     facts = schema_facts()
     assert facts.hash == digest
     assert len(digest) == 32
-    # what ``initialize`` advertises is read from the schema: it must match the registry
-    assert facts.methods == [m.name for m in ALL_METHODS]
+    # what ``initialize`` advertises is read from the schema: what a client can call, in the
+    # registry's order; nothing the server sends (issue 20, item 4)
+    assert facts.methods == [m.name for m in CLIENT_METHODS]
+    assert not set(facts.methods) & {m.name for m in ALL_METHODS if m.direction != "clientToServer"}
     assert facts.protocol_version == PROTOCOL_VERSION
     # The generated clients carry the same hash, so a client can compare it at initialize.
     ts = (PACKAGE_DIR / "typescript/context-sidecar.ts").read_text()

@@ -219,7 +219,13 @@ describe("vscode-jsonrpc, used directly, against the real sidecar", () => {
 
   test("what other clients send on their own is ignored quietly, loaded or not (issue 20)", { timeout: 30_000 }, async () => {
     const author = new Author();
-    await author.request("initialize", { processId: process.pid, capabilities: {} });
+    const init = await author.request("initialize", { processId: process.pid, capabilities: {} });
+    // only what a client can call is listed, nothing the server sends (item 4)
+    const methods: string[] = init.capabilities.experimental.contextSidecar.methods;
+    assert.ok(methods.includes("run/start"));
+    for (const m of ["run/event", "run/lagged", "tool/execute", "assembly/request", "approval/request"]) {
+      assert.ok(!methods.includes(m), `methods lists the server-to-client ${m}`);
+    }
     const chatter = async (): Promise<void> => {
       await author.connection.sendNotification("initialized"); // no params (item 1)
       await author.connection.sendNotification("$/cancelRequest");
