@@ -16,7 +16,8 @@ from protocol.export import PACKAGE_DIR, SCHEMA_FILE, check, render_all, write_a
 from protocol.export._schema import build_schema
 from protocol.methods import ALL_METHODS, CLIENT_METHODS, MethodSpec
 from protocol.server import PROTOCOL_VERSION
-from sidecar.rpc.handshake import schema_facts
+from sidecar.demo import contract_line
+from sidecar.rpc.handshake import capabilities_block, schema_facts
 
 REPO = PACKAGE_DIR.parent
 ARTEFACTS = {
@@ -176,6 +177,16 @@ def test_rendering_in_a_fresh_interpreter_gives_the_same_bytes(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     for rel, data in render_all().items():
         assert (tmp_path / rel).read_bytes() == data, rel
+
+
+def test_the_readme_quotes_the_demo_on_the_contract_as_it_is() -> None:
+    """The README shows ``make demo``'s output, whose second line names the schema hash and
+    the method count; both change with the contract, so the quote is held to what the demo
+    prints today (issue 20, item 5).  After a contract change, paste the line it asks for."""
+    readme = (PACKAGE_DIR.parent / "README.md").read_text(encoding="utf-8")
+    line = contract_line(capabilities_block(store_path="/s", max_message_bytes=1 << 20))
+    quoted = [q for q in readme.splitlines() if q.startswith("  protocol v")]
+    assert quoted == [line], f"README's demo output should read:\n{line}"
 
 
 def test_schema_hash_is_the_hash_of_the_committed_schema() -> None:
