@@ -90,6 +90,7 @@ from protocol.tokens import TokensCountParams, TokensCountResult
 
 __all__ = [
     "ALL_METHODS",
+    "CLIENT_METHODS",
     "METHODS_BY_NAME",
     "EmptyParams",
     "MethodSpec",
@@ -368,3 +369,9 @@ ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
 )
 
 METHODS_BY_NAME: dict[str, MethodSpec[Any, Any]] = {m.name: m for m in ALL_METHODS}
+
+#: What a client can call, in the registry's order: ``methods`` of ``initialize`` and
+#: ``server/info``.
+CLIENT_METHODS: tuple[MethodSpec[Any, Any], ...] = tuple(
+    m for m in ALL_METHODS if m.direction == "clientToServer"
+)

@@ -42,6 +42,8 @@ class ServerCapabilities(WireModel):
     schema_hash: str
     """xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types."""
     methods: list[str]
+    """Every method a client can call (its requests and notifications to the server); what
+    the server sends the client (``run/event``, ``tool/execute``, ...) is not listed."""
     limits: Limits
     tokenizers: list[TokenizerInfo]
     default_tokenizer: str

@@ -31,7 +31,7 @@ from sidecar.store import Store
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["run_demo"]
+__all__ = ["contract_line", "run_demo"]
 
 
 def _conversation() -> list[Any]:
@@ -253,6 +253,15 @@ async def _agent_turn(client: SidecarClient, session_id: str, say: Callable[...,
     say()
 
 
+def contract_line(caps: dict[str, Any]) -> str:
+    """The demo's line on the contract the server speaks (quoted in the README, and held to
+    it by ``tests/protocol/test_export.py``)."""
+    return (
+        f"  protocol v{caps['protocolVersion']}, server {caps['serverVersion']}, "
+        f"schema {caps['schemaHash'][:12]}…, {len(caps['methods'])} methods"
+    )
+
+
 async def run_demo(store: Path | None, out: TextIO) -> int:
     def say(line: str = "") -> None:
         out.write(line + "\n")
@@ -268,10 +277,7 @@ async def run_demo(store: Path | None, out: TextIO) -> int:
                 f"▶ started context-sidecar (pid {client.process.pid}) over stdio in "
                 f"{(time.perf_counter() - started) * 1000:.0f} ms"
             )
-            say(
-                f"  protocol v{caps['protocolVersion']}, server {caps['serverVersion']}, "
-                f"schema {caps['schemaHash'][:12]}…, {len(caps['methods'])} methods"
-            )
+            say(contract_line(caps))
             say(f"  store: {caps['storePath']}")
             say()
 

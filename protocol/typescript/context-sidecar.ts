@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "0d4e6ab0c9bf94552420dad4c71ccc67" as const;
+export const SCHEMA_HASH = "a1da2d61bd635169917aba0dbe184ff8" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -1298,6 +1298,10 @@ export interface ServerCapabilities {
   serverVersion: string;
   /** xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types. */
   schemaHash: string;
+  /**
+   * Every method a client can call (its requests and notifications to the server); what
+   * the server sends the client (``run/event``, ``tool/execute``, ...) is not listed.
+   */
   methods: string[];
   limits: Limits;
   tokenizers: TokenizerInfo[];
@@ -1311,6 +1315,10 @@ export interface ServerInfo {
   serverVersion: string;
   /** xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types. */
   schemaHash: string;
+  /**
+   * Every method a client can call (its requests and notifications to the server); what
+   * the server sends the client (``run/event``, ``tool/execute``, ...) is not listed.
+   */
   methods: string[];
   limits: Limits;
   tokenizers: TokenizerInfo[];

@@ -39,6 +39,7 @@ __all__ = [
     "from_domain",
     "from_unexpected",
     "from_validation",
+    "invalid_lsp_params",
     "invalid_request",
     "is_rpc_error",
     "method_not_found",
@@ -82,6 +83,22 @@ def from_validation(exc: ValidationError, method: str) -> JsonRpcException:
         message += f" (and {len(errors) - 1} more)"
     return rpc_error(
         INVALID_PARAMS, message, ErrorData(code=ErrorCode.PARAMS_INVALID, errors=errors)
+    )
+
+
+def invalid_lsp_params(method: str, problems: list[str]) -> JsonRpcException:
+    """An LSP method's params that its ``lsprotocol`` type does not take; ``problems`` as
+    cattrs words them: ``required field missing @ $.params.textDocument``."""
+    errors = []
+    for problem in problems:
+        msg, _, path = problem.rpartition(" @ ")
+        loc = path.removeprefix("$").removeprefix(".params").removeprefix(".")
+        errors.append(ParamError(loc=loc, msg=msg or problem, type="lsp_params"))
+    first = errors[0] if errors else ParamError(loc="", msg="invalid params", type="lsp_params")
+    return rpc_error(
+        INVALID_PARAMS,
+        f"invalid params for {method}: {first.loc or '(params)'}: {first.msg}",
+        ErrorData(code=ErrorCode.PARAMS_INVALID, errors=errors or [first]),
     )
 
 

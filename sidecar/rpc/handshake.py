@@ -73,6 +73,7 @@ class SchemaFacts:
     """xxh3-128 of the committed JSON Schema: equal hashes mean identical wire types."""
     protocol_version: int
     methods: list[str]
+    """What a client can call: the client-to-server methods, in the registry's order."""
 
 
 @cache
@@ -84,7 +85,7 @@ def schema_facts() -> SchemaFacts:
     return SchemaFacts(
         hash=xxhash.xxh3_128_hexdigest(data),
         protocol_version=int(schema["x-protocolVersion"]),
-        methods=[m["name"] for m in schema["x-methods"]],
+        methods=[m["name"] for m in schema["x-methods"] if m["direction"] == "clientToServer"],
     )
 
 

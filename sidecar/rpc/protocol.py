@@ -14,6 +14,13 @@ subclass changes only what a stdio sidecar needs done differently:
 - requests after ``shutdown`` are answered with ``server.shutting_down`` instead of silence;
 - unknown notifications are ignored and unknown requests answered -32601, neither logged;
   a notification that fails is logged, never popped up in the editor;
+- of pygls' built-in LSP handlers only the lifecycle and ``$/setTrace`` are kept: the
+  sidecar advertises no document sync, no commands and no progress of its own, so
+  ``textDocument/*``, ``workspace/executeCommand``, ``window/workDoneProgress/cancel``, ...
+  are methods it does not have (-32601, or ignored when notified);
+- a notification whose params the LSP type of its method does not take (``initialized``
+  without params, ``$/cancelRequest`` with ``[]``) is ignored with a DEBUG line, never
+  structured by pygls (which logs an ERROR with a traceback); a request is answered -32602;
 - ``initialize`` advertises ``capabilities.experimental.contextSidecar``;
 - ``exit`` stops the transport instead of calling ``sys.exit`` inside the event loop.
 """
@@ -24,10 +31,16 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol, lsp_method
-from pygls.protocol.json_rpc import JsonRPCProtocol, MsgId
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCProtocol,
+    JsonRPCRequestMessage,
+    MsgId,
+)
 
 from protocol.errors import (
     INVALID_REQUEST,
@@ -58,6 +71,13 @@ logger = logging.getLogger(__name__)
 
 #: Withdrawn outgoing requests remembered, so that their late answers are expected.
 _MAX_WITHDRAWN = 1024
+#: pygls' built-in handlers the sidecar keeps.  The others serve LSP features it does not
+#: advertise (text and notebook document sync, workspace folders, commands, work done
+#: progress): left in, they would run on what editors send anyway and log tracebacks
+#: (``textDocument/didChange`` of a document never opened) or warnings.
+_PYGLS_BUILTINS = frozenset(
+    {types.INITIALIZE, types.INITIALIZED, types.SHUTDOWN, types.EXIT, types.SET_TRACE}
+)
 
 
 class SidecarProtocol(LanguageServerProtocol):
@@ -76,6 +96,9 @@ class SidecarProtocol(LanguageServerProtocol):
         self._after_answer: dict[MsgId, list[Callable[[], object]]] = {}
         self._withdrawn: dict[MsgId, None] = {}  # insertion-ordered: the oldest go first
         self._initialize_handled = False
+        builtins = self.fm.builtin_features
+        for name in [name for name in builtins if name not in _PYGLS_BUILTINS]:
+            del builtins[name]
 
     # --- incoming ------------------------------------------------------------------------
 
@@ -139,12 +162,41 @@ class SidecarProtocol(LanguageServerProtocol):
         try:
             if message.get("method") == types.INITIALIZE and msg_id is not None:
                 message["params"] = check_initialize_params(message.get("params"))
-            structured = self.structure_message(message)
+            structured = self._structure(message, msg_id)
         except JsonRpcException as exc:
             if msg_id is not None and "method" in message:
                 self._send_response(msg_id, error=_with_code(exc).to_response_error())
             return
-        self.handle_message(structured)
+        if structured is not None:
+            self.handle_message(structured)
+
+    def _structure(self, message: dict[str, Any], msg_id: MsgId | None) -> Any:
+        """The message as pygls dispatches it, or ``None``: a notification to ignore.
+
+        Only the LSP methods the sidecar handles are structured into their ``lsprotocol``
+        types; everything else keeps plain JSON params (the routes validate their own, and a
+        method nobody handles is answered -32601 or ignored by the dispatch).  pygls'
+        :meth:`structure_message` would log an ERROR with a traceback for any LSP method's
+        params it cannot structure, handled or not."""
+        method = message.get("method")
+        if method is None:  # a response: pygls knows the result types of its own requests
+            return self.structure_message(message)
+        handled = method == types.CANCEL_REQUEST or self._handles(method)
+        lsp_type = self.get_message_type(method) if handled else None
+        if lsp_type is None:
+            plain = JsonRPCNotification if msg_id is None else JsonRPCRequestMessage
+            return self._converter.structure(message, plain)
+        if msg_id is not None and "id" not in attrs.fields_dict(lsp_type):
+            # a notification method (``initialized``, ``$/setTrace``) sent with an id: pygls
+            # would take it for the notification and never answer; no request has that name
+            raise errors.method_not_found(method)
+        try:
+            return self._converter.structure(message, lsp_type)
+        except Exception as exc:
+            if msg_id is None:  # LSP: nobody to answer; a client's slip is no server fault
+                logger.debug("ignoring notification %r: %s", method, _structure_problems(exc))
+                return None
+            raise errors.invalid_lsp_params(method, _structure_problems(exc)) from None
 
     def handle_frame_error(self, error: TooLarge | BadHeader) -> None:
         if isinstance(error, TooLarge):
@@ -340,6 +392,16 @@ def _shape_problem(message: dict[str, Any]) -> str | None:
     if "id" in message and ("result" in message or "error" in message):
         return None
     return "not a request, notification or response"
+
+
+def _structure_problems(exc: Exception) -> list[str]:
+    """What cattrs found wrong, one line each (``required field missing @ $.params``)."""
+    from cattrs import transform_error
+    from cattrs.errors import ClassValidationError, IterableValidationError
+
+    if isinstance(exc, ClassValidationError | IterableValidationError):
+        return transform_error(exc)
+    return [f"{type(exc).__name__}: {exc}"]
 
 
 def _with_code(exc: JsonRpcException) -> JsonRpcException:

@@ -425,7 +425,7 @@ async def test_user_turn_over_budget_is_a_clear_error(
 
 async def test_methods_are_registered(sidecar: SidecarClient) -> None:
     names = set(sidecar.capabilities["methods"])
-    assert {s.name for s in m.ALL_METHODS} == names
+    assert {s.name for s in m.CLIENT_METHODS} == names
     assert {
         "context/assemble",
         "context/sources",

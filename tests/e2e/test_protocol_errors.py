@@ -100,6 +100,90 @@ async def test_unknown_notifications_are_ignored_without_a_word(sidecars: Sideca
     assert sidecars.stderr_of(client) == ""
 
 
+#: What clients nobody here wrote send (issue 20): no params, ``[]`` for ``{}``, params an LSP
+#: type does not take, and pygls' document handlers' food.  ``...``: the frame has no params.
+ODD_NOTIFICATIONS: list[tuple[str, Any]] = [
+    ("initialized", ...),  # vscode-jsonrpc's sendNotification("initialized")
+    ("initialized", []),
+    ("workspace/didChangeConfiguration", []),  # Neovim's client:notify(method, {})
+    ("workspace/didChangeConfiguration", ...),
+    ("textDocument/didSave", {"uri": "x"}),
+    ("$/progress", {"x": 1}),
+    ("$/cancelRequest", ...),
+    ("$/cancelRequest", []),
+    ("$/setTrace", {}),
+    ("shutdown", ...),  # a request method sent as a notification
+    # pygls' built-in document handlers, for features the sidecar does not advertise
+    ("textDocument/didOpen", {"textDocument": {"uri": "file:///y"}}),
+    (
+        "textDocument/didChange",
+        {"textDocument": {"uri": "file:///x", "version": 2}, "contentChanges": [{"text": "a"}]},
+    ),
+    ("textDocument/didClose", {"textDocument": {"uri": "file:///never-opened"}}),
+    ("window/workDoneProgress/cancel", {"token": "t"}),
+    ("workspace/didChangeWorkspaceFolders", {"event": {"added": [], "removed": []}}),
+]
+
+
+def notify_raw(client: SidecarClient, method: str, params: Any) -> None:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not ...:
+        message["params"] = params
+    client.send_raw(encode_frame(json.dumps(message).encode()))
+
+
+def loud_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if any(w in line for w in LOUD_WORDS)]
+
+
+LOUD_WORDS = ("Traceback", "ERROR", "WARNING")
+
+
+async def test_odd_notifications_are_ignored_quietly_before_and_after_the_server_loads(
+    sidecars: SidecarFactory,
+) -> None:
+    """Issue 20, items 1 and 2: ignored without an ERROR, a WARNING or a traceback in the log,
+    whether they reach the early dispatch (right after ``initialize``) or pygls (once a
+    ``run/*`` request, which only pygls serves, is answered)."""
+    client = await sidecars.start()
+    for method, params in ODD_NOTIFICATIONS:
+        notify_raw(client, method, params)
+    await still_alive(client)
+    await client.request("session/create", {"title": "loaded"})
+    await client.request("run/list", {})  # held until pygls is attached: it is now
+    for method, params in ODD_NOTIFICATIONS:
+        notify_raw(client, method, params)
+    await still_alive(client)
+    assert await client.close() == 0
+    logged = sidecars.stderr_of(client)
+    assert loud_lines(logged) == [], logged
+    assert logged == ""
+
+
+async def test_requests_to_methods_the_sidecar_does_not_have_get_minus_32601(
+    sidecars: SidecarFactory,
+) -> None:
+    """Issue 20, item 3: no ``executeCommandProvider`` is advertised, so
+    ``workspace/executeCommand`` is a method the sidecar does not have, like any LSP request
+    it does not serve (whatever their params), and a notification method sent with an id."""
+    client = await sidecars.start()
+    await client.request("run/list", {})
+    for method, params in [
+        ("workspace/executeCommand", {"command": "x"}),
+        ("textDocument/hover", {}),
+        ("initialized", {}),
+        ("$/setTrace", {"value": "off"}),
+    ]:
+        err = await error_of(client, method, params)
+        assert (err.code, err.data) == (
+            -32601,
+            {"code": "method.not_found", "retryable": False, "details": {"method": method}},
+        ), method
+    await still_alive(client)
+    assert await client.close() == 0
+    assert sidecars.stderr_of(client) == ""
+
+
 async def test_a_failing_notification_pops_nothing_up(sidecars: SidecarFactory) -> None:
     """A request method sent as a notification, with bad params: there is no one to answer,
     and an editor pop-up is no answer either; the log says it in one line."""

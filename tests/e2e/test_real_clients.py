@@ -248,7 +248,14 @@ def test_neovim_plain_vim_lsp_start_writes_a_buffer_without_errors(tmp_path: Pat
     report = f"{json.dumps(result, indent=1)}\n--- lsp.log\n{log}\n{output}"
 
     assert result.get("error") is None, report
-    assert result["steps"] == ["initialized", "written", "pinged", "stopped"], report
+    assert result["steps"] == [
+        "initialized",
+        "chatter before the server loaded",
+        "written",
+        "chatter once the server loaded",
+        "pinged",
+        "stopped",
+    ], report
     assert result["attached"] is True and result["still_attached"] is True, report
     assert result["file"] == ['print("hello")', "print(1)", "print(2)", "print(3)"], report
     assert result["ping_empty_dict"] == {"ok": True}, report
@@ -257,7 +264,10 @@ def test_neovim_plain_vim_lsp_start_writes_a_buffer_without_errors(tmp_path: Pat
     # each :w sent textDocument/didSave; nothing the editor did may pop up an error (item 6)
     assert _errors_in(result["messages_while_attached"]) == [], report
     assert _errors_in(result["messages"]) == [], report
-    # Neovim copies every stderr line of the server into lsp.log as [ERROR] (item 11)
+    # Neovim copies every stderr line of the server into lsp.log as [ERROR] (item 11), the
+    # WARNINGs and tracebacks of notifications it sent on its own included (issue 20)
     assert [line for line in log.splitlines() if "[ERROR]" in line] == [], report
     # `{}` from Lua is `[]` on the wire: still the empty params object (item 8)
     assert result["ping_empty_table"] == {"ok": True}, report
+    # no execute-command capability: -32601, as for any method the server does not have
+    assert result["execute_command"] == {"code": -32601, "data_code": "method.not_found"}, report

@@ -56,7 +56,11 @@ async def test_initialize_advertises_the_contract(sidecar: SidecarClient) -> Non
     schema = (PACKAGE_DIR / SCHEMA_FILE).read_bytes()
     assert caps["protocolVersion"] == 1
     assert caps["schemaHash"] == xxhash.xxh3_128_hexdigest(schema)
-    assert caps["methods"] == [spec.name for spec in m.ALL_METHODS]
+    assert caps["methods"] == [spec.name for spec in m.CLIENT_METHODS]
+    # only what a client can call: not what the server sends (issue 20, item 4)
+    server_sends = {"run/event", "run/lagged", "tool/execute", "approval/request"}
+    assert not server_sends & set(caps["methods"])
+    assert (await sidecar.request("server/info", {}))["methods"] == caps["methods"]
     assert caps["limits"]["maxMessageBytes"] > 0
     assert {t["id"] for t in caps["tokenizers"]} >= {"cl100k_base", "estimate"}
     assert caps["defaultTokenizer"] == "cl100k_base"

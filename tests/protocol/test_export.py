@@ -14,9 +14,10 @@ import protocol.sessions
 from protocol._base import WireModel
 from protocol.export import PACKAGE_DIR, SCHEMA_FILE, check, render_all, write_all
 from protocol.export._schema import build_schema
-from protocol.methods import ALL_METHODS, MethodSpec
+from protocol.methods import ALL_METHODS, CLIENT_METHODS, MethodSpec
 from protocol.server import PROTOCOL_VERSION
-from sidecar.rpc.handshake import schema_facts
+from sidecar.demo import contract_line
+from sidecar.rpc.handshake import capabilities_block, schema_facts
 
 REPO = PACKAGE_DIR.parent
 ARTEFACTS = {
@@ -178,14 +179,26 @@ def test_rendering_in_a_fresh_interpreter_gives_the_same_bytes(tmp_path: Path) -
         assert (tmp_path / rel).read_bytes() == data, rel
 
 
+def test_the_readme_quotes_the_demo_on_the_contract_as_it_is() -> None:
+    """The README shows ``make demo``'s output, whose second line names the schema hash and
+    the method count; both change with the contract, so the quote is held to what the demo
+    prints today (issue 20, item 5).  After a contract change, paste the line it asks for."""
+    readme = (PACKAGE_DIR.parent / "README.md").read_text(encoding="utf-8")
+    line = contract_line(capabilities_block(store_path="/s", max_message_bytes=1 << 20))
+    quoted = [q for q in readme.splitlines() if q.startswith("  protocol v")]
+    assert quoted == [line], f"README's demo output should read:\n{line}"
+
+
 def test_schema_hash_is_the_hash_of_the_committed_schema() -> None:
     committed = (PACKAGE_DIR / SCHEMA_FILE).read_bytes()
     digest = xxhash.xxh3_128_hexdigest(committed)
     facts = schema_facts()
     assert facts.hash == digest
     assert len(digest) == 32
-    # what ``initialize`` advertises is read from the schema: it must match the registry
-    assert facts.methods == [m.name for m in ALL_METHODS]
+    # what ``initialize`` advertises is read from the schema: what a client can call, in the
+    # registry's order; nothing the server sends (issue 20, item 4)
+    assert facts.methods == [m.name for m in CLIENT_METHODS]
+    assert not set(facts.methods) & {m.name for m in ALL_METHODS if m.direction != "clientToServer"}
     assert facts.protocol_version == PROTOCOL_VERSION
     # The generated clients carry the same hash, so a client can compare it at initialize.
     ts = (PACKAGE_DIR / "typescript/context-sidecar.ts").read_text()

@@ -104,6 +104,9 @@ describe("SidecarHost against the real sidecar", () => {
     for (const m of ["session/create", "run/start", "run/subscribe", "run/cancel", "server/sleep"]) {
       assert.ok(host.capabilities.methods.includes(m), `methods lack ${m}`);
     }
+    for (const m of ["run/event", "run/lagged", "tool/execute", "assembly/request", "approval/request"]) {
+      assert.ok(!host.capabilities.methods.includes(m), `methods list the server-to-client ${m}`);
+    }
     assert.match(host.capabilities.schemaHash, /^[0-9a-f]{32}$/);
     const pong = await host.request("server/ping", {});
     assert.ok(pong);

@@ -217,6 +217,47 @@ describe("vscode-jsonrpc, used directly, against the real sidecar", () => {
     assert.equal(author.stderr, "");
   });
 
+  test("what other clients send on their own is ignored quietly, loaded or not (issue 20)", { timeout: 30_000 }, async () => {
+    const author = new Author();
+    const init = await author.request("initialize", { processId: process.pid, capabilities: {} });
+    // only what a client can call is listed, nothing the server sends (item 4)
+    const methods: string[] = init.capabilities.experimental.contextSidecar.methods;
+    assert.ok(methods.includes("run/start"));
+    for (const m of ["run/event", "run/lagged", "tool/execute", "assembly/request", "approval/request"]) {
+      assert.ok(!methods.includes(m), `methods lists the server-to-client ${m}`);
+    }
+    const chatter = async (): Promise<void> => {
+      await author.connection.sendNotification("initialized"); // no params (item 1)
+      await author.connection.sendNotification("$/cancelRequest");
+      await author.connection.sendNotification("workspace/didChangeConfiguration", {});
+      await author.connection.sendNotification("textDocument/didSave", { uri: "x" });
+      await author.connection.sendNotification("$/progress", { x: 1 });
+      // pygls' document handlers, for features the sidecar does not advertise (item 2)
+      await author.connection.sendNotification("textDocument/didChange", {
+        textDocument: { uri: "file:///x", version: 2 },
+        contentChanges: [{ text: "a" }],
+      });
+      await author.connection.sendNotification("window/workDoneProgress/cancel", { token: "t" });
+    };
+    await chatter(); // right after initialize: the early dispatch meets them
+    await author.request("session/create", { title: "loaded" });
+    await author.request("run/list", {}); // only the full server answers run/*: it has loaded
+    await chatter();
+    // no execute-command capability: a method the sidecar does not have (item 3)
+    await assert.rejects(author.request("workspace/executeCommand", { command: "x" }), (err: unknown) => {
+      assert.ok(err instanceof ResponseError, String(err));
+      assert.equal(err.code, -32601);
+      assert.equal((err.data as { code: string }).code, "method.not_found");
+      return true;
+    });
+    assert.equal(typeof (await author.request("server/ping", {})).time, "string");
+    assert.equal(await author.shutdown(), 0);
+    assert.deepEqual(author.shown, []);
+    const loud = author.stderr.split("\n").filter((l) => /Traceback|ERROR|WARNING/.test(l));
+    assert.deepEqual(loud, [], author.stderr);
+    assert.equal(author.stderr, "");
+  });
+
   test("a raw-JSON host's initialize: only capabilities, no processId (item 7)", { timeout: 30_000 }, async () => {
     const author = new Author();
     const init = await author.request("initialize", { capabilities: {} });

@@ -772,7 +772,7 @@
 ---@field protocolVersion integer
 ---@field serverVersion string
 ---@field schemaHash string # xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types.
----@field methods string[]
+---@field methods string[] # Every method a client can call (its requests and notifications to the server); what the server sends the client (``run/event``, ``tool/execute``, ...) is not listed.
 ---@field limits context_sidecar.Limits
 ---@field tokenizers context_sidecar.TokenizerInfo[]
 ---@field defaultTokenizer string
@@ -783,7 +783,7 @@
 ---@field protocolVersion integer
 ---@field serverVersion string
 ---@field schemaHash string # xxh3-128 of the generated JSON Schema: equal hashes mean identical wire types.
----@field methods string[]
+---@field methods string[] # Every method a client can call (its requests and notifications to the server); what the server sends the client (``run/event``, ``tool/execute``, ...) is not listed.
 ---@field limits context_sidecar.Limits
 ---@field tokenizers context_sidecar.TokenizerInfo[]
 ---@field defaultTokenizer string
@@ -1207,7 +1207,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "0d4e6ab0c9bf94552420dad4c71ccc67",
+  SCHEMA_HASH = "a1da2d61bd635169917aba0dbe184ff8",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

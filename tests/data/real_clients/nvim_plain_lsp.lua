@@ -32,6 +32,23 @@ local ok, err = xpcall(function()
   step("initialized")
   result.attached = client.attached_buffers[buf] == true
 
+  -- what an author's plugin sends on its own, with Lua's `{}` (`[]` on the wire) for params,
+  -- and pygls' document handlers' food (issue 20, items 1 and 2): once right after
+  -- initialize, once the full server has loaded; none of it may reach lsp.log as [ERROR]
+  local function chatter()
+    client:notify("workspace/didChangeConfiguration", {})
+    client:notify("initialized", {})
+    client:notify("textDocument/didSave", { uri = "x" })
+    client:notify("$/progress", { x = 1 })
+    client:notify("textDocument/didChange", {
+      textDocument = { uri = "file:///x", version = 2 },
+      contentChanges = { { text = "a" } },
+    })
+    client:notify("window/workDoneProgress/cancel", { token = "t" })
+  end
+  chatter()
+  step("chatter before the server loaded")
+
   -- edit and write the real file several times (didChange / didSave go out on each)
   for i = 1, 3 do
     vim.api.nvim_buf_set_lines(buf, -1, -1, false, { ("print(%d)"):format(i) })
@@ -40,6 +57,16 @@ local ok, err = xpcall(function()
   end
   step("written")
   result.file = vim.fn.readfile(vim.fs.joinpath(root, "main.py"))
+
+  assert(client:request_sync("session/create", { title = "loaded" }, 10000, buf), "session/create")
+  -- only the full server answers run/*: once this is answered it has loaded
+  assert(client:request_sync("run/list", vim.empty_dict(), 10000, buf), "run/list")
+  chatter()
+  step("chatter once the server loaded")
+  -- no execute-command capability is advertised: a method the server does not have (item 3)
+  local command = client:request_sync("workspace/executeCommand", { command = "x" }, 10000, buf)
+  result.execute_command = command and command.err
+    and { code = command.err.code, data_code = command.err.data and command.err.data.code }
 
   -- the server answers in order: once a request after the writes is answered, whatever the
   -- writes caused (a window/showMessage, say) has reached the client too
