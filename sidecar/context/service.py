@@ -167,13 +167,18 @@ class ContextService:
         """Record ``prompt`` (an assembled prompt or snapshot) as the session's latest request."""
         self.memory(session_id).previous_request = request_shape(prompt)
 
-    def previous_sent(self, session_id: str, target: str) -> RequestShape | None:
+    def previous_sent(
+        self, session_id: str, target: str, current: str | None = None
+    ) -> RequestShape | None:
         """The session's previous request body as sent: remembered in this process, else
-        the newest indexed snapshot lowered again (after a restart: snapshots keep their bytes'
-        order, so it lowers to what was sent).  Blocking: may read a snapshot."""
+        the newest indexed snapshot but ``current`` (the snapshot of the request being made)
+        lowered again (after a restart: snapshots keep their bytes' order, so it lowers to what
+        was sent).  Blocking: may read a snapshot."""
         memory = self.memory(session_id)
         if memory.previous_sent is None:
-            index = self.store.snapshot_index.read(session_id)
+            index = [
+                i for i in self.store.snapshot_index.read(session_id) if i["snapshotId"] != current
+            ]
             if index:
                 try:
                     snapshot = json.loads(self.store.blobs.get(index[-1]["snapshotId"]))
@@ -182,7 +187,9 @@ class ContextService:
                         target, body, snapshot["modelLimits"]["model"], self._tokenizer(snapshot)
                     )
                 except (NotFoundError, ValueError, KeyError, TypeError) as exc:
-                    logger.warning("no previous body from snapshot %s: %r", index[-1], exc)
+                    logger.warning(
+                        "no previous body from snapshot %s: %s", index[-1]["snapshotId"], exc
+                    )
         return memory.previous_sent
 
     def account_sent(
@@ -600,9 +607,12 @@ class ContextService:
             locator="environment",
         )
 
-    def assemble_live(self, params: ContextAssembleParams) -> tuple[dict[str, Any], bytes]:
+    def assemble_live(
+        self, params: ContextAssembleParams, turn: list[dict[str, Any]] | None = None
+    ) -> tuple[dict[str, Any], bytes]:
         """``context/assemble``: capture (nothing persisted) + build + assemble, answering
-        with the messages already serialised."""
+        with the messages already serialised.  ``turn``: the turn's messages after the user's
+        (a run's settled rounds), as a run's later round assembles them."""
         now = _now_clock()
         clock = Clock(date=params.date, time=now.time) if params.date else now
         captured = self.capture(
@@ -628,6 +638,7 @@ class ContextService:
             extra_sources=list(sources.values()),
             diagnostics=captured.diagnostics,
             instructions_diff=diff,
+            turn=turn,
         )
         built.inputs.previous = self.previous_request(params.session_id)
         result, messages_json = assemble_with_json(built.inputs)
@@ -647,9 +658,11 @@ class ContextService:
             result["body"] = lower_result(result, lower_to, self.store.blobs.get, params.session_id)
         return result, messages_json
 
-    def assemble(self, params: ContextAssembleParams) -> dict[str, Any]:
+    def assemble(
+        self, params: ContextAssembleParams, turn: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         """:meth:`assemble_live` without the serialised messages."""
-        return self.assemble_live(params)[0]
+        return self.assemble_live(params, turn)[0]
 
 
 def lower_result(
@@ -659,7 +672,11 @@ def lower_result(
     from protocol.context import AssembledPrompt
     from sidecar.context.lower import lower
 
-    validated = AssembledPrompt.model_validate(prompt, by_alias=True, by_name=False)
+    fields = AssembledPrompt.model_fields
+    known = {f.alias or name for name, f in fields.items()}  # a snapshot has more: its own
+    validated = AssembledPrompt.model_validate(
+        {k: v for k, v in prompt.items() if k in known}, by_alias=True, by_name=False
+    )
     return lower(validated, target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]
 
 

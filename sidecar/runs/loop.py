@@ -323,7 +323,9 @@ class RunLoop:
         body: dict[str, Any] = {}
         target = PROVIDER_TARGET.get(profile.provider)
         if self.provider.name != "scripted" and target is not None:
-            body, predicted = await anyio.to_thread.run_sync(self._lower, target, result)
+            body, predicted = await anyio.to_thread.run_sync(
+                self._lower, target, result, snapshot_id
+            )
         self.emit(
             "model.requestCreated",
             {"round": rounds, "provider": self.provider.name, "model": profile.model},
@@ -379,7 +381,9 @@ class RunLoop:
             await self._store_message("assistant", content)
         return calls
 
-    def _lower(self, target: str, result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _lower(
+        self, target: str, result: dict[str, Any], snapshot_id: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """This round's request body, and the cache prediction made on it (against the body
         sent before: the session's, or a sub-agent's own previous round's)."""
         keyed = getattr(self.provider, "accepts_cache_key", True)
@@ -390,7 +394,7 @@ class RunLoop:
             body.setdefault(key, value)
         previous = self._previous_sent
         if self.agent is None and previous is None:
-            previous = self.context.previous_sent(self.session_id, target)
+            previous = self.context.previous_sent(self.session_id, target, snapshot_id)
         session = self.session_id if self.agent is None else None
         provider = self.s.effective.profile.provider
         predicted, self._previous_sent = self.context.account_sent(

@@ -3,7 +3,8 @@
 Real runs against a loopback provider that records every body (``bench.loopback``): a model
 that calls tools every turn — once 25 calls in parallel, more than Anthropic's 20-block
 look-back — with results of a few hundred to a few thousand tokens, in a window small enough
-that the history window moves.  Every request's ``predictedCache`` (journaled on
+that the history window moves, and a restart of the sidecar halfway.  Every request's
+``predictedCache`` (journaled on
 ``model.completed``) is checked against a simulator written from the provider's documented
 rules (``bench.cache_sim``: Anthropic's breakpoints with the 20-block look-back and the
 1,024-token minimum; OpenAI's automatic prefix cache from 1,024 tokens in 128-token steps, per
@@ -108,6 +109,10 @@ async def test_the_prediction_agrees_with_the_simulator_on_every_request(
         sid = (await client.request("session/create", {"title": "sim"}))["sessionId"]
         host = ReadingHost(client, seed=7)
         for number in range(len(CALLS_PER_TURN) * 2):
+            if number == len(CALLS_PER_TURN):  # a restart: the same store, a new process
+                await client.close()
+                client = await sidecars.start(env=env)
+                host = ReadingHost(client, seed=number)
             run = await client.request(
                 "run/start",
                 {
