@@ -1,26 +1,40 @@
-"""Cache: what a long coding session costs under Anthropic's prompt cache, policy by policy.
+"""Cache: what a session costs under Anthropic's prompt cache, shape by shape, policy by policy.
 
-One deterministic coding session (seeded): every turn a user message, an assistant message
-with 1-3 parallel ``read_file`` calls, their results (300-3,000 tokens each) and an answer —
-~3.6k tokens a turn, ~550k over 150 turns, so a 200k window overflows about three times.  Each
-turn is one request (``context/assemble`` lowered to ``anthropic-messages``, in process), priced
-by :class:`bench.cache_sim.AnthropicCache`, a simulation written from Anthropic's documented
-rules (20-block look-back, 1,024-token minimum, at most four markers), independent of the
-sidecar's own prediction.
+Three deterministic session shapes (seeded), each a generator ``(turns, seed) -> list[Turn]``
+(:data:`SHAPES`):
+
+- ``coding`` (150 turns): every turn a user message, an assistant message with 1-3 parallel
+  ``read_file`` calls, their results (300-3,000 tokens each) and an answer — ~3.6k tokens a
+  turn, ~550k over 150 turns, so a 200k window overflows about three times;
+- ``huge results`` (60 turns): one ``run_command`` call a turn whose result is 4k-15k tokens
+  (test logs, builds) — ~10k tokens a turn, ~600k in all;
+- ``chat`` (400 turns, no tools offered): a user message of 15-250 words and an answer of
+  150-950 — ~700 tokens a turn, ~280k in all, so the budget overflows for the last third.
+
+Each turn is one request (``context/assemble`` lowered to ``anthropic-messages``, in process),
+priced by :class:`bench.cache_sim.AnthropicCache`, a simulation written from Anthropic's
+documented rules (20-block look-back, 1,024-token minimum, at most four markers), independent
+of the sidecar's own prediction.
 
 Input tokens only (the output is the same whatever the policy), at Sonnet 4.5's rates:
 $3 / M input, $3.75 / M cache write (5 minutes), $0.30 / M cache read.  Tokens are counted with
 tiktoken ``cl100k_base`` on each block's JSON, for every policy alike.
 
 Policies, side by side on the same session and budget: context-sidecar with the default
-profile (the host never follows compaction advice: compaction is off), with
-``historyWindow.maxMessages: 50``, with ``historyWindow.maxTokens: 60000``; a host that follows
-the sidecar's compaction advice (it appends a compaction entry with a ~1.5k-token summary it
-wrote itself: no model call is made or priced); and LangChain ``trim_messages(strategy="last",
-start_on="human")`` over the same messages with the same system prompt, tools, budget and the
-same four breakpoints (end of tools, end of system, the message before the new turn, the new
-turn).  Columns: cache-read share of all input tokens, cost of the session, transcript tokens
-visible per request and user turns visible per request (their text, whole), on average.
+profile (the host never follows compaction advice: compaction is off; the notes say how often
+it was advised), with ``historyWindow.maxMessages: 50`` and with ``historyWindow.maxTokens:
+60000``; each beside LangChain ``trim_messages(strategy="last", start_on="human")`` over the same
+messages with the same system prompt, tools, budget, cap and the same four breakpoints (end of
+tools, end of system, the message before the new turn, the new turn).  Columns: cache-read
+share of all input tokens, cost of the session, transcript tokens visible per request and user
+turns visible per request (their text, whole), on average.  Each read-share row notes the
+*bound* of its policy: the read share if every request wrote only what is new in it (the
+previous turn's calls, results and answer and the new user turn; the whole first request) and
+read everything else.
+
+(A host following the compaction advice is not a row: with masking the advice never comes in
+the coding and huge-results shapes, so it repeated the default row; in the chat it would
+replace the history by a host-written summary, not a policy of the sidecar's.)
 """
 
 from __future__ import annotations
@@ -31,19 +45,22 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import tiktoken
 
 from bench.assembly import WORDS  # the same synthetic vocabulary as the assembly suite
-from bench.cache_sim import AnthropicCache, Bill
+from bench.cache_sim import AnthropicCache, Bill, block_tokens
 from bench.common import Options, Row, Target
 from protocol.context import ContextAssembleParams
 from protocol.sessions import SessionAppendParams
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 WINDOW = 200_000
 MAX_OUTPUT = 16_000
@@ -115,6 +132,63 @@ def session(turns: int, seed: int = 12) -> list[Turn]:
     return out
 
 
+def _user(rng: random.Random, t: int, low: int, high: int) -> dict[str, Any]:
+    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high)))
+    return {
+        "kind": "message",
+        "role": "user",
+        "content": [{"type": "text", "text": f"Turn {t}: {text}"}],
+    }
+
+
+def _say(rng: random.Random, role: str, low: int, high: int) -> dict[str, Any]:
+    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high)))
+    return {"kind": "message", "role": role, "content": [{"type": "text", "text": text}]}
+
+
+def huge_results(turns: int, seed: int = 19) -> list[Turn]:
+    """Few turns, each with one very large tool result (a command's log: 4k-15k tokens)."""
+    rng = random.Random(seed)
+    out: list[Turn] = []
+    for t in range(1, turns + 1):
+        user = _user(rng, t, 20, 120)
+        call = {
+            "type": "toolCall",
+            "callId": f"call_{t}",
+            "name": "run_command",
+            "arguments": {"command": f"pytest -x tests/{rng.choice(WORDS)} -k {rng.choice(WORDS)}"},
+        }
+        log = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4_000, 15_000)))
+        result = {
+            "type": "toolResult",
+            "callId": f"call_{t}",
+            "content": [{"type": "text", "text": log}],
+        }
+        ask = _say(rng, "assistant", 15, 60)
+        ask["content"].append(call)
+        rest = [ask, {"kind": "message", "role": "user", "content": [result]}]
+        rest.append(_say(rng, "assistant", 100, 300))
+        out.append(Turn(user, rest))
+    return out
+
+
+def chat(turns: int, seed: int = 7) -> list[Turn]:
+    """A long chat without tools: a question of 15-250 words, an answer of 150-950."""
+    rng = random.Random(seed)
+    return [
+        Turn(_user(rng, t, 15, 250), [_say(rng, "assistant", 150, 950)])
+        for t in range(1, turns + 1)
+    ]
+
+
+#: name -> (generator ``(turns, seed) -> turns``, turns in a full run, turns in a quick run).
+SHAPES: dict[str, tuple[Callable[[int, int], list[Turn]], int, int]] = {
+    "coding": (session, 150, 60),
+    "huge results": (huge_results, 60, 24),
+    "chat": (chat, 400, 120),
+}
+
+
 # --- the policies ------------------------------------------------------------------------------
 
 
@@ -125,13 +199,25 @@ class Outcome:
     requests: int = 0
     transcript_tokens: int = 0
     turns_seen: int = 0
-    compactions: int = 0
+    advised: int = 0
+    """Requests for which the sidecar advised compaction (the host did not follow it)."""
+    new_tokens: int = 0
+    """Tokens new in each request (see :func:`_new_tokens`), summed: the least it must write."""
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    """Per request: what it billed and where the window and the masked boundary were."""
 
-    def add(self, bill: Bill, transcript_tokens: int, turns_seen: int) -> None:
+    def add(
+        self, bill: Bill, transcript_tokens: int, turns_seen: int, new_tokens: int, **where: Any
+    ) -> None:
         self.bill.add(bill)
         self.requests += 1
         self.transcript_tokens += transcript_tokens
         self.turns_seen += turns_seen
+        self.new_tokens += new_tokens
+        self.trace.append(
+            {"read": bill.read, "write": bill.write, "uncached": bill.uncached, "new": new_tokens}
+            | where
+        )
 
     @property
     def read_share(self) -> float:
@@ -144,6 +230,28 @@ class Outcome:
     @property
     def mean_turns(self) -> float:
         return self.turns_seen / max(self.requests, 1)
+
+    @property
+    def bound(self) -> float:
+        """The read share if each request wrote only what is new in it."""
+        total = self.bill.total
+        return 100 * (total - self.new_tokens) / total if total else 0.0
+
+
+def _new_tokens(body: dict[str, Any], current: int) -> int:
+    """Tokens of the blocks that follow the previous turn's user text (the previous turn's
+    calls, results and answer, and the new turn); the whole request for the first turn or
+    when that text is not in view."""
+    blocks = [*body.get("tools", []), *body.get("system", [])]
+    mark = None
+    for message in body["messages"]:
+        content = message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            blocks.append(block)
+            text = block.get("text") if isinstance(block, dict) else None
+            if message["role"] == "user" and text and text.startswith(f"Turn {current - 1}:"):
+                mark = len(blocks)
+    return sum(block_tokens(b)[1] for b in blocks[mark or 0 :])
 
 
 def _turns_seen(messages: list[dict[str, Any]], current: int) -> int:
@@ -170,17 +278,40 @@ TOOLS = [
             "properties": {"path": {"type": "string", "description": "workspace-relative"}},
             "required": ["path"],
         },
-    }
+    },
+    {
+        "name": "run_command",
+        "description": "Run a shell command in the workspace and return its output.",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "the command line"}},
+            "required": ["command"],
+        },
+    },
 ]
 
 
-def _request(session_id: str, turn: Turn, profile: dict[str, Any]) -> ContextAssembleParams:
+def tools_for(turns: list[Turn]) -> list[dict[str, Any]]:
+    """The tools of :data:`TOOLS` a session calls (none for a chat): what its host offers."""
+    called = {
+        part["name"]
+        for turn in turns
+        for message in turn.rest
+        for part in message["content"]
+        if part["type"] == "toolCall"
+    }
+    return [tool for tool in TOOLS if tool["name"] in called]
+
+
+def _request(
+    session_id: str, turn: Turn, profile: dict[str, Any], tools: list[dict[str, Any]]
+) -> ContextAssembleParams:
     return ContextAssembleParams.model_validate(
         {
             "sessionId": session_id,
             "userTurn": turn.user["content"],
             "date": "2026-12-01",
-            "tools": TOOLS,
+            "tools": tools,
             "lowerTo": "anthropic-messages",
             "profile": {"window": WINDOW, "maxOutput": MAX_OUTPUT, **profile},
         },
@@ -189,12 +320,13 @@ def _request(session_id: str, turn: Turn, profile: dict[str, Any]) -> ContextAss
 
 
 def run_sidecar(
-    name: str, turns: list[Turn], profile: dict[str, Any], *, follow_advice: bool = False
+    name: str, turns: list[Turn], profile: dict[str, Any]
 ) -> tuple[Outcome, dict[str, Any]]:
     """Every turn: assemble, price, append the turn.  Returns the first answer too (the
     LangChain host borrows its system prompt and tools)."""
     outcome = Outcome(name)
     cache = AnthropicCache()
+    tools = tools_for(turns)
     first: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="cs-bench-cache-") as tmp:
         store = Store(Path(tmp))
@@ -202,7 +334,7 @@ def run_sidecar(
 
         def assemble(session_id: str, turn: Turn) -> dict[str, Any]:
             """What ``context/assemble`` with ``lowerTo`` answers (the RPC handler's steps)."""
-            return service.assemble(_request(session_id, turn, profile))
+            return service.assemble(_request(session_id, turn, profile, tools))
 
         async def append(session_id: str, entries: list[dict[str, Any]]) -> None:
             params = SessionAppendParams.model_validate(
@@ -217,29 +349,20 @@ def run_sidecar(
             sid = created.session_id
             for number, turn in enumerate(turns, start=1):
                 answer = assemble(sid, turn)
-                advice = answer["compaction"]
-                if follow_advice and advice["advised"]:
-                    head = answer["throughSeq"]
-                    summary = f"Summary of the conversation through entry {head}: " + " ".join(
-                        WORDS[i % len(WORDS)] for i in range(SUMMARY_WORDS)
-                    )
-                    entry: dict[str, Any] = {
-                        "kind": "compaction",
-                        "summary": summary,
-                        "throughSeq": head,
-                    }
-                    if advice.get("keepFromSeq") is not None:
-                        entry["keepFromSeq"] = advice["keepFromSeq"]
-                    await append(sid, [entry])
-                    outcome.compactions += 1
-                    answer = assemble(sid, turn)
+                outcome.advised += bool(answer["compaction"]["advised"])
                 if not first:
                     first.update(answer)
                 body = answer["body"]
+                dashboard = answer["dashboard"]
+                masking = dashboard.get("masking") or {}
                 outcome.add(
                     cache.price(body),
-                    answer["dashboard"]["categories"]["transcript"],
+                    dashboard["categories"]["transcript"],
                     _turns_seen(body["messages"], number),
+                    _new_tokens(body, number),
+                    start=(dashboard.get("historyWindow") or {}).get("startSeq"),
+                    masked=masking.get("maskedResults", 0),
+                    head=answer["throughSeq"],
                 )
                 await append(sid, [turn.user, *turn.rest])
 
@@ -267,17 +390,18 @@ def run_langchain(
     body = first["body"]
     tools, system = body.get("tools", []), body.get("system", [])
     dashboard = first["dashboard"]
-    fixed = dashboard["used"] - dashboard["categories"]["transcript"]
-    budget = dashboard["availableInput"] - fixed  # the room the transcript has
-    memo: dict[int, int] = {}
+    categories = dashboard["categories"]
+    fixed = dashboard["used"] - categories["transcript"] - categories["userTurn"]
+    budget = dashboard["availableInput"] - fixed  # the room the transcript and the turn have
+    memo: dict[int, tuple[Any, int]] = {}  # the message is kept: its id is never reused
 
     def tokens(message: Any) -> int:
         key = id(message)
         if key not in memo:
             text = message.content if isinstance(message.content, str) else str(message.content)
             calls = json.dumps(getattr(message, "tool_calls", None) or [])
-            memo[key] = 4 + len(_ENCODING.encode_ordinary(text + calls))
-        return memo[key]
+            memo[key] = (message, 4 + len(_ENCODING.encode_ordinary(text + calls)))
+        return memo[key][1]
 
     def to_langchain(entry: dict[str, Any]) -> list[Any]:
         parts = entry["content"]
@@ -354,7 +478,13 @@ def run_langchain(
             )
         messages = lowered(kept, user)
         bill = cache.price({"tools": marked_tools, "system": marked_system, "messages": messages})
-        outcome.add(bill, sum(tokens(m) for m in kept), _turns_seen(messages, number))
+        body = {"tools": marked_tools, "system": marked_system, "messages": messages}
+        outcome.add(
+            bill,
+            sum(tokens(m) for m in kept),
+            _turns_seen(messages, number),
+            _new_tokens(body, number),
+        )
         for entry in (turn.user, *turn.rest):
             history += to_langchain(entry)
     return outcome
@@ -362,63 +492,87 @@ def run_langchain(
 
 # --- the suite ---------------------------------------------------------------------------------
 
-POLICIES: tuple[tuple[str, dict[str, Any], bool], ...] = (
-    ("default profile (compaction off)", {}, False),
-    ("historyWindow.maxMessages: 50", {"historyWindow": {"maxMessages": 50}}, False),
-    ("historyWindow.maxTokens: 60000", {"historyWindow": {"maxTokens": 60_000}}, False),
-    ("host follows compaction advice", {}, True),
+#: (name, profile): the default and an explicit cap of each kind, in every shape.
+POLICIES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("default profile", {}),
+    ("historyWindow.maxMessages: 50", {"historyWindow": {"maxMessages": 50}}),
+    ("historyWindow.maxTokens: 60000", {"historyWindow": {"maxTokens": 60_000}}),
 )
 
 
+def measure(shape: str, quick: bool = False) -> list[tuple[Outcome, Outcome | None]]:
+    """Every policy on one shape, each beside LangChain at the same cap."""
+    turns = _turns(shape, quick)
+    out: list[tuple[Outcome, Outcome | None]] = []
+    for name, profile in POLICIES:
+        outcome, first = run_sidecar(name, turns, profile)
+        out.append((outcome, run_langchain(turns, first, profile.get("historyWindow"))))
+    return out
+
+
+#: Each shape's seed (its generator's default).
+SEEDS = {"coding": 12, "huge results": 19, "chat": 7}
+
+
+def _turns(shape: str, quick: bool) -> list[Turn]:
+    generator, full, short = SHAPES[shape]
+    return generator(short if quick else full, SEEDS[shape])
+
+
+def _rows(shape: str, outcome: Outcome, peer: Outcome | None) -> list[Row]:
+    default = not outcome.name.startswith("historyWindow")
+    what = f"{shape}, {outcome.name}"
+    peer_name = peer.name if peer else None
+    notes = f"bound {outcome.bound:.1f}% (each request writes only what is new in it)"
+    if outcome.advised:
+        notes += f"; compaction advised for {outcome.advised} of {outcome.requests} requests"
+    return [
+        Row(
+            "cache",
+            f"cache-read share, {what}",
+            outcome.read_share,
+            "%",
+            better="higher",
+            peer_name=peer_name,
+            peer=peer.read_share if peer else None,
+            target=Target(90, ">= 90% of input") if default else None,
+            notes=notes,
+            extra={"bound": outcome.bound, "peerBound": peer.bound if peer else None},
+        ),
+        Row(
+            "cache",
+            f"cost of the session, {what}",
+            outcome.bill.cost,
+            "USD",
+            peer_name=peer_name,
+            peer=peer.bill.cost if peer else None,
+            ratio_target=6 if default else 3,
+        ),
+        Row(
+            "cache",
+            f"transcript tokens per request, {what}",
+            outcome.mean_transcript,
+            "tokens",
+            better="higher",
+            peer_name=peer_name,
+            peer=peer.mean_transcript if peer else None,
+        ),
+        Row(
+            "cache",
+            f"user turns visible per request, {what}",
+            outcome.mean_turns,
+            "turns",
+            better="higher",
+            peer_name=peer_name,
+            peer=peer.mean_turns if peer else None,
+            ratio_target=1.5 if default and shape == "coding" else 1.0,
+        ),
+    ]
+
+
 def run(options: Options) -> list[Row]:
-    turns = session(60 if options.quick else 150)
-    outcomes: list[tuple[Outcome, Outcome | None]] = []
-    for name, profile, follow in POLICIES:
-        outcome, first = run_sidecar(name, turns, profile, follow_advice=follow)
-        outcomes.append((outcome, run_langchain(turns, first, profile.get("historyWindow"))))
     rows: list[Row] = []
-    for outcome, peer in outcomes:
-        note = f"{outcome.compactions} compactions" if outcome.compactions else ""
-        rows += [
-            Row(
-                "cache",
-                f"cache-read share, {outcome.name}",
-                outcome.read_share,
-                "%",
-                better="higher",
-                peer_name=peer.name if peer else None,
-                peer=peer.read_share if peer else None,
-                target=Target(90, ">= 90% of input"),
-                notes=note,
-            ),
-            Row(
-                "cache",
-                f"cost of the session, {outcome.name}",
-                outcome.bill.cost,
-                "USD",
-                peer_name=peer.name if peer else None,
-                peer=peer.bill.cost if peer else None,
-                ratio_target=None if outcome.compactions else 6,
-                notes=note,
-            ),
-            Row(
-                "cache",
-                f"transcript tokens per request, {outcome.name}",
-                outcome.mean_transcript,
-                "tokens",
-                better="higher",
-                peer_name=peer.name if peer else None,
-                peer=peer.mean_transcript if peer else None,
-            ),
-            Row(
-                "cache",
-                f"user turns visible per request, {outcome.name}",
-                outcome.mean_turns,
-                "turns",
-                better="higher",
-                peer_name=peer.name if peer else None,
-                peer=peer.mean_turns if peer else None,
-                ratio_target=None if outcome.compactions else 1.5,
-            ),
-        ]
+    for shape in SHAPES:
+        for outcome, peer in measure(shape, options.quick):
+            rows += _rows(shape, outcome, peer)
     return rows

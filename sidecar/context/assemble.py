@@ -441,7 +441,13 @@ class _Assembler:
         inp = self.inp
         candidate = self._candidate_range()
         available = self.budget.available
-        plan = plan_masking(inp.view, inp.profile.masking_policy(), available, inp.controls)
+        plan = plan_masking(
+            inp.view,
+            inp.profile.masking_policy(),
+            available,
+            inp.controls,
+            inp.profile.history_window.max_tokens,
+        )
         caps = Caps(
             room=self.budget.remaining,
             steady_room=self.budget.remaining + self.budget.categories["userTurn"],

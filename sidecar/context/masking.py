@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH_TOKENS",
+    "CAP_BATCH_SHARE",
+    "CAP_PROTECT_SHARE",
     "PLACEHOLDER_TOKENS",
     "PROTECT_TOKENS",
     "MaskPlan",
@@ -60,6 +62,16 @@ PROTECT_TOKENS = 30_000
 #: Tool output masked per move of the boundary (OpenCode ``PRUNE_MINIMUM``: 20k; Gemini CLI:
 #: 30k): one cache re-write per move should buy this much room.
 BATCH_TOKENS = 40_000
+#: Under an explicit ``historyWindow.maxTokens`` the transcript is a small window, and the
+#: defaults above (sized for a whole budget) would keep most of it unmasked: the newest tool
+#: output reaches ``protect + batch`` before a move, more than a 60k window holds, so masking
+#: never paid and the window moved instead.  Sized to the cap: a twelfth protected and
+#: five twelfths per batch — tool output whole at most half the cap, the other half for the
+#: masked history and the turns' own text; a small protect keeps what a move re-writes small,
+#: a large batch keeps moves rare (``bench/cache.py``, maxTokens 60000: coding 1/3.3 of
+#: LangChain's cost with 2.3x its turns, against 1/3.2 and 0.9x with the budget's sizes).
+CAP_PROTECT_SHARE = 1 / 12
+CAP_BATCH_SHARE = 5 / 12
 #: The size a masked result is reckoned at on the history window's axis (a placeholder with
 #: a 300-character preview is about this many tokens).
 PLACEHOLDER_TOKENS = 120
@@ -100,21 +112,23 @@ class MaskPlan:
 
 
 def plan_masking(
-    view: HistoryView, policy: MaskingPolicy, available: int, controls: ControlState
+    view: HistoryView,
+    policy: MaskingPolicy,
+    available: int,
+    controls: ControlState,
+    max_tokens: int | None = None,
 ) -> MaskPlan | None:
-    """The masked boundary at the view's head, or ``None`` when masking is off."""
+    """The masked boundary at the view's head, or ``None`` when masking is off
+    (``max_tokens``: ``historyWindow.maxTokens``, when set)."""
     if policy.mode == "off":
         return None
-    protect = (
-        policy.protect_tokens
-        if policy.protect_tokens is not None
-        else min(PROTECT_TOKENS, available // 2)
-    )
-    batch = (
-        policy.batch_tokens
-        if policy.batch_tokens is not None
-        else max(min(BATCH_TOKENS, available // 4), 1)
-    )
+    protect_default = min(PROTECT_TOKENS, available // 2)
+    batch_default = min(BATCH_TOKENS, available // 4)
+    if max_tokens is not None and max_tokens < available:
+        protect_default = min(protect_default, int(max_tokens * CAP_PROTECT_SHARE))
+        batch_default = min(batch_default, int(max_tokens * CAP_BATCH_SHARE))
+    protect = policy.protect_tokens if policy.protect_tokens is not None else protect_default
+    batch = policy.batch_tokens if policy.batch_tokens is not None else max(batch_default, 1)
     total = view.tool_tokens_through(view.head)
     boundary = max(total - protect, 0) // batch * batch
     line = total - protect

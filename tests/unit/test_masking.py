@@ -403,3 +403,28 @@ def test_the_shipped_default_batch_holds_the_prefix_for_many_turns_between_moves
         finally:
             session.close()
     assert moves == 2 and holds >= 30  # ~2k tokens of tool output a turn: ~18 turns a batch
+
+
+def test_under_a_token_cap_masking_is_sized_to_the_cap() -> None:
+    """``historyWindow.maxTokens`` without explicit sizes: a twelfth of the cap protected,
+    five twelfths per batch (the budget's sizes would keep a small window all unmasked)."""
+    cap = 12_000
+    profile = {"window": 100_000, "historyWindow": {"maxTokens": cap}}
+    protect, batch = cap // 12, cap * 5 // 12
+    with tempfile.TemporaryDirectory() as tmp:
+        session = GrowingSession(Path(tmp), profile, [READ_FILE])
+        rng = random.Random(5)
+        reached = 0
+        try:
+            for i in range(TURNS):
+                prompt = session.assemble()
+                state = prompt["dashboard"]["masking"]
+                assert (state["protectTokens"], state["batchTokens"]) == (protect, batch)
+                shown = set(_masked(prompt))  # the masked results the window still shows
+                assert shown <= _expected_masked(session, protect, batch), i
+                assert prompt["dashboard"]["categories"]["transcript"] <= cap
+                reached = max(reached, len(shown))
+                session.append(coding_turn(i, _sizes(rng)))
+        finally:
+            session.close()
+    assert reached >= 3
