@@ -51,6 +51,7 @@ import anyio
 import tiktoken
 
 from bench.assembly import WORDS  # the same synthetic vocabulary as the assembly suite
+from bench.cache_runs import run_appended_rounds, run_real
 from bench.cache_sim import AnthropicCache, Bill, block_tokens
 from bench.common import Options, Row, Target
 from protocol.context import ContextAssembleParams
@@ -570,9 +571,53 @@ def _rows(shape: str, outcome: Outcome, peer: Outcome | None) -> list[Row]:
     ]
 
 
+def _real_rows(shape: str, provider: str, quick: bool) -> list[Row]:
+    """The real path (:mod:`bench.cache_runs`), default profile: the bodies real runs sent,
+    beside the appended history assembled as the runs' rounds assemble it."""
+    turns = _turns(shape, quick)
+    assembly = {"window": WINDOW, "maxOutput": MAX_OUTPUT}
+    tools = tools_for(turns)
+    real = run_real(provider, turns, assembly, tools)
+    if real.failures:
+        raise RuntimeError(f"a real run of {shape} failed: {real.failures[0]}")
+    appended = run_appended_rounds(provider, turns, assembly, tools)
+    apart = abs(real.all_requests.read_share - appended.read_share)
+    what = f"{shape}, default profile, real runs through a loopback {provider}"
+    notes = f"{real.requests} requests"
+    if real.summaries:
+        notes += f", {real.summaries} of them compaction summaries"
+    return [
+        Row(
+            "cache",
+            f"cache-read share, {what}",
+            real.all_requests.read_share,
+            "%",
+            better="higher",
+            peer_name="the appended history, assembled as the rounds are",
+            peer=appended.read_share,
+            target=Target(90, ">= 90% of input"),
+            notes=notes,
+            extra={"cost": real.all_requests.cost, "peerCost": appended.cost},
+        ),
+        Row(
+            "cache",
+            f"read share apart, real runs vs the appended history, {shape}, {provider}",
+            apart,
+            "points",
+            target=Target(1, "<= 1 point apart"),
+        ),
+    ]
+
+
+#: The providers whose real path the suite drives (their loopback servers).
+REAL_PROVIDERS = ("anthropic", "openai")
+
+
 def run(options: Options) -> list[Row]:
     rows: list[Row] = []
     for shape in SHAPES:
         for outcome, peer in measure(shape, options.quick):
             rows += _rows(shape, outcome, peer)
+        for provider in REAL_PROVIDERS:
+            rows += _real_rows(shape, provider, options.quick)
     return rows
