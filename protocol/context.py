@@ -266,11 +266,11 @@ class MaskingPolicy(WireModel):
 
     mode: Literal["auto", "off"] = "auto"
     protect_tokens: int | None = Field(default=None, ge=0)
-    """Newest tool output kept whole (default: 30,000 tokens, or half the available input
-    when that is less)."""
+    """Newest tool output kept whole (default: a twelfth of the room tool output has — the
+    available input, or ``historyWindow.maxTokens`` when smaller —, at most 40,000 tokens)."""
     batch_tokens: int | None = Field(default=None, ge=1)
-    """Tool output masked per move of the boundary (default: 40,000 tokens, or a quarter of
-    the available input when that is less)."""
+    """Tool output masked per move of the boundary (default: five twelfths of that room, at
+    most 160,000 tokens)."""
     preview_chars: int = Field(default=300, ge=0, le=4000)
     """Characters of the original result shown in its placeholder."""
 

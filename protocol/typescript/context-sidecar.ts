@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "a1da2d61bd635169917aba0dbe184ff8" as const;
+export const SCHEMA_HASH = "49780c066cf3bbf39f4ca1978519a8e9" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -681,13 +681,13 @@ export interface MaskingPolicy {
   /** @default "auto" */
   mode?: "auto" | "off";
   /**
-   * Newest tool output kept whole (default: 30,000 tokens, or half the available input
-   * when that is less).
+   * Newest tool output kept whole (default: a twelfth of the room tool output has — the
+   * available input, or ``historyWindow.maxTokens`` when smaller —, at most 40,000 tokens).
    */
   protectTokens?: number | null;
   /**
-   * Tool output masked per move of the boundary (default: 40,000 tokens, or a quarter of
-   * the available input when that is less).
+   * Tool output masked per move of the boundary (default: five twelfths of that room, at
+   * most 160,000 tokens).
    */
   batchTokens?: number | null;
   /**

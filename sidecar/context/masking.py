@@ -39,10 +39,10 @@ if TYPE_CHECKING:
     from sidecar.store.history import HistoryView
 
 __all__ = [
+    "BATCH_SHARE",
     "BATCH_TOKENS",
-    "CAP_BATCH_SHARE",
-    "CAP_PROTECT_SHARE",
     "PLACEHOLDER_TOKENS",
+    "PROTECT_SHARE",
     "PROTECT_TOKENS",
     "MaskPlan",
     "Masked",
@@ -54,24 +54,26 @@ __all__ = [
     "shown_tokens_between",
 ]
 
-#: Newest tool output never masked (OpenCode ``PRUNE_PROTECT``: 40k; Gemini CLI: 50k).  30k:
-#: a move re-writes the protected output, so the cache pays for it once per batch; on the
-#: bench's coding session (``bench/cache.py``) 30k/40k reads 93% of the input from the cache
-#: at 1/6.4 of LangChain's cost, where 40k/30k reads 91% at 1/5.5 (README, Context policy).
-PROTECT_TOKENS = 30_000
-#: Tool output masked per move of the boundary (OpenCode ``PRUNE_MINIMUM``: 20k; Gemini CLI:
-#: 30k): one cache re-write per move should buy this much room.
-BATCH_TOKENS = 40_000
-#: Under an explicit ``historyWindow.maxTokens`` the transcript is a small window, and the
-#: defaults above (sized for a whole budget) would keep most of it unmasked: the newest tool
-#: output reaches ``protect + batch`` before a move, more than a 60k window holds, so masking
-#: never paid and the window moved instead.  Sized to the cap: a twelfth protected and
-#: five twelfths per batch — tool output whole at most half the cap, the other half for the
-#: masked history and the turns' own text; a small protect keeps what a move re-writes small,
-#: a large batch keeps moves rare (``bench/cache.py``, maxTokens 60000: coding 1/3.3 of
-#: LangChain's cost with 2.3x its turns, against 1/3.2 and 0.9x with the budget's sizes).
-CAP_PROTECT_SHARE = 1 / 12
-CAP_BATCH_SHARE = 5 / 12
+#: The room tool output has — the available input, or an explicit ``historyWindow.maxTokens``
+#: when smaller — is split: a twelfth of it, the newest tool output, is never masked
+#: (``protect``), and the boundary moves by five twelfths of it (``batch``).  So between a
+#: twelfth and a half of the room is tool output shown whole, about a quarter on average, the
+#: rest is for the masked history and the turns' own text.  A move re-writes the protected
+#: output after the newly masked results, so a small protect keeps what a move re-writes
+#: small, and a large batch keeps moves rare: each re-write buys much room.  On the bench's
+#: shapes (``bench/cache.py``, a 200k window: protect ~15k, batch ~76k) this reads 94.6% of a
+#: coding session from the cache at 1/6.9 of LangChain's cost, where the earlier fixed 30k /
+#: 40k (OpenCode's ``PRUNE_PROTECT`` is 40k, Gemini CLI's 50k) read 92.4% at 1/6.2; on a
+#: session of few turns with huge results 80.9% at 1/6.2 where 30k / 40k read 73.4% at 1/4.9.
+#: Under a 60k ``maxTokens`` cap (5k / 25k) the budget's sizes would have kept the small window
+#: all unmasked (the newest output reaches ``protect + batch`` before a move): coding 1/3.3 of
+#: LangChain's cost with 2.3x its turns, where the budget's sizes gave 1/3.2 and 0.9x.
+PROTECT_SHARE = 1 / 12
+BATCH_SHARE = 5 / 12
+#: Ceilings for very large windows (a 1M-token window would otherwise keep 500k tokens of
+#: output whole and pay to read them every turn).
+PROTECT_TOKENS = 40_000
+BATCH_TOKENS = 160_000
 #: The size a masked result is reckoned at on the history window's axis (a placeholder with
 #: a 300-character preview is about this many tokens).
 PLACEHOLDER_TOKENS = 120
@@ -122,11 +124,9 @@ def plan_masking(
     (``max_tokens``: ``historyWindow.maxTokens``, when set)."""
     if policy.mode == "off":
         return None
-    protect_default = min(PROTECT_TOKENS, available // 2)
-    batch_default = min(BATCH_TOKENS, available // 4)
-    if max_tokens is not None and max_tokens < available:
-        protect_default = min(protect_default, int(max_tokens * CAP_PROTECT_SHARE))
-        batch_default = min(batch_default, int(max_tokens * CAP_BATCH_SHARE))
+    room = min(available, max_tokens) if max_tokens is not None else available
+    protect_default = min(PROTECT_TOKENS, int(room * PROTECT_SHARE))
+    batch_default = min(BATCH_TOKENS, int(room * BATCH_SHARE))
     protect = policy.protect_tokens if policy.protect_tokens is not None else protect_default
     batch = policy.batch_tokens if policy.batch_tokens is not None else max(batch_default, 1)
     total = view.tool_tokens_through(view.head)

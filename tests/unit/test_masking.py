@@ -361,18 +361,20 @@ def test_a_move_of_the_masked_boundary_reads_the_masked_history_from_the_cache()
     assert moves >= 3
 
 
-#: The shipped default batch (``MaskingPolicy.batch_tokens``: "default: 40,000 tokens, or a
-#: quarter of the available input when that is less"), written out here on purpose: a test
-#: reading ``BATCH_TOKENS`` would follow a broken default instead of failing on it.
-SHIPPED_BATCH = 40_000
+#: The shipped default batch (``MaskingPolicy.batch_tokens``: "five twelfths of the room tool
+#: output has"): on claude-sonnet-4-5, whose 200k window leaves 198,720 tokens of available
+#: input as the shipped limits resolve it, 5/12 of that.  Written out here on purpose: a test
+#: reading the constants would follow a broken default instead of failing on it.
+SHIPPED_BATCH = 82_800
 
 
 def test_the_shipped_default_batch_holds_the_prefix_for_many_turns_between_moves() -> None:
     """No masking settings at all, on a shipped 200k-window model: the boundary moves only
-    when about 40,000 tokens of tool output can be masked at once, and between moves the
+    when about 83,000 tokens of tool output can be masked at once, and between moves the
     transcript of turn N is a byte prefix of turn N+1's.  Every other masking, window and
-    cache test sets ``batchTokens`` itself.  Mutation: ``BATCH_TOKENS = 1`` masks a little
-    on every turn (each move frees one turn's output, and no turn holds the prefix)."""
+    cache test sets ``batchTokens`` itself.  Mutation: ``BATCH_SHARE = 0`` (a batch of one
+    token) masks a little on every turn (each move frees one turn's output, and no turn holds
+    the prefix)."""
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         session = GrowingSession(Path(tmp), {"model": "claude-sonnet-4-5"}, [READ_FILE])
@@ -380,9 +382,9 @@ def test_the_shipped_default_batch_holds_the_prefix_for_many_turns_between_moves
         previous_masked: dict[int, dict[str, Any]] = {}
         moves = holds = 0
         try:
-            for i in range(30):  # ~60k tokens of tool output: past protect, short of a batch
-                session.append(coding_turn(i, [rng.randint(600, 1400) for _ in range(2)]))
-            for i in range(30, 66):
+            for i in range(15):  # ~60k tokens of tool output: past protect, short of a batch
+                session.append(coding_turn(i, [rng.randint(1200, 2800) for _ in range(2)]))
+            for i in range(15, 65):
                 prompt = session.assemble()
                 assert prompt["dashboard"]["window"] == 200_000
                 view = session.view()
@@ -399,10 +401,10 @@ def test_the_shipped_default_batch_holds_the_prefix_for_many_turns_between_moves
                         freed = sum(masked[s]["tokens"] for s in masked.keys() - previous_masked)
                         assert freed >= SHIPPED_BATCH - largest, (i, freed)
                 previous, previous_masked = transcript, masked
-                session.append(coding_turn(i, [rng.randint(600, 1400) for _ in range(2)]))
+                session.append(coding_turn(i, [rng.randint(1200, 2800) for _ in range(2)]))
         finally:
             session.close()
-    assert moves == 2 and holds >= 30  # ~2k tokens of tool output a turn: ~18 turns a batch
+    assert moves == 2 and holds >= 40  # ~4k tokens of tool output a turn: ~20 turns a batch
 
 
 def test_under_a_token_cap_masking_is_sized_to_the_cap() -> None:

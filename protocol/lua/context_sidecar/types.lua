@@ -428,8 +428,8 @@
 --- between moves.  A pinned or recovered result is never masked.
 ---@class context_sidecar.MaskingPolicy
 ---@field mode? "auto"|"off"
----@field protectTokens? integer # Newest tool output kept whole (default: 30,000 tokens, or half the available input when that is less).
----@field batchTokens? integer # Tool output masked per move of the boundary (default: 40,000 tokens, or a quarter of the available input when that is less).
+---@field protectTokens? integer # Newest tool output kept whole (default: a twelfth of the room tool output has — the available input, or ``historyWindow.maxTokens`` when smaller —, at most 40,000 tokens).
+---@field batchTokens? integer # Tool output masked per move of the boundary (default: five twelfths of that room, at most 160,000 tokens).
 ---@field previewChars? integer # Characters of the original result shown in its placeholder.
 
 --- Observation masking now (``sidecar/context/masking.py``).
@@ -1207,7 +1207,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "a1da2d61bd635169917aba0dbe184ff8",
+  SCHEMA_HASH = "49780c066cf3bbf39f4ca1978519a8e9",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
