@@ -12,7 +12,6 @@ host gets for a run that cannot have them.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 
 from sidecar.client import RpcError, SidecarClient
 from sidecar.tools.bounds import count_tokens
+from tests.bodies import assert_prefix_kept
 from tests.conftest import SidecarFactory
 from tests.e2e.workspace_kit import fixture_repo
 
@@ -477,15 +477,6 @@ def _list_dir_round() -> bytes:
     )
 
 
-def _unmarked(value: Any) -> Any:
-    """A body without its cache_control markers (they move to the newest content)."""
-    if isinstance(value, dict):
-        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_unmarked(v) for v in value]
-    return value
-
-
 async def test_the_bodies_sent_keep_their_prefix_across_rounds_and_turns(
     sidecars: SidecarFactory, tmp_path: Path
 ) -> None:
@@ -519,12 +510,8 @@ async def test_the_bodies_sent_keep_their_prefix_across_rounds_and_turns(
             assert events[-1]["payload"]["status"] == "completed", events[-1]
     finally:
         await provider.stop()
-    bodies = [_unmarked(b) for b in provider.bodies]
+    bodies = provider.bodies
     assert len(bodies) == 3  # turn 1: the call, then the answer; turn 2: the answer
-    for before, after in itertools.pairwise(bodies):  # the built-in tools' block never moves
-        assert json.dumps(after["tools"]) == json.dumps(before["tools"])
-        assert json.dumps(after["system"]) == json.dumps(before["system"])
-    # within the turn, every message before the new content is the same bytes (across turns
-    # the stored call's arguments come back key-sorted: issue 19, item 1)
-    kept = bodies[0]["messages"]
-    assert json.dumps(bodies[1]["messages"][: len(kept)]) == json.dumps(kept)
+    # the built-in tools' block never moves; every message before the new content is the same
+    # bytes, within the turn and across turns (the call's arguments as the model wrote them)
+    assert_prefix_kept("anthropic-messages", bodies)

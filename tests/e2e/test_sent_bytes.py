@@ -8,8 +8,8 @@ comes back in the same bytes (``cache_control`` markers aside: they move to the 
 within a run, across turns and across a restart of the process; for each provider the sidecar
 speaks, and, through ``snapshot/lower``, for every lowering of the same snapshots.
 
-The units are cut here from the raw bytes, independently of the sidecar's own
-``sidecar.context.sent``: a body is parsed keeping its key order and each unit written back
+The units are cut from the recorded bytes by ``tests.bodies``, independently of the sidecar's
+own ``sidecar.context.sent``: a body is parsed keeping its key order and each unit written back
 compact, so two units are equal only if the provider saw the same bytes.
 """
 
@@ -25,6 +25,7 @@ from acp import text_block
 
 from bench.loopback import LoopbackModel, Reply, ToolUse, last_is_tool_results
 from sidecar.client import SidecarClient
+from tests.bodies import assert_prefix_kept, compact
 from tests.conftest import SidecarFactory
 from tests.e2e.acp_kit import acp_agent, initialize
 from tests.e2e.test_runs import Host
@@ -46,43 +47,6 @@ NOTES_TOOL = {
 }
 LONG = "The store keeps one JSONL file per session, appends only, indexes by seq. " * 40
 TARGETS = ("anthropic-messages", "openai-chat", "openai-responses", "gemini", "system-as-user")
-
-
-def _compact(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _unmarked(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _unmarked(v) for k, v in node.items() if k != "cache_control"}
-    if isinstance(node, list):
-        return [_unmarked(v) for v in node]
-    return node
-
-
-def units(target: str, body: dict[str, Any]) -> list[bytes]:
-    """Each tool, system block and message of ``body`` as the compact bytes it was sent as."""
-    body = _unmarked(body)
-    out = [_compact(t) for t in body.get("tools", [])]
-    system = body.get("system")
-    if isinstance(system, list):
-        out += [_compact(s) for s in system]
-    elif system is not None:
-        out.append(_compact(system))
-    for key in ("instructions", "systemInstruction"):
-        if key in body:
-            out.append(_compact(body[key]))
-    for key in ("messages", "input", "contents"):
-        out += [_compact(m) for m in body.get(key, [])]
-    return out
-
-
-def assert_prefix_kept(target: str, bodies: list[dict[str, Any]]) -> None:
-    for number, (before, after) in enumerate(itertools.pairwise(bodies), start=1):
-        kept, now = units(target, before), units(target, after)
-        assert len(now) > len(kept), (target, number)
-        for index, (was, sent) in enumerate(zip(kept, now, strict=False)):
-            assert sent == was, (target, f"request {number + 1}, unit {index}", was, sent)
 
 
 def _script(calls: itertools.count[int]) -> Any:
@@ -182,9 +146,9 @@ def _calls_sent(provider: str, body: dict[str, Any]) -> list[str]:
         blocks = [
             b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]
         ]
-        return [_compact(b["input"]).decode() for b in blocks if b.get("type") == "tool_use"]
+        return [compact(b["input"]).decode() for b in blocks if b.get("type") == "tool_use"]
     parts = [p for c in body["contents"] for p in c.get("parts", [])]
-    return [_compact(p["functionCall"]["args"]).decode() for p in parts if "functionCall" in p]
+    return [compact(p["functionCall"]["args"]).decode() for p in parts if "functionCall" in p]
 
 
 async def test_the_acp_face_sends_the_same_bytes_across_turns_and_a_session_load(

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from sidecar.client import RpcError, SidecarClient
+from tests.bodies import unmarked
 from tests.conftest import SidecarFactory
 
 pytestmark = pytest.mark.anyio
@@ -162,15 +163,8 @@ async def test_git_reads_snapshots_and_items(
 
 
 def _units(body: dict[str, Any]) -> list[str]:
-    def strip(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k != "cache_control"}
-        if isinstance(node, list):
-            return [strip(v) for v in node]
-        return node
-
     return [
-        json.dumps(strip(u), sort_keys=True)
+        json.dumps(unmarked(u), sort_keys=True)
         for u in (*body["tools"], *body["system"], *body["messages"])
     ]
 

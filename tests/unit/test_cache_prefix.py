@@ -23,6 +23,7 @@ from sidecar.context.lower import lower
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.store import Store
+from tests.bodies import unmarked
 
 TOKENIZERS = Tokenizers.discover()
 LONG = "The repository has a FastAPI service with handlers under src/api and tests. " * 60
@@ -58,16 +59,8 @@ def _append(store: Store, sid: str, entries: list[dict[str, Any]]) -> None:
     anyio.run(lambda: store.sessions.append(sid, list(params.entries)))
 
 
-def _strip_markers(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _strip_markers(v) for k, v in node.items() if k != "cache_control"}
-    if isinstance(node, list):
-        return [_strip_markers(v) for v in node]
-    return node
-
-
 def _canon(node: Any) -> bytes:
-    return json.dumps(_strip_markers(node), sort_keys=True).encode()
+    return json.dumps(unmarked(node), sort_keys=True).encode()
 
 
 def _turn(
