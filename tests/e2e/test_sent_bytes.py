@@ -128,6 +128,8 @@ async def test_each_request_repeats_the_previous_ones_bytes_across_turns_and_a_r
     for body in bodies[1:]:
         assert _calls_sent(provider, body)[0] == ARGUMENTS, _calls_sent(provider, body)
     assert len(_calls_sent(provider, bodies[-1])) == 3
+    # prompt_cache_key goes only to api.openai.com: another server may refuse the field
+    assert not any("prompt_cache_key" in body for body in bodies)
     # every lowering of the same snapshots keeps its prefix too
     assert len(snapshots) == 6
     for name, lowered_bodies in lowered.items():
