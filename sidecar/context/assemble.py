@@ -347,7 +347,10 @@ class _Assembler:
         return TranscriptRange(tuple(spans))
 
     def _pinned_groups(self) -> list[Group]:
-        """Groups holding a pinned entry, whole: pinning a tool result pins its call too."""
+        """Groups holding a pinned entry, whole: pinning a tool result pins its call too.
+        A pin by a group's ledger id is one on the group's seqs (``controls``): the same path.
+        A pinned group is one ledger item: its results are not listed again under their own
+        ids (their tokens would be counted twice)."""
         pinned = self.inp.controls.pinned_seqs
         if not pinned:
             return []

@@ -28,8 +28,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sidecar.context.ledger import item_id
-from sidecar.context.transcript import Group, cached
+from sidecar.context.transcript import Group, cached, observation_id
 from sidecar.store.history import SHAPE_RESULTS
 
 if TYPE_CHECKING:
@@ -81,11 +80,6 @@ PLACEHOLDER_TOKENS = 120
 _ARGUMENT_CHARS = 200
 
 
-def observation_id(entry_id: str) -> str:
-    """Ledger id of the tool result(s) in one history entry: what ``session/recover`` takes."""
-    return item_id("transcript", f"observation:{entry_id}")
-
-
 @dataclass(frozen=True, slots=True)
 class MaskPlan:
     """Where the masked boundary is for one history head (see the module docstring)."""
@@ -105,7 +99,8 @@ class MaskPlan:
     its start does not move back when the boundary catches up."""
     exempt_seqs: frozenset[int]
     exempt_ids: frozenset[str]
-    """Ledger ids (of a result entry or of its group) pinned or recovered."""
+    """Ledger ids of result entries (:func:`observation_id`) pinned or recovered.  A group
+    pinned or recovered by its own id is exempt by its seqs (``controls`` resolves the id)."""
 
     @property
     def lag(self) -> int:
@@ -195,8 +190,6 @@ def mask_group(
     itself when none is), and what was masked."""
     if group.first_seq > through_seq or len(group.messages) < 2:
         return group, ()
-    if group.ledger_id in plan.exempt_ids:
-        return group, ()
     members = [_seq_of(m) for m in group.messages]
     wanted = tuple(
         seq
@@ -224,14 +217,13 @@ def kept_whole(view: HistoryView, group: Group, plan: MaskPlan) -> list[tuple[in
     own id, so a host (or the model's ``recall``) that brought one back sees it there."""
     if group.first_seq > plan.through_seq or len(group.messages) < 2:
         return []
-    whole_group = group.ledger_id in plan.exempt_ids
     kept = []
     for message in group.messages[1:]:
         seq = _seq_of(message)
         if seq > plan.through_seq or view.shape(seq) != SHAPE_RESULTS:
             continue
         ident = observation_id(message["provenance"][0]["id"])
-        if whole_group or seq in plan.exempt_seqs or ident in plan.exempt_ids:
+        if seq in plan.exempt_seqs or ident in plan.exempt_ids:
             kept.append((seq, ident, int(message["tokens"])))
     return kept
 

@@ -6,7 +6,9 @@
 - **Groups**: an assistant message with tool calls and the user messages carrying their
   results form one atomic group; every other message is a group of its own.  Selection takes
   or leaves whole groups, so a tool call is never separated from its result;
-  :func:`group_bounds` finds the group around one entry (a pin takes the whole group).
+  :func:`group_bounds` finds the group around one entry (a pin takes the whole group), and
+  :func:`named_group` the group a ledger id names (a pin, drop or recover by that id acts on
+  the group's seqs, as one by range does).
 - **Interruptions**: a tool call whose result never arrived is rendered as a short text note
   in place of the call (history is not rewritten, the tool is not re-run); a result whose call
   is not right before it (e.g. the call was compacted away) is rendered as text.  Providers
@@ -24,16 +26,23 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import xxhash
-
 from sidecar.context.cache_accounting import Unit, message_unit
-from sidecar.context.ledger import SHOWN_INTERRUPTED_REASON, SHOWN_REASON, ledger_item
+from sidecar.context.ledger import SHOWN_INTERRUPTED_REASON, SHOWN_REASON, item_id, ledger_item
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.history import SHAPE_CALLS, SHAPE_OTHER, SHAPE_RESULTS, SHAPE_USER, HistoryView
 
 T = TypeVar("T")
 
-__all__ = ["Group", "TranscriptRange", "cached", "group_bounds", "iter_groups"]
+__all__ = [
+    "Group",
+    "TranscriptRange",
+    "cached",
+    "group_bounds",
+    "group_ledger_id",
+    "iter_groups",
+    "named_group",
+    "observation_id",
+]
 
 MessageCounter = Callable[[dict[str, Any]], int]
 _GROUP_CACHE = 50_000
@@ -51,6 +60,18 @@ class TranscriptRange:
     def span_of(self, seq: int) -> tuple[int, int] | None:
         """The span holding ``seq``, if any."""
         return next(((a, b) for a, b in self.spans if a <= seq <= b), None)
+
+
+def group_ledger_id(first_id: str) -> str:
+    """The ledger id of the group whose first entry has id ``first_id``:
+    ``ctx_transcript_<16 hex>`` of ``transcript:<first entry id>``."""
+    return item_id("transcript", f"transcript:{first_id}")
+
+
+def observation_id(entry_id: str) -> str:
+    """Ledger id of the tool result(s) in one history entry (what a masked placeholder names,
+    and ``session/recover`` takes): ``ctx_transcript_<16 hex>`` of ``observation:<entry id>``."""
+    return item_id("transcript", f"observation:{entry_id}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +107,7 @@ class Group:
         starts_on_user_turn: bool,
         interrupted: bool,
     ) -> Group:
-        key = f"transcript:{first_id}".encode()
-        ledger_id = f"ctx_transcript_{xxhash.xxh3_64_hexdigest(key)}"
+        ledger_id = group_ledger_id(first_id)
         tokens = sum(m["tokens"] for m in messages)
         return cls(
             first,
@@ -274,6 +294,37 @@ def group_bounds(
             end = after
         after += 1
     return start, end
+
+
+def named_group(view: HistoryView, ledger_id: str, before: int) -> tuple[int, int] | None:
+    """``(first, last)`` seqs of the group whose ledger id (:func:`group_ledger_id`) is
+    ``ledger_id``, for a control entry at seq ``before`` naming it; ``None`` when no entry
+    before it starts a group of that id (the id names something else, or nothing).
+
+    The group was in a ledger before the control named it, so its first entry is older:
+    the search goes back from ``before`` and its answer, a function of those entries alone,
+    is memoised — assembling costs one lookup per control, not a walk of the history.  The
+    group's end is found afresh (its results may arrive after the control)."""
+
+    def find() -> int:
+        shapes = view.shapes
+        for seq in range(min(before, view.head + 1) - 1, 0, -1):
+            shape = shapes[seq - 1]
+            if shape == SHAPE_OTHER:
+                continue
+            entry_id = view.record(seq)["id"]
+            if group_ledger_id(entry_id) == ledger_id:
+                return seq
+            if shape == SHAPE_RESULTS and observation_id(entry_id) == ledger_id:
+                return 0  # a result's own id: masking's business, not a group
+        return 0
+
+    first: int = cached(view, ("named", ledger_id, before), find)
+    if not first:
+        return None
+    if view.shape(first) != SHAPE_CALLS:  # a message, or results whose call is not before them
+        return first, first
+    return group_bounds(view, (first, view.head), first, lambda _: False)
 
 
 def iter_groups(

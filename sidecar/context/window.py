@@ -320,20 +320,27 @@ def _walk(
         def hidden(seq: int) -> bool:
             return seq in dropped_seqs or seq in pinned_seqs
 
-    for target in controls.dropped.values():
+    # a drop is listed whether or not the window reaches it: a range under a key of its own,
+    # a group named by its ledger id under that id (its seqs are hidden like a range's)
+    for key, target in controls.dropped.items():
         if target["kind"] == "range":
-            walk.ledger.append(
-                ledger_item(
-                    "transcript",
-                    f"dropped:{target['fromSeq']}-{target['throughSeq']}",
-                    "dropped",
-                    "dropped by a drop entry",
-                    view.tokens_between(target["fromSeq"], target["throughSeq"]),
-                    first=target["fromSeq"],
-                    last=target["throughSeq"],
-                )
+            first, last = target["fromSeq"], target["throughSeq"]
+            ident = f"dropped:{first}-{last}"
+        elif key in controls.groups:
+            (first, last), ident = controls.groups[key], target["itemId"]
+        else:
+            continue
+        walk.ledger.append(
+            ledger_item(
+                "transcript",
+                ident,
+                "dropped",
+                "dropped by a drop entry",
+                view.tokens_between(first, last),
+                first=first,
+                last=last,
             )
-    dropped_items = {t["itemId"] for t in controls.dropped.values() if t["kind"] == "item"}
+        )
     # the loop below runs once per group walked (hundreds per assembly): what it needs is
     # bound to locals
     shown_groups = walk.shown
@@ -346,9 +353,6 @@ def _walk(
     open_caps = [(cap, cap.unit == "messages", cap.limit - cap.reserve) for cap in axes]
     fit = messages = 0
     for group in iter_groups(view, candidate, hidden, count):
-        if dropped_items and group.ledger_id in dropped_items:
-            walk.ledger.append(_group_item(group, "dropped", "dropped by a drop entry"))
-            continue
         if plan is not None:
             shown, masked = mask_group(view, group, plan, through_seq, count)
         else:

@@ -219,9 +219,10 @@ def test_a_pinned_result_is_never_masked(grown: GrowingSession) -> None:
 def test_a_group_pinned_by_its_ledger_id_is_never_masked(grown: GrowingSession) -> None:
     """A pin may name the call/result group by the id the ledger lists it under
     (``ctx_transcript_…`` of its first entry), not the result's own observation id: its
-    results are shown whole, and the ledger says why under their own ids.  Mutation: without
-    the group-id guard in ``mask_group`` the result is masked (and listed both masked and
-    kept whole)."""
+    results are shown whole, and the ledger lists the group once, pinned, as for a pin of its
+    range (its results again under their own ids would count their tokens twice).  Mutation:
+    without the id resolved to the group's seqs (``fold_controls``) the result is masked.
+    The window keeping such a group: tests/unit/test_controls_by_ledger_id.py."""
     prompt = grown.assemble()
     masked = _masked(prompt)
     seq = min(masked)
@@ -238,11 +239,11 @@ def test_a_group_pinned_by_its_ledger_id_is_never_masked(grown: GrowingSession) 
     view = grown.view()
     for member in (seq - 1, seq):  # the call and its result, as stored
         assert _message_at(pinned, member)["content"] == view.record(member)["content"]
-    items = [i for i in pinned["ledger"] if i["itemId"] == masked[seq]["itemId"]]
-    assert [(i["visibility"], i["fromSeq"], i["tokens"]) for i in items] == [
-        ("visible", seq, masked[seq]["tokens"])
+    ids = (group["itemId"], masked[seq]["itemId"])
+    items = [i for i in pinned["ledger"] if i["itemId"] in ids]
+    assert [(i["itemId"], i["visibility"], i["fromSeq"], i["throughSeq"]) for i in items] == [
+        (group["itemId"], "pinned", seq - 1, seq)
     ]
-    assert "pinned or recovered" in items[0]["reason"]
     # unpinned, it is masked again: the boundary itself did not move
     grown.append([{"kind": "unpin", "target": {"kind": "item", "itemId": group["itemId"]}}])
     assert set(_masked(grown.assemble())) == set(masked)
