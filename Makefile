@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOST   := editors/host
 
-.PHONY: demo test bench bench-quick soak lint typecheck contract unit e2e wheel-test host-test vscode-test dashboard-deps protocol-export clean
+.PHONY: demo test bench bench-quick soak lint typecheck contract unit e2e wheel-test host-test vscode-test vscode-e2e dashboard-deps protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,7 @@ test: $(STAMP) lint typecheck contract dashboard-deps
 	$(PY) -m pytest -q
 	$(MAKE) host-test
 	$(MAKE) vscode-test
+	$(MAKE) vscode-e2e
 
 # The VS Code extension: strict TS check, an esbuild bundle of the extension with editors/host
 # inside, node tests against the real sidecar, `vsce package` and a check of the .vsix.
@@ -33,6 +34,15 @@ $(VSC)/node_modules/.installed: $(VSC)/package-lock.json
 
 vscode-test: $(STAMP) $(VSC)/node_modules/.installed
 	cd $(VSC) && SIDECAR_PYTHON=$(CURDIR)/$(PY) $(NPM) run --silent test:all
+
+# The chat view in a real VS Code: code-server 4.96.4 from npm (installed once into
+# ~/.cache/context-sidecar by e2e/install-code-server.sh: ~2.5 min from clean on 2 cores, then
+# reused) with the packaged .vsix, driven by Debian's chromium through playwright-core: a tool call
+# approved in its card, an edit accepted in the diff editor, a cancel mid-stream, the transcript
+# after a reload (~30 s). Screenshots in .artifacts/vscode-e2e/.
+vscode-e2e: $(STAMP) $(VSC)/node_modules/.installed dashboard-deps
+	cd $(VSC) && $(NPM) run --silent build && $(NPM) run --silent package >/dev/null
+	cd $(VSC) && SIDECAR_PYTHON=$(CURDIR)/$(PY) node e2e/chat.e2e.mjs
 
 # The dashboard page is tested in Debian's chromium with npm playwright-core (no browser
 # download): install chromium when it is missing (needs root, as on CI), then the npm lockfile.

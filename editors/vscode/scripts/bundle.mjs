@@ -1,6 +1,7 @@
 // Bundle the extension with esbuild: src/extension.ts plus the host library's source
 // (editors/host/src) and vscode-jsonrpc into one CommonJS file, dist/extension.js; `vscode` stays
-// external (VS Code provides it). The node tests are bundled the same way into dist/test/.
+// external (VS Code provides it). The chat webview's script is a browser bundle, dist/webview.js.
+// The node tests are bundled the same way as the extension into dist/test/.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,9 +34,20 @@ const common = {
 
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
 await esbuild.build({ ...common, entryPoints: [path.join(root, "src", "extension.ts")], outfile: path.join(root, "dist", "extension.js") });
+// The chat webview's script: a browser bundle (IIFE) with @vscode-elements/elements and markdown-it.
+await esbuild.build({
+  bundle: true,
+  platform: "browser",
+  format: "iife",
+  target: "es2022",
+  minify: true,
+  logLevel: "warning",
+  entryPoints: [path.join(root, "src", "webview", "main.ts")],
+  outfile: path.join(root, "dist", "webview.js"),
+});
 const tests = fs
   .readdirSync(path.join(root, "src", "test"))
   .filter((name) => name.endsWith(".test.ts"))
   .map((name) => path.join(root, "src", "test", name));
 await esbuild.build({ ...common, entryPoints: tests, outdir: path.join(root, "dist", "test") });
-process.stdout.write(`bundled dist/extension.js and ${tests.length} test files\n`);
+process.stdout.write(`bundled dist/extension.js, dist/webview.js and ${tests.length} test files\n`);

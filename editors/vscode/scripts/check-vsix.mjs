@@ -20,6 +20,10 @@ const COMMANDS = [
   "contextSidecar.showSnapshot",
   "contextSidecar.cancelRun",
   "contextSidecar.recover",
+  "contextSidecar.openChat",
+  "contextSidecar.acceptEdit",
+  "contextSidecar.rejectEdit",
+  "contextSidecar.reviewEdit",
 ];
 const SETTINGS = [
   "contextSidecar.command",
@@ -27,8 +31,17 @@ const SETTINGS = [
   "contextSidecar.logLevel",
   "contextSidecar.approvalRequired",
   "contextSidecar.assembly",
+  "contextSidecar.builtinTools",
+  "contextSidecar.profile",
 ];
-const REQUIRED = ["extension/package.json", "extension/dist/extension.js", "extension/media/dashboard.html"];
+const REQUIRED = [
+  "extension/package.json",
+  "extension/dist/extension.js",
+  "extension/dist/webview.js",
+  "extension/media/dashboard.html",
+  "extension/media/chat.css",
+  "extension/media/sidecar.svg",
+];
 /** Node's own modules and `vscode` are all the bundle may require. */
 const ALLOWED_REQUIRES = /^(node:.*|vscode|crypto|fs|net|os|path|util|child_process|events|stream)$/;
 
@@ -89,6 +102,10 @@ assert.equal(manifest.main, "./dist/extension.js");
 
 const html = readEntry(buf, entries.get("extension/media/dashboard.html")).toString("utf8");
 assert.ok(html.includes("renderSnapshot"), "media/dashboard.html is not the dashboard page");
+const views = manifest.contributes?.views?.contextSidecar ?? [];
+assert.ok(views.some((v) => v.type === "webview" && v.id === "contextSidecar.chat"), "package.json lacks the chat view");
+const webview = readEntry(buf, entries.get("extension/dist/webview.js")).toString("utf8");
+assert.ok(webview.includes("vscode-single-select") && webview.includes("acquireVsCodeApi"), "dist/webview.js is not the chat webview bundle");
 
 // The bundle: the host library is inside, and nothing outside node and vscode is required.
 const main = readEntry(buf, entries.get("extension/dist/extension.js")).toString("utf8");
@@ -107,10 +124,15 @@ try {
   const nothing = { dispose() {} };
   const vscodeStub = {
     StatusBarAlignment: { Left: 1, Right: 2 },
-    workspace: { getConfiguration: () => ({ get: (_key, dflt) => dflt }), onDidChangeConfiguration: () => nothing },
+    workspace: {
+      getConfiguration: () => ({ get: (_key, dflt) => dflt }),
+      onDidChangeConfiguration: () => nothing,
+      registerTextDocumentContentProvider: () => nothing,
+    },
     window: {
       createOutputChannel: () => ({ append() {}, appendLine() {}, show() {}, dispose() {} }),
       createStatusBarItem: () => ({ text: "", show() {}, dispose() {} }),
+      registerWebviewViewProvider: () => nothing,
     },
     commands: { registerCommand: (id) => (registered.push(id), nothing) },
   };

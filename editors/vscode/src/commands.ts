@@ -18,6 +18,7 @@ import {
 } from "./host";
 import { describe, type Logger } from "./logger";
 import type { ContextStatusBar } from "./statusBar";
+import { runStartParams } from "./runParams";
 import { TOOLS } from "./tools";
 
 function asRecord(value: unknown): Record<string, unknown> {
@@ -108,19 +109,7 @@ export function registerCommands(deps: CommandDeps): Commands {
     dashboard.resetEvents();
     runOutput.show(true);
     runOutput.appendLine(`> ${prompt}`);
-    // The sidecar's own tools when a workspace folder is open (they are confined to it); they
-    // replace the extension's read_file (the same name: the sidecar would refuse the clash).
-    const mode = connection.settings.builtinTools;
-    const builtin = mode !== "off" && workspaceRoots().length > 0;
-    const { runId } = await client.request("run/start", {
-      sessionId,
-      userTurn: [{ type: "text", text: prompt }],
-      tools: builtin ? [] : TOOLS,
-      approvalRequired: connection.settings.approvalRequired,
-      ...(builtin ? { builtinTools: { mode } } : {}),
-      ...(hasKeys(connection.settings.assembly) ? { profile: { assembly: connection.settings.assembly } } : {}),
-      ...extra,
-    });
+    const { runId } = await client.request("run/start", { ...runStartParams(connection.settings, sessionId, prompt, workspaceRoots()), ...extra });
     state.runId = runId;
     logger.info(`run ${runId} started`);
     return runId;

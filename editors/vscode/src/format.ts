@@ -116,3 +116,27 @@ export function resultLines(p: Record<string, unknown>, maxLines: number): strin
   const exit = typeof p["exitCode"] === "number" ? ` (exit code ${p["exitCode"]})` : "";
   return (p["isError"] === true ? "  [failed]\n" : "") + shown.join("\n") + exit;
 }
+
+/** What a turn (a run) used, summed over its model calls. */
+export interface TurnUsage {
+  /** All input tokens the provider reported (cache reads included). */
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  /** The cache prediction's input tokens and reads, for providers that report no usage. */
+  predictedInputTokens: number;
+  predictedReadTokens: number;
+  /** The predicted input cost of the turn's requests; `null` when the model is not priced. */
+  cost: number | null;
+}
+
+/** The line under a turn: `12.3k in · 340 out · 92% cache read · $0.0042`. The share is the
+ *  provider's own figure when it reported usage, else the prediction's (`predicted`). */
+export function turnUsageLine(u: TurnUsage): string {
+  const reported = u.inputTokens > 0;
+  const input = reported ? u.inputTokens : u.predictedInputTokens;
+  const read = reported ? u.cacheReadTokens : u.predictedReadTokens;
+  const share = input > 0 ? Math.floor((read / input) * 100) : 0;
+  const cost = u.cost === null ? "cost unknown" : formatCost(u.cost);
+  return `${formatTokens(input)} in · ${formatTokens(u.outputTokens)} out · ${share}% cache read${reported ? "" : " (predicted)"} · ${cost}`;
+}

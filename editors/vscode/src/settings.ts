@@ -21,6 +21,8 @@ export interface Settings {
   /** How to assemble (model, historyWindow, masking, ...): `profile` of context/assemble, the
    *  `assembly` of run/start's profile; `{}` for the sidecar's defaults. */
   assembly: PromptProfile;
+  /** A stored profile's id (`profile/list`): the model runs use; "" for the sidecar's default. */
+  profile: string;
 }
 
 export const BUILTIN_TOOLS_SETTINGS = ["off", "ask", "accept_edits", "read_only", "allow_all"] as const;
@@ -49,6 +51,7 @@ export function readSettings(): Settings {
     approvalRequired: stringList(config.get<unknown>("approvalRequired"), DEFAULT_APPROVAL_REQUIRED),
     builtinTools: (BUILTIN_TOOLS_SETTINGS as readonly string[]).includes(builtin) ? (builtin as BuiltinToolsSetting) : "ask",
     assembly: plainObject(config.get<unknown>("assembly")) as PromptProfile,
+    profile: config.get<string>("profile", "").trim(),
   };
 }
 
@@ -57,4 +60,11 @@ export function onSettingsChanged(handler: (settings: Settings) => void): vscode
   return vscode.workspace.onDidChangeConfiguration((e) => {
     if (e.affectsConfiguration(SECTION)) handler(readSettings());
   });
+}
+
+/** Write a `contextSidecar.*` setting where the user would: the workspace when a folder is
+ *  open, else the user settings (the chat view's header changes them). */
+export async function writeSetting(key: "profile" | "builtinTools", value: string): Promise<void> {
+  const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await vscode.workspace.getConfiguration(SECTION).update(key, value, target);
 }

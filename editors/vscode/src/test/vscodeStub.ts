@@ -47,7 +47,33 @@ class StubToken {
 export type { StubToken };
 
 const disposable = { dispose() {} };
-const uriFile = (p: string) => ({ fsPath: p, scheme: "file", toString: () => `file://${p}` });
+const uriFile = (p: string) => ({ fsPath: p, path: p, scheme: "file", toString: () => `file://${p}` });
+const uriFrom = (parts: { scheme: string; path: string }) => ({ ...parts, fsPath: parts.path, toString: () => `${parts.scheme}:${parts.path}` });
+export type StubUri = ReturnType<typeof uriFrom>;
+
+/** A webview (panel or view): its html, what was posted to it, and a way to send it a message. */
+export interface StubWebview {
+  html: string;
+  options: unknown;
+  cspSource: string;
+  posted: { type: string; [key: string]: unknown }[];
+  send(message: unknown): void;
+}
+
+function createWebview(): StubWebview & Record<string, unknown> {
+  const listeners: ((message: unknown) => void)[] = [];
+  const webview = {
+    html: "",
+    options: {} as unknown,
+    cspSource: "vscode-resource:",
+    posted: [] as { type: string; [key: string]: unknown }[],
+    asWebviewUri: (u: { fsPath: string }) => ({ toString: () => `vscode-resource:${u.fsPath}` }),
+    postMessage: async (message: { type: string }) => (webview.posted.push(message), true),
+    onDidReceiveMessage: (listener: (message: unknown) => void) => (listeners.push(listener), disposable),
+    send: (message: unknown) => listeners.forEach((l) => l(message)),
+  };
+  return webview;
+}
 
 const configListeners: ((e: { affectsConfiguration(section: string): boolean }) => void)[] = [];
 
@@ -71,19 +97,39 @@ export const ui = {
   outputLines: [] as string[],
   /** The dashboard webview, once created: what was posted to it, and a way to send it a message. */
   webview: undefined as undefined | { html: string; posted: { type: string; data: unknown }[]; send(message: unknown): void },
+  /** Webview view providers by view id (the chat). */
+  viewProviders: new Map<string, { resolveWebviewView(view: unknown): void }>(),
+  /** Text document content providers by scheme (proposed edits). */
+  contentProviders: new Map<string, { provideTextDocumentContent(uri: StubUri): string }>(),
+  /** Every executeCommand call, and the diff editors opened (`vscode.diff`). */
+  executed: [] as { id: string; args: unknown[] }[],
+  diffs: [] as { left: StubUri; right: StubUri; title: string }[],
+  clipboard: "",
+  /** Open documents (`workspace.textDocuments`): a test adds unsaved buffers here. */
+  textDocuments: [] as { uri: ReturnType<typeof uriFile>; getText(): string; isDirty: boolean }[],
+  /** What the active editor's edits replaced its selections with. */
+  inserted: [] as string[],
 };
 
 function createWebviewPanel() {
-  const listeners: ((message: unknown) => void)[] = [];
-  const webview = {
-    html: "",
-    posted: [] as { type: string; data: unknown }[],
-    postMessage: async (message: { type: string; data: unknown }) => (webview.posted.push(message), true),
-    onDidReceiveMessage: (listener: (message: unknown) => void) => (listeners.push(listener), disposable),
-    send: (message: unknown) => listeners.forEach((l) => l(message)),
-  };
-  ui.webview = webview;
+  const webview = createWebview();
+  ui.webview = webview as never;
   return { webview, reveal() {}, onDidDispose: () => disposable, dispose() {} };
+}
+
+/** Resolve a registered webview view as VS Code does when it is first shown. */
+export function resolveView(id: string): StubWebview {
+  const provider = ui.viewProviders.get(id);
+  if (!provider) throw new Error(`no webview view provider for ${id}`);
+  const webview = createWebview();
+  provider.resolveWebviewView({ webview, show() {}, onDidDispose: () => disposable, visible: true });
+  return webview;
+}
+
+/** A memento (workspaceState) kept in memory; pass the same one to see a "reload". */
+export function memento(): { get<T>(key: string): T | undefined; update(key: string, value: unknown): Promise<void> } {
+  const values = new Map<string, unknown>();
+  return { get: <T>(key: string) => values.get(key) as T | undefined, update: async (key, value) => void values.set(key, value) };
 }
 
 const vscodeStub = {
@@ -96,10 +142,22 @@ const vscodeStub = {
     }
     dispose(): void {}
   },
-  Uri: { file: uriFile, joinPath: (u: { fsPath: string }, ...p: string[]) => uriFile(path.join(u.fsPath, ...p)) },
+  ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+  Uri: { file: uriFile, from: uriFrom, joinPath: (u: { fsPath: string }, ...p: string[]) => uriFile(path.join(u.fsPath, ...p)) },
+  env: { clipboard: { writeText: async (text: string) => void (ui.clipboard = text) } },
   workspace: {
     workspaceFolders: [{ uri: uriFile(REPO) }],
-    getConfiguration: () => ({ get: (key: string, dflt?: unknown) => ui.settings[key] ?? dflt }),
+    get textDocuments() {
+      return ui.textDocuments;
+    },
+    registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: StubUri): string }) => {
+      ui.contentProviders.set(scheme, provider);
+      return disposable;
+    },
+    getConfiguration: () => ({
+      get: (key: string, dflt?: unknown) => ui.settings[key] ?? dflt,
+      update: async (key: string, value: unknown) => changeSetting(key, value),
+    }),
     onDidChangeConfiguration: (listener: (e: { affectsConfiguration(section: string): boolean }) => void) => {
       configListeners.push(listener);
       return disposable;
@@ -111,7 +169,17 @@ const vscodeStub = {
     activeTextEditor: {
       document: { uri: uriFile(path.join(REPO, "Makefile")), getText: () => "" },
       selection: { isEmpty: true },
+      selections: [{ isEmpty: true }],
+      edit: async (build: (edit: { replace(selection: unknown, text: string): void }) => void) => {
+        build({ replace: (_selection, text) => void ui.inserted.push(text) });
+        return true;
+      },
     },
+    registerWebviewViewProvider: (id: string, provider: { resolveWebviewView(view: unknown): void }) => {
+      ui.viewProviders.set(id, provider);
+      return disposable;
+    },
+    tabGroups: { all: [] as { tabs: unknown[] }[], close: async () => true },
     createOutputChannel: () => ({
       append() {},
       appendLine: (line: string) => void ui.outputLines.push(line),
@@ -133,6 +201,12 @@ const vscodeStub = {
     registerCommand: (id: string, fn: () => Promise<void>) => {
       ui.commands.set(id, fn);
       return disposable;
+    },
+    executeCommand: async (id: string, ...args: unknown[]) => {
+      ui.executed.push({ id, args });
+      if (id === "vscode.diff") ui.diffs.push({ left: args[0] as StubUri, right: args[1] as StubUri, title: String(args[2]) });
+      const command = ui.commands.get(id) as ((...a: unknown[]) => Promise<unknown>) | undefined;
+      return command?.(...args);
     },
   },
 };

@@ -1,0 +1,194 @@
+// The chat view in a real VS Code: code-server 4.96.4 (VS Code 1.96.4; e2e/install-code-server.sh
+// installs it into a cache) with the packaged .vsix installed, driven by Debian's chromium through
+// playwright-core, the sidecar of this checkout on scripted-model runs ($CONTEXT_SIDECAR_CHAT_SCRIPTS):
+//   1. a command the model runs waits in its tool card; a click on "Allow once" runs it;
+//   2. a proposed edit opens in the diff editor; its Accept button changes the file on disk;
+//   3. a long answer is cancelled mid-stream with the chat's Cancel button;
+//   4. after a window reload the transcript is back.
+// Screenshots go to .artifacts/vscode-e2e/ (git-ignored); with --readme-screenshot the one with the
+// tool card and its approval is also written to media/chat-screenshot.png.
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ext = path.resolve(here, "..");
+const repo = path.resolve(ext, "..", "..");
+const python = process.env.SIDECAR_PYTHON ?? path.join(repo, ".venv", "bin", "python");
+const vsix = path.join(ext, "dist", "context-sidecar.vsix");
+const shots = path.join(repo, ".artifacts", "vscode-e2e");
+const readmeShot = process.argv.includes("--readme-screenshot") ? path.join(ext, "media", "chat-screenshot.png") : undefined;
+const started = Date.now();
+const log = (m) => process.stdout.write(`# ${((Date.now() - started) / 1000).toFixed(1)}s ${m}\n`);
+
+const codeServer = execFileSync("sh", [path.join(here, "install-code-server.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim().split("\n").at(-1);
+log(`code-server at ${codeServer}`);
+if (!fs.existsSync(vsix)) throw new Error(`${vsix} is missing: run \`npm run test:all\` (make vscode-test) first`);
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vscode-e2e-"));
+const userData = path.join(tmp, "user-data");
+const extensions = path.join(tmp, "extensions");
+const workspace = path.join(tmp, "workspace");
+const store = path.join(tmp, "store");
+fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+fs.mkdirSync(workspace);
+fs.mkdirSync(shots, { recursive: true });
+fs.writeFileSync(path.join(workspace, "notes.txt"), "alpha\nbeta\n");
+fs.writeFileSync(
+  path.join(userData, "User", "settings.json"),
+  JSON.stringify({
+    "contextSidecar.command": [python, "-m", "sidecar", "serve"],
+    "contextSidecar.store": store,
+    "contextSidecar.builtinTools": "ask",
+    "workbench.startupEditor": "none",
+    "workbench.colorTheme": "Default Dark Modern",
+    "security.workspace.trust.enabled": false,
+    "workbench.tips.enabled": false,
+    "chat.commandCenter.enabled": false,
+    "window.commandCenter": false,
+  }),
+);
+const scripts = path.join(tmp, "scripts.json");
+fs.writeFileSync(
+  scripts,
+  JSON.stringify({
+    "run the greeting": { rounds: [{ reasoning: "A command, then an answer.", text: "I'll run it.", toolCalls: [{ id: "c1", name: "run_command", arguments: { command: "echo hello-from-the-shell" } }] }, { text: "The command printed **hello-from-the-shell**.\n\n```sh\necho hello-from-the-shell\n```" }] },
+    "fix the notes": { rounds: [{ toolCalls: [{ id: "e1", name: "edit_file", arguments: { path: "notes.txt", old_text: "beta", new_text: "BETA (edited)" } }] }, { text: "Edited notes.txt." }] },
+    "a long answer": { rounds: [{ deltas: Array.from({ length: 80 }, (_, i) => `word${i} `), delayMs: 150 }] },
+  }),
+);
+
+const env = { ...process.env, PYTHONPATH: [repo, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter), CONTEXT_SIDECAR_CHAT_SCRIPTS: scripts };
+const entry = path.join(codeServer, "out", "node", "entry.js");
+execFileSync("node", [entry, "--extensions-dir", extensions, "--user-data-dir", userData, "--install-extension", vsix], { env, stdio: ["ignore", "ignore", "inherit"] });
+log("extension installed");
+
+const port = await new Promise((resolve) => {
+  const srv = net.createServer().listen(0, "127.0.0.1", () => {
+    const p = srv.address().port;
+    srv.close(() => resolve(p));
+  });
+});
+fs.writeFileSync(path.join(tmp, "config.yaml"), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+const server = spawn(
+  "node",
+  [entry, "--config", path.join(tmp, "config.yaml"), "--user-data-dir", userData, "--extensions-dir", extensions, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", workspace],
+  { env, stdio: ["ignore", "pipe", "pipe"] },
+);
+let serverLog = "";
+server.stdout.on("data", (d) => (serverLog += d));
+server.stderr.on("data", (d) => (serverLog += d));
+const deadline = Date.now() + 60_000;
+while (!serverLog.includes("HTTP server listening")) {
+  if (Date.now() > deadline || server.exitCode !== null) throw new Error(`code-server did not start:\n${serverLog}`);
+  await new Promise((r) => setTimeout(r, 100));
+}
+log(`code-server listening on ${port}`);
+
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+let failed = false;
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`) });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  log("workbench loaded");
+
+  async function openChat() {
+    const item = page.locator('.activitybar [aria-label^="Context Sidecar"]').first();
+    await item.waitFor({ timeout: 60_000 });
+    const chat = await chatFrame(5_000).catch(() => undefined);
+    if (!chat) await item.click();
+    return chatFrame(60_000);
+  }
+  async function chatFrame(timeout) {
+    const end = Date.now() + timeout;
+    for (;;) {
+      for (const frame of page.frames()) {
+        if (await frame.locator('[data-testid="prompt"]').count().catch(() => 0)) return frame;
+      }
+      if (Date.now() > end) throw new Error("the chat webview did not appear");
+      await page.waitForTimeout(200);
+    }
+  }
+  async function send(chat, text) {
+    const box = chat.locator('[data-testid="prompt"] textarea');
+    await box.fill(text);
+    await box.press("Enter");
+  }
+
+  let chat = await openChat();
+  log("chat view open");
+
+  // 1. a tool call approved by a click in its card
+  await send(chat, "run the greeting");
+  const card = chat.locator('[data-testid="tool-card"][data-call="c1"]');
+  await card.locator('[data-testid="approval"]').waitFor({ timeout: 60_000 });
+  await chat.locator('[data-testid="item-assistant"]').first().waitFor();
+  await shot("1-tool-card-approval");
+  if (readmeShot) await page.screenshot({ path: readmeShot, clip: { x: 0, y: 0, width: 760, height: 800 } });
+  await card.locator('[data-testid="approve-once"]').click();
+  await chat.locator('[data-testid="tool-card"][data-call="c1"][data-status="done"]').waitFor({ timeout: 60_000 });
+  await chat.locator('[data-testid="usage"]').first().waitFor({ timeout: 60_000 });
+  const output = await card.locator('[data-testid="tool-output"] pre').textContent();
+  if (!output.includes("hello-from-the-shell")) throw new Error(`the command's output is not in its card: ${output}`);
+  await shot("2-tool-card-done");
+  log("1. tool call approved in the chat");
+
+  // 2. an edit accepted in the diff editor
+  await send(chat, "fix the notes");
+  const accept = page.locator('.editor-actions [aria-label^="Accept Edit"]').first();
+  await accept.waitFor({ timeout: 60_000 });
+  await page.locator(".monaco-diff-editor").first().waitFor();
+  await page.waitForTimeout(500);
+  await shot("3-diff-editor");
+  await accept.click();
+  const file = path.join(workspace, "notes.txt");
+  const until = Date.now() + 30_000;
+  while (!fs.readFileSync(file, "utf8").includes("BETA (edited)")) {
+    if (Date.now() > until) throw new Error(`notes.txt was not changed: ${fs.readFileSync(file, "utf8")}`);
+    await page.waitForTimeout(100);
+  }
+  await chat.locator('[data-testid="tool-card"][data-call="e1"][data-status="done"]').waitFor({ timeout: 30_000 });
+  await shot("4-edit-accepted");
+  log("2. edit accepted in the diff editor, file changed on disk");
+
+  // 3. cancel mid-stream
+  await send(chat, "a long answer");
+  await chat.locator('[data-testid="item-assistant"]', { hasText: "word3" }).waitFor({ timeout: 60_000 });
+  await chat.locator('[data-testid="cancel"]').click();
+  await chat.locator('[data-testid="usage"]', { hasText: "cancelled" }).waitFor({ timeout: 30_000 });
+  const streamed = await chat.locator('[data-testid="item-assistant"]', { hasText: "word3" }).textContent();
+  if (streamed.includes("word79")) throw new Error("the answer was not cut by the cancel");
+  await shot("5-cancelled");
+  log("3. cancelled mid-stream");
+
+  // 4. the transcript after a window reload
+  await page.reload();
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  chat = await openChat();
+  await chat.locator('[data-testid="tool-card"][data-call="c1"][data-status="done"]').waitFor({ timeout: 60_000 });
+  await chat.locator('[data-testid="tool-card"][data-call="e1"][data-status="done"]').waitFor({ timeout: 60_000 });
+  const users = await chat.locator('[data-testid="item-user"]').allTextContents();
+  for (const prompt of ["run the greeting", "fix the notes", "a long answer"]) {
+    if (!users.includes(prompt)) throw new Error(`"${prompt}" is not in the transcript after the reload: ${JSON.stringify(users)}`);
+  }
+  await shot("6-after-reload");
+  log("4. transcript back after a window reload");
+} catch (err) {
+  failed = true;
+  const pages = browser.contexts().flatMap((c) => c.pages());
+  if (pages[0]) await pages[0].screenshot({ path: path.join(shots, "failure.png") }).catch(() => undefined);
+  process.stderr.write(`${err.stack ?? err}\n--- code-server log ---\n${serverLog.slice(-4000)}\n`);
+} finally {
+  await browser.close();
+  server.kill();
+  await new Promise((r) => server.once("exit", r));
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+process.stdout.write(failed ? "0 passed, 1 failed\n" : `1 passed, 0 failed (real VS Code, ${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,110 @@
+// DOM for each chat item: user turns, answers (markdown; thinking collapsed), tool cards
+// (status, arguments, approval buttons, bounded output to expand), usage lines, notices.
+// Elements are built with textContent / setAttribute; markdown is the only HTML, and it is
+// rendered with raw HTML off.
+import type { ChatItem, ToolCard } from "../chat/protocol";
+import { renderMarkdown } from "./markdown";
+
+export type Send = (message: import("../chat/protocol").FromWebview) => void;
+
+export function el(tag: string, attrs: Record<string, string> = {}, text?: string): HTMLElement {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function button(label: string, testid: string, onClick: () => void, secondary = false): HTMLElement {
+  const b = el("vscode-button", { "data-testid": testid, ...(secondary ? { secondary: "" } : {}) }, label);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+/** Markdown with a copy / insert bar on each code block. */
+function markdownBlock(text: string, send: Send): HTMLElement {
+  const body = el("div", { class: "markdown" });
+  body.innerHTML = renderMarkdown(text);
+  for (const pre of Array.from(body.querySelectorAll("pre"))) {
+    const code = pre.textContent ?? "";
+    const bar = el("div", { class: "code-actions" });
+    bar.append(
+      button("Copy", "copy-code", () => send({ type: "copy", text: code }), true),
+      button("Insert", "insert-code", () => send({ type: "insert", text: code }), true),
+    );
+    const wrap = el("div", { class: "code-block" });
+    pre.replaceWith(wrap);
+    wrap.append(bar, pre);
+  }
+  return body;
+}
+
+const STATUS_LABEL: Record<ToolCard["status"], string> = {
+  running: "running",
+  awaiting: "waiting for you",
+  done: "done",
+  failed: "failed",
+  denied: "denied",
+};
+
+function toolCard(card: ToolCard, send: Send): HTMLElement {
+  const node = el("div", { class: `tool-card status-${card.status}`, "data-testid": "tool-card", "data-status": card.status, "data-call": card.callId });
+  const head = el("div", { class: "tool-head" });
+  head.append(el("span", { class: "tool-title" }, card.title), el("vscode-badge", { "data-testid": "tool-status" }, STATUS_LABEL[card.status]));
+  node.append(head, el("div", { class: "tool-args", title: card.args }, `${card.name} ${card.args}`));
+  if (card.approval) {
+    const box = el("div", { class: "approval", "data-testid": "approval" });
+    box.append(el("div", { class: "approval-summary" }, `${card.approval.summary}?`), el("div", { class: "approval-detail" }, card.approval.detail));
+    const actions = el("div", { class: "approval-actions" });
+    const choose = (choice: "once" | "session" | "deny") => () => send({ type: "approve", callId: card.callId, choice });
+    if (card.approval.edit) actions.append(button("Review diff", "review-diff", () => send({ type: "reviewEdit", callId: card.callId }), true));
+    actions.append(
+      button(card.approval.edit ? "Accept" : "Allow once", "approve-once", choose("once")),
+      button("Allow for this session", "approve-session", choose("session"), true),
+      button(card.approval.edit ? "Reject" : "Deny", "approve-deny", choose("deny"), true),
+    );
+    box.append(actions);
+    node.append(box);
+  }
+  if (card.reason) node.append(el("div", { class: "tool-reason" }, card.reason));
+  if (card.output) {
+    const details = el("details", { class: "tool-output", "data-testid": "tool-output" });
+    const lines = card.output.split("\n").length;
+    details.append(el("summary", {}, `output: ${lines} line${lines === 1 ? "" : "s"}${card.outputMore ? ` (+${card.outputMore.toLocaleString("en-US")} characters not shown)` : ""}`));
+    details.append(el("pre", {}, card.output));
+    node.append(details);
+  }
+  return node;
+}
+
+export function renderItem(item: ChatItem, send: Send): HTMLElement {
+  let node: HTMLElement;
+  switch (item.kind) {
+    case "user":
+      node = el("div", { class: "item user", "data-testid": "item-user" });
+      node.append(el("div", { class: "bubble" }, item.text));
+      break;
+    case "assistant": {
+      node = el("div", { class: `item assistant${item.streaming ? " streaming" : ""}`, "data-testid": "item-assistant" });
+      if (item.thinking) {
+        const details = el("details", { class: "thinking", "data-testid": "thinking" });
+        details.append(el("summary", {}, item.streaming && !item.text ? "Thinking…" : "Thinking"), el("div", { class: "thinking-text" }, item.thinking));
+        node.append(details);
+      }
+      node.append(markdownBlock(item.text, send));
+      if (item.streaming) node.append(el("vscode-progress-ring", { class: "streaming-ring" }));
+      break;
+    }
+    case "tool":
+      node = toolCard(item, send);
+      break;
+    case "usage":
+      node = el("div", { class: "item usage", "data-testid": "usage" }, item.line);
+      break;
+    case "notice":
+      node = el("div", { class: `item notice ${item.level}`, "data-testid": "notice" });
+      node.append(markdownBlock(item.text, send));
+      break;
+  }
+  node.id = `item-${item.id}`;
+  return node;
+}
