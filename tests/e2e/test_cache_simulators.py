@@ -86,9 +86,16 @@ def _asks_for_a_summary(body: dict[str, Any]) -> bool:
     return SUMMARY_PROMPT in json.dumps(body["messages"][-1])
 
 
+#: Two policies: nothing masked, so the transcript outgrows the window and a run compacts it;
+#: small masking sizes, so the masked boundary moves often (an earlier request's entries are
+#: read after the previous request's prefix changed).
+POLICIES = {"compacted": "off", "masked": {"protectTokens": 17_000, "batchTokens": 8_000}}
+
+
+@pytest.mark.parametrize("policy", list(POLICIES))
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_the_prediction_agrees_with_the_simulator_on_every_request(
-    sidecars: SidecarFactory, provider: str
+    sidecars: SidecarFactory, provider: str, policy: str
 ) -> None:
     model = LoopbackModel(provider, _script())
     base_url = await model.start()
@@ -101,7 +108,11 @@ async def test_the_prediction_agrees_with_the_simulator_on_every_request(
             "connectionRef": f"env:{KEY_ENV}",
         },
         # small: the history window moves within the session
-        "assembly": {"window": 40_000, "maxOutput": 4_000},
+        "assembly": {
+            "window": 40_000,
+            "maxOutput": 4_000,
+            "masking": POLICIES[policy],
+        },
     }
     predicted: list[dict[str, Any]] = []
     try:
@@ -131,7 +142,10 @@ async def test_the_prediction_agrees_with_the_simulator_on_every_request(
         await model.stop()
     assert len(predicted) == 2 * 2 * len(CALLS_PER_TURN)
     summaries = [b for b in model.bodies if _asks_for_a_summary(b)]
-    assert summaries, "the window never overflowed: nothing moved"
+    if policy == "compacted":
+        assert summaries, "the window never overflowed: nothing was compacted"
+    else:
+        assert "older tool output masked" in json.dumps(model.bodies[-1]), "nothing masked"
 
     simulator = AnthropicCache() if provider == "anthropic" else OpenAICache()
     rounds = [b for b in model.bodies if not _asks_for_a_summary(b)]
