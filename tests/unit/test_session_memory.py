@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -15,6 +16,7 @@ from sidecar.context.service import ContextService
 from sidecar.context.session_memory import SessionMemories
 from sidecar.context.tokens import Tokenizers
 from sidecar.defaults import MAX_LOADED_SESSIONS_ENV
+from sidecar.runs.manager import RunManager
 from sidecar.store import Store
 
 
@@ -100,3 +102,17 @@ def test_host_sources_outlive_the_memory_and_go_with_the_session(store: Store) -
     assert kept not in service.memories.session_ids()
     assert service.host_sources(kept) == {}
     assert service.unregister_source(kept, "rag") == []
+
+
+def test_a_deleted_session_is_forgotten(store: Store) -> None:
+    service = ContextService(store, Tokenizers.discover(), home=store.root / "home")
+    runs = RunManager(store, service, cast("Any", None), lambda _fn: None)
+    deleted, kept = _session(store, "deleted"), _session(store, "kept")
+    source = HostSource.model_validate({"id": "rag", "text": "t"}, by_alias=True)
+    for session_id in (deleted, kept):
+        _assemble(service, session_id)
+        service.register_source(session_id, source)
+    anyio.run(runs.delete_session, deleted)
+    assert service.memories.session_ids() == [kept]
+    assert service.host_sources(deleted) == {}
+    assert list(service.host_sources(kept)) == ["rag"]
