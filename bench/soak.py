@@ -1,6 +1,7 @@
 """Soak: one real sidecar under a steady mixed load; does it drift?
 
-``python -m bench.soak [--minutes 5] [--out bench/results/soak.json]``
+``python -m bench.soak [--minutes 5] [--out bench/results/soak.json] [--memory-trace FILE]``
+(``make soak``: 15 minutes, what issue 20's acceptance is measured on)
 
 Starts ONE ``context-sidecar serve`` (``SidecarClient.spawn``) on a fresh temporary store and,
 until the time is up, keeps it busy the way a long-lived host would:
@@ -19,8 +20,33 @@ Every request's latency is recorded.  Every window (15 s, or a sixth of a shorte
 sidecar's VmRSS / VmHWM / threads (``/proc/<pid>/status``), open file descriptors
 (``/proc/<pid>/fd``) and CPU time (``/proc/<pid>/stat``) are sampled, with the window's
 request latencies (p50 / p99, all requests and per method) and throughput.  At the end a
-table compares the first and the last full window (drift = last / first) and everything is
-written as JSON.  Any failed request, failed run or lost event ends the soak with an error.
+table compares the first and the last full window (drift = last / first), a second one gives
+every window's RSS and p99 per method against the first window's, and a third checks the
+targets of issue 20 (also in the JSON, under ``memory`` and ``latency``):
+
+- **resident memory over the second half** grows at most 5%: from the sample that ends the
+  window closest to half-time to the last sample (and the slope of the second half, MB/min);
+- **the p99 of every method** in the last window is within 1.5x of the first window's (the
+  worst window and the median of the second half are printed beside it: a 15-second window
+  holds 100-300 requests of a method, so its p99 is its 2nd-3rd slowest, and a shared
+  machine's hiccup shows in one window, not in the median).
+
+The windows compare like with like: the load is stationary.  Sessions do grow, but they are
+replaced as they grow (the append loop's every 2,000 entries — 15-20 s at its pace —, a run
+loop's every 25 runs), so every window assembles the same mix of sizes; the mean number of
+messages per ``context/assemble`` is reported per window to show it.  What does change over a
+soak is what the sidecar holds: sessions load until ``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS``
+(64) are loaded — a few minutes in — and the heap with them.  Memory must level off there;
+latency must not follow the heap (CPython's full collections walk all of it: see
+``sidecar/rpc/collector.py``).  A memory leak or a latency drift shows as growth over the
+second half, long after that point.
+
+``--memory-trace FILE`` makes the sidecar append to FILE, at the end of the warm-up and of
+every window, what grew in its memory (live objects by type, the collector's pauses; with
+``--memory-trace-frames N`` also tracemalloc's tracebacks; see ``sidecar/_memory_trace.py``).
+It costs the sidecar time: figures of such a run are not the soak's.
+
+Any failed request, failed run or lost event ends the soak with an error.
 """
 
 from __future__ import annotations
@@ -31,6 +57,7 @@ import contextlib
 import json
 import os
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -44,6 +71,7 @@ from bench.assembly import request as assemble_request
 from bench.common import machine, percentile
 from bench.store import memory_mb
 from sidecar.client import SidecarClient
+from sidecar.defaults import MEMORY_TRACE_ENV, MEMORY_TRACE_FRAMES_ENV
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,6 +136,7 @@ class Soak:
         self.pace = pace
         self.runs_per_session = runs_per_session
         self.samples: list[tuple[float, str, float]] = []  # (finished at, method, ms)
+        self.assembled: list[tuple[float, int]] = []  # (finished at, messages assembled)
         self.totals = Totals()
         self.window_runs = 0
         self.window_events = 0
@@ -222,6 +251,7 @@ class Soak:
                 answer = await self.request("context/assemble", assemble_request(session_id))
                 if not answer.get("messages"):
                     raise SoakError("context/assemble answered no messages")
+                self.assembled.append((time.perf_counter(), len(answer["messages"])))
                 self.totals.assembles += 1
             await asyncio.sleep(ASSEMBLE_EVERY_S)
 
@@ -276,6 +306,7 @@ class Sampler:
     last_time: float = 0.0
     last_cpu: float = 0.0
     taken: int = 0
+    taken_assembled: int = 0
     windows: list[dict[str, Any]] = field(default_factory=list)
 
     def sample(self, now: float, *, warmup: bool = False) -> dict[str, Any]:
@@ -283,6 +314,8 @@ class Sampler:
         soak = self.soak
         window = [s for s in soak.samples[self.taken :] if s[0] <= now]
         self.taken += len(window)
+        sizes = [n for t, n in soak.assembled[self.taken_assembled :] if t <= now]
+        self.taken_assembled += len(sizes)
         span = now - self.last_time
         cpu = _cpu_seconds(self.pid)
         memory = memory_mb(self.pid)
@@ -306,6 +339,7 @@ class Sampler:
             "events_per_s": soak.window_events / span if span > 0 else 0.0,
             "all_requests": _stats(requests),
             "methods": {m: _stats(v) for m, v in sorted(by_method.items())},
+            "assembled_messages_mean": statistics.fmean(sizes) if sizes else None,
             "store_mb": _tree_mb(self.root),
             "totals": {
                 "runs_completed": soak.totals.runs_completed,
@@ -345,6 +379,11 @@ def _ms(value: float | None) -> str:
 # --- the report ------------------------------------------------------------------------------
 
 
+#: Acceptance of issue 20 item 8: resident memory over the second half of the soak grows at
+#: most this much, and each method's p99 stays within this factor of the first window's.
+RSS_GROWTH_TARGET_PCT = 5.0
+P99_DRIFT_TARGET = 1.5
+
 REPORTED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("resident memory (VmRSS)", lambda w: w["rss_mb"], "MB"),
     ("high-water mark (VmHWM)", lambda w: w["hwm_mb"], "MB"),
@@ -353,10 +392,17 @@ REPORTED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("throughput, requests", lambda w: w["requests_per_s"], "req/s"),
     ("throughput, runs", lambda w: w["runs_per_s"], "runs/s"),
     ("run/event notifications", lambda w: w["events_per_s"], "events/s"),
+    ("messages per context/assemble (mean)", lambda w: w["assembled_messages_mean"], ""),
     ("p50, all requests", lambda w: w["all_requests"]["p50_ms"], "ms"),
     ("p99, all requests", lambda w: w["all_requests"]["p99_ms"], "ms"),
 ]
-METHODS = ["session/append", "context/assemble", "run/start", "run (start -> completed)"]
+METHODS = [
+    "session/create",
+    "session/append",
+    "context/assemble",
+    "run/start",
+    "run (start -> completed)",
+]
 
 
 def summary(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -376,25 +422,146 @@ def summary(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def render(rows: list[dict[str, Any]], first: dict[str, Any], last: dict[str, Any]) -> str:
-    def fmt(value: Any, unit: str) -> str:
-        if value is None:
-            return "—"
-        if isinstance(value, int):
-            return f"{value:,} {unit}".rstrip()
-        text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
-        return f"{text} {unit}".rstrip()
+def memory_growth(windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Resident memory over the second half of the measured time: from the sample that ends
+    the window closest to the half (at or before it) to the last sample, in percent, and the
+    slope of a least-squares line through the second half's samples (MB per minute)."""
+    begin, end = windows[0]["from_s"], windows[-1]["to_s"]
+    half = begin + (end - begin) / 2
+    at_half = max(
+        (w for w in windows if w["to_s"] <= half + 1e-6), key=lambda w: w["to_s"], default=None
+    )
+    at_half = at_half or windows[0]
+    last = windows[-1]
+    points = [(w["to_s"], w["rss_mb"]) for w in windows if w["to_s"] >= at_half["to_s"]]
+    slope = None
+    if len(points) >= 2:
+        mean_t = statistics.fmean(t for t, _ in points)
+        mean_m = statistics.fmean(m for _, m in points)
+        spread = sum((t - mean_t) ** 2 for t, _ in points)
+        if spread > 0:
+            slope = 60 * sum((t - mean_t) * (m - mean_m) for t, m in points) / spread
+    growth = 100 * (last["rss_mb"] - at_half["rss_mb"]) / at_half["rss_mb"]
+    return {
+        "from_s": at_half["to_s"],
+        "to_s": last["to_s"],
+        "rss_from_mb": at_half["rss_mb"],
+        "rss_to_mb": last["rss_mb"],
+        "rss_first_half_max_mb": max(w["rss_mb"] for w in windows if w["to_s"] <= at_half["to_s"]),
+        "growth_pct": growth,
+        "slope_mb_per_min": slope,
+        "target_pct": RSS_GROWTH_TARGET_PCT,
+        "met": growth <= RSS_GROWTH_TARGET_PCT,
+    }
 
+
+def latency_drift(windows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each method's p99 in every window against the first window's: the ratios, the last
+    window's (what the target is checked on), the worst and the median over the second half
+    (how much of the last one is noise)."""
+    first = windows[0]
+    half = len(windows) // 2
+    out: dict[str, dict[str, Any]] = {}
+    for method in METHODS:
+        base = first["methods"].get(method, {}).get("p99_ms")
+        if not base:
+            continue
+        per_window = []
+        for w in windows:
+            stats = w["methods"].get(method, {})
+            p99 = stats.get("p99_ms")
+            per_window.append(
+                {
+                    "index": w["index"],
+                    "n": stats.get("n", 0),
+                    "p99_ms": p99,
+                    "ratio": p99 / base if p99 is not None else None,
+                }
+            )
+        ratios = [r["ratio"] for r in per_window if r["ratio"] is not None]
+        later = [r["ratio"] for r in per_window[half:] if r["ratio"] is not None]
+        last_ratio = per_window[-1]["ratio"]
+        out[method] = {
+            "first_p99_ms": base,
+            "first_n": first["methods"][method]["n"],
+            "last_p99_ms": per_window[-1]["p99_ms"],
+            "last_ratio": last_ratio,
+            "worst_ratio": max(ratios) if ratios else None,
+            "second_half_median_ratio": statistics.median(later) if later else None,
+            "windows": per_window,
+            "target": P99_DRIFT_TARGET,
+            "met": last_ratio is not None and last_ratio <= P99_DRIFT_TARGET,
+        }
+    return out
+
+
+def _fmt(value: Any, unit: str) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, int):
+        return f"{value:,} {unit}".rstrip()
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.2f}"
+    return f"{text} {unit}".rstrip()
+
+
+def _x(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}x"
+
+
+def render(rows: list[dict[str, Any]], first: dict[str, Any], last: dict[str, Any]) -> str:
     lines = [
         f"| what | first window ({first['from_s']:.0f}-{first['to_s']:.0f} s) "
         f"| last window ({last['from_s']:.0f}-{last['to_s']:.0f} s) | drift (last/first) |",
         "|---|---:|---:|---:|",
     ]
     for row in rows:
-        drift = f"{row['drift']:.2f}x" if row["drift"] is not None else "—"
         lines.append(
-            f"| {row['what']} | {fmt(row['first'], row['unit'])} "
-            f"| {fmt(row['last'], row['unit'])} | {drift} |"
+            f"| {row['what']} | {_fmt(row['first'], row['unit'])} "
+            f"| {_fmt(row['last'], row['unit'])} | {_x(row['drift'])} |"
+        )
+    return "\n".join(lines)
+
+
+def render_targets(memory: dict[str, Any], latency: dict[str, dict[str, Any]]) -> str:
+    """The acceptance table: RSS over the second half, each method's p99 last vs first."""
+    slope = memory["slope_mb_per_min"]
+    lines = [
+        "| target | first | last | figure | limit | met |",
+        "|---|---:|---:|---:|---:|:-:|",
+        f"| resident memory over the second half ({memory['from_s']:.0f}-{memory['to_s']:.0f} s;"
+        f" slope {'—' if slope is None else f'{slope:+.2f}'} MB/min) "
+        f"| {memory['rss_from_mb']:.1f} MB | {memory['rss_to_mb']:.1f} MB "
+        f"| {memory['growth_pct']:+.1f}% | <= {memory['target_pct']:.0f}% "
+        f"| {'yes' if memory['met'] else '**no**'} |",
+    ]
+    for method, d in latency.items():
+        lines.append(
+            f"| p99 {method}, last window / first (worst {_x(d['worst_ratio'])}, median of the"
+            f" second half {_x(d['second_half_median_ratio'])}) "
+            f"| {_fmt(d['first_p99_ms'], 'ms')} | {_fmt(d['last_p99_ms'], 'ms')} "
+            f"| {_x(d['last_ratio'])} | <= {d['target']:.1f}x | {'yes' if d['met'] else '**no**'} |"
+        )
+    return "\n".join(lines)
+
+
+def render_windows(windows: list[dict[str, Any]], latency: dict[str, dict[str, Any]]) -> str:
+    """Every window: RSS, messages per assembly, and each method's p99 (and its ratio to the
+    first window's)."""
+    methods = list(latency)
+    lines = [
+        "| window | RSS | msgs/assemble | " + " | ".join(f"p99 {m}" for m in methods) + " |",
+        "|---|---:|---:|" + "---:|" * len(methods),
+    ]
+    for i, w in enumerate(windows):
+        cells = []
+        for m in methods:
+            r = latency[m]["windows"][i]
+            cells.append(
+                "—" if r["p99_ms"] is None else f"{r['p99_ms']:.1f} ms ({r['ratio']:.2f}x)"
+            )
+        lines.append(
+            f"| {w['index']} ({w['from_s']:.0f}-{w['to_s']:.0f} s) | {w['rss_mb']:.1f} MB "
+            f"| {_fmt(w['assembled_messages_mean'], '')} | " + " | ".join(cells) + " |"
         )
     return "\n".join(lines)
 
@@ -406,7 +573,13 @@ async def soak(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     duration = args.minutes * 60
     window = args.window or max(1.0, min(15.0, duration / 6))
     warmup = args.warmup if args.warmup is not None else min(10.0, window)
-    client = await SidecarClient.spawn(store=root)
+    env = None
+    if args.memory_trace:
+        env = {
+            MEMORY_TRACE_ENV: str(args.memory_trace.resolve()),
+            MEMORY_TRACE_FRAMES_ENV: str(args.memory_trace_frames),
+        }
+    client = await SidecarClient.spawn(store=root, env=env)
     pid = client.process.pid
     s = Soak(client, args.pace, args.runs_per_session)
     start = time.perf_counter()
@@ -431,6 +604,8 @@ async def soak(args: argparse.Namespace, root: Path) -> dict[str, Any]:
                 failure = s.failure
             if failure is not None:
                 break
+            if args.memory_trace:
+                os.kill(pid, signal.SIGUSR1)
             if warmup > 0 and index == 0:
                 warmup_window = sampler.sample(time.perf_counter(), warmup=True)
             else:
@@ -481,6 +656,8 @@ async def soak(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             "request_mean_ms": statistics.fmean(all_ms),
         },
         "summary": summary(sampler.windows),
+        "memory": memory_growth(sampler.windows),
+        "latency": latency_drift(sampler.windows),
         "warmup": warmup_window,
         "windows": sampler.windows,
     }
@@ -507,6 +684,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=3, help="concurrent run loops")
     parser.add_argument("--pace", type=float, default=0.05, help="seconds between runs")
     parser.add_argument("--runs-per-session", type=int, default=25)
+    parser.add_argument(
+        "--memory-trace",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="append to FILE, at the end of the warm-up and of every window, what grew in the"
+        " sidecar's memory: live objects by type (see sidecar/_memory_trace.py)",
+    )
+    parser.add_argument(
+        "--memory-trace-frames",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --memory-trace, also tracemalloc with N frames: the allocating tracebacks"
+        " that grew most (slow: for finding where, not for the figures)",
+    )
     args = parser.parse_args(argv)
     if args.minutes <= 0 or args.sessions < 1 or args.runs_per_session < 1:
         parser.error("--minutes, --sessions and --runs-per-session must be positive")
@@ -518,7 +711,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     first, last = result["windows"][0], result["windows"][-1]
     totals = result["totals"]
-    sys.stdout.write(render(result["summary"], first, last) + "\n")
+    sys.stdout.write(render(result["summary"], first, last) + "\n\n")
+    sys.stdout.write(render_windows(result["windows"], result["latency"]) + "\n\n")
+    sys.stdout.write(render_targets(result["memory"], result["latency"]) + "\n")
     sys.stdout.write(
         f"\n{totals['runs_completed']:,} runs completed ({totals['tool_calls']:,} tool calls,"
         f" {totals['events']:,} events), {totals['entries_appended']:,} entries appended,"

@@ -11,6 +11,8 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "MAX_LOADED_SESSIONS_ENV",
     "STORE_ENV",
+    "MEMORY_TRACE_ENV",
+    "MEMORY_TRACE_FRAMES_ENV",
     "TRACE_ENV",
     "default_store_root",
     "max_loaded_sessions",
@@ -28,6 +30,11 @@ STORE_ENV = "CONTEXT_SIDECAR_STORE"
 #: index and an open file); sessions in use are never dropped, so more may be loaded at once.
 MAX_LOADED_SESSIONS_ENV = "CONTEXT_SIDECAR_MAX_LOADED_SESSIONS"
 DEFAULT_MAX_LOADED_SESSIONS = 64
+#: Environment variable naming a file that receives, on each ``SIGUSR1``, what grew in memory
+#: (a debugging aid for soaks: ``sidecar._memory_trace``); and the frames per allocation
+#: :mod:`tracemalloc` keeps for it (0, the default: no tracemalloc, a census of objects only).
+MEMORY_TRACE_ENV = "CONTEXT_SIDECAR_MEMORY_TRACE"
+MEMORY_TRACE_FRAMES_ENV = "CONTEXT_SIDECAR_MEMORY_TRACE_FRAMES"
 
 
 def default_store_root() -> Path:

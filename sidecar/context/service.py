@@ -10,10 +10,12 @@
    ``agent.macro_context_rebuild_unavailable``, naming what is missing), macros evaluated on
    a working copy of the frozen macro context and variables.
 
-Per-session memory that is not history also lives here: the instruction hashes of the
-previous live assembly (for the per-turn diff), host sources registered for the session, and
-the shape of the session's previous request (where its cache entries are: the next request's
-breakpoints and cache accounting are planned against it).
+Per-session memory that is not history also lives here: host sources registered for the
+session (kept until unregistered or the session is deleted), and what its previous requests
+left (:mod:`sidecar.context.session_memory`: the instruction hashes of the previous live
+assembly, for the per-turn diff; the shape of the previous request, where its cache entries
+are, against which the next request's breakpoints and cache accounting are planned), for the
+most recently used sessions only.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, field
+import threading
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
-from protocol.context import ContextAssembleParams, HostSource, PromptProfile
 from protocol.errors import ErrorCode
 from protocol.inputs import (
     Clock,
@@ -37,7 +39,7 @@ from protocol.inputs import (
     SkillSnapshot,
 )
 from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
-from sidecar.context.cache_accounting import CacheMemory, RequestShape, predict_for, request_shape
+from sidecar.context.cache_accounting import RequestShape, predict_for, request_shape
 from sidecar.context.controls import fold_controls
 from sidecar.context.fragments import load_fragments
 from sidecar.context.instructions import (
@@ -47,6 +49,7 @@ from sidecar.context.instructions import (
 )
 from sidecar.context.limits import resolve_limits
 from sidecar.context.sent import PROVIDER_TARGET, count_marked_prefixes, sent_shape
+from sidecar.context.session_memory import SessionMemories, SessionMemory
 from sidecar.context.skills import Skill, discover_skills, render_catalog
 from sidecar.context.tokens import Tokenizer, Tokenizers, count_entries
 from sidecar.context.workspace_files import fragment_overrides, pinned_files
@@ -60,6 +63,7 @@ from sidecar.store.blobs import git_blob_id
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from protocol.context import ContextAssembleParams, HostSource, PromptProfile
     from sidecar.store import Store
 
 __all__ = ["Captured", "ContextService", "Material"]
@@ -108,19 +112,6 @@ class Built:
     unknown_macros: list[str]
 
 
-@dataclass(slots=True)
-class _SessionMemory:
-    instruction_hashes: dict[str, str] = field(default_factory=dict)
-    host_sources: dict[str, HostSource] = field(default_factory=dict)
-    previous_request: RequestShape | None = None
-    """The previous request's prompt (where its breakpoints went: placement)."""
-    previous_sent: RequestShape | None = None
-    """The previous request's body as sent (:mod:`sidecar.context.sent`): the prediction's
-    reference."""
-    cache_memory: CacheMemory = field(default_factory=CacheMemory)
-    """What the session's earlier requests (sent by this process) left in the cache."""
-
-
 def _now_clock() -> Clock:
     now = datetime.now(UTC)
     return Clock(date=now.date().isoformat(), time=now.strftime("%H:%M"))
@@ -137,14 +128,58 @@ def _rebuild_unavailable(missing: list[str]) -> SidecarError:
 
 
 class ContextService:
-    def __init__(self, store: Store, tokenizers: Tokenizers, home: Path | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        tokenizers: Tokenizers,
+        home: Path | None = None,
+        *,
+        remembered_sessions: int | None = None,
+    ) -> None:
+        """``remembered_sessions``: how many sessions' memories are kept (default: as many
+        as the store keeps loaded)."""
         self.store = store
         self.tokenizers = tokenizers
         self.home = home if home is not None else Path.home()
-        self._memory: dict[str, _SessionMemory] = {}
+        self.memories = SessionMemories(
+            store.sessions.max_loaded if remembered_sessions is None else remembered_sessions
+        )
+        self._host_sources: dict[str, dict[str, HostSource]] = {}
+        self._sources_lock = threading.Lock()
 
-    def memory(self, session_id: str) -> _SessionMemory:
-        return self._memory.setdefault(session_id, _SessionMemory())
+    def memory(self, session_id: str) -> SessionMemory:
+        """What the session's previous requests left (empty if it was dropped: see
+        :mod:`sidecar.context.session_memory`)."""
+        return self.memories.get(session_id)
+
+    def forget(self, session_id: str) -> None:
+        """Drop everything remembered of a session (it was deleted), host sources included."""
+        self.memories.forget(session_id)
+        with self._sources_lock:
+            self._host_sources.pop(session_id, None)
+
+    # --- host sources ----------------------------------------------------------------------
+
+    def register_source(self, session_id: str, source: HostSource) -> list[str]:
+        """Add or replace a host source of the session; the ids registered, sorted."""
+        with self._sources_lock:
+            sources = self._host_sources.setdefault(session_id, {})
+            sources[source.id] = source
+            return sorted(sources)
+
+    def unregister_source(self, session_id: str, source_id: str) -> list[str]:
+        """Remove a host source of the session (if registered); the ids left, sorted."""
+        with self._sources_lock:
+            sources = self._host_sources.get(session_id, {})
+            sources.pop(source_id, None)
+            if not sources:
+                self._host_sources.pop(session_id, None)
+            return sorted(sources)
+
+    def host_sources(self, session_id: str) -> dict[str, HostSource]:
+        """The session's registered host sources (a copy), by id."""
+        with self._sources_lock:
+            return dict(self._host_sources.get(session_id, {}))
 
     # --- the previous request (prompt cache) ----------------------------------------------
 
@@ -626,8 +661,7 @@ class ContextService:
             ),
             persist=False,
         )
-        memory = self.memory(params.session_id)
-        sources = {**memory.host_sources, **{s.id: s for s in params.sources}}
+        sources = {**self.host_sources(params.session_id), **{s.id: s for s in params.sources}}
         diff = self.instructions_diff(params.session_id, captured.instruction_scan)
         built = self.build(
             captured.frozen,

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
+from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES, MEMORY_TRACE_ENV, MEMORY_TRACE_FRAMES_ENV
 from sidecar.rpc.handshake import answer_initialize_early
 from sidecar.store.lock import StoreLock
 
@@ -81,6 +81,14 @@ def _take_stdout() -> int:
 def serve_stdio(options: ServeOptions) -> int:
     """Serve JSON-RPC on stdin/stdout until EOF, ``exit`` or the client's death."""
     out_fd = _take_stdout()
+    from sidecar.rpc.collector import tune
+
+    tune()
+    trace_memory = os.environ.get(MEMORY_TRACE_ENV)
+    if trace_memory:  # a debugging aid (soaks): see sidecar._memory_trace
+        from sidecar._memory_trace import start
+
+        start(Path(trace_memory), int(os.environ.get(MEMORY_TRACE_FRAMES_ENV) or 0))
     # Take the writer lock before answering: a host that starts a second sidecar once the
     # first has answered ``initialize`` must find the first one the writer.
     root = options.store.expanduser().resolve()
@@ -151,8 +159,15 @@ async def _serve(
 
         await transport.started.wait()
         attach_server(state(), transport)
-        # warm the encoding off the hot path
-        transport.spawn(lambda: anyio.to_thread.run_sync(state().tokenizers.preload))
+
+        async def preload() -> None:
+            # warm the encoding off the hot path; then the loaded server is frozen for good
+            await anyio.to_thread.run_sync(state().tokenizers.preload)
+            from sidecar.rpc.collector import freeze_loaded
+
+            freeze_loaded()
+
+        transport.spawn(preload)
 
     try:
         async with anyio.create_task_group() as tg:

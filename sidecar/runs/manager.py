@@ -204,6 +204,7 @@ class RunManager:
         self._busy[session_id] = _DELETING
         try:
             await self.store.sessions.delete(session_id)
+            self.context.forget(session_id)
         finally:
             self._busy.pop(session_id, None)
 

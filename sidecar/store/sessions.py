@@ -148,6 +148,11 @@ class SessionStore:
         )
         self._dir.mkdir(parents=True, exist_ok=True)
 
+    @property
+    def max_loaded(self) -> int:
+        """How many idle sessions stay loaded."""
+        return self._loaded.max_loaded
+
     # --- write permission ----------------------------------------------------------------
 
     @property

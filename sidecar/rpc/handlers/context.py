@@ -137,16 +137,14 @@ async def assemble(state: SidecarState, p: ContextAssembleParams) -> dict[str, A
 
 async def register_source(state: SidecarState, p: RegisterSourceParams) -> SourceRegistration:
     state.store.sessions.get(p.session_id)  # must exist
-    memory = state.context.memory(p.session_id)
-    memory.host_sources[p.source.id] = p.source
-    return SourceRegistration(session_id=p.session_id, ids=sorted(memory.host_sources))
+    ids = state.context.register_source(p.session_id, p.source)
+    return SourceRegistration(session_id=p.session_id, ids=ids)
 
 
 async def unregister_source(state: SidecarState, p: HostSourceRef) -> SourceRegistration:
     state.store.sessions.get(p.session_id)  # must exist (no memory for made-up ids)
-    memory = state.context.memory(p.session_id)
-    memory.host_sources.pop(p.id, None)
-    return SourceRegistration(session_id=p.session_id, ids=sorted(memory.host_sources))
+    ids = state.context.unregister_source(p.session_id, p.id)
+    return SourceRegistration(session_id=p.session_id, ids=ids)
 
 
 ROUTES = (

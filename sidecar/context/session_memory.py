@@ -1,0 +1,81 @@
+"""What the context service remembers of a session between its requests, for a bounded number
+of sessions.
+
+A :class:`SessionMemory` holds what a session's earlier requests in this process left behind:
+the instruction hashes of its previous live assembly (the per-turn diff), the shape of its
+previous request as assembled and as sent (the next request's cache breakpoints and
+prediction are planned against them), and the cache entries its earlier requests left
+(:class:`~sidecar.context.cache_accounting.CacheMemory`, up to 8,192 prefixes).  All of it is
+derived: a session whose memory is gone plans its next request as after a restart — against
+its newest snapshot, with every instruction new to the diff.
+
+:class:`SessionMemories` is the one owner of those memories: it keeps the ``capacity`` most
+recently used ones (by default as many as the store keeps sessions loaded,
+``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS``) and drops the least recently used beyond that, under
+one lock (assemblies run in worker threads, registrations on the event loop).  A memory handed
+out stays usable by its holder after it is dropped: dropping closes nothing, it only stops
+handing that object out (what its holder still writes into it is lost, as if it had been
+dropped a moment later).  Without the bound a sidecar kept one memory — two request shapes
+holding the session's transcript, and up to 8,192 prefix keys — for every session it ever
+assembled: ``make soak`` grew without levelling off.
+
+Host sources (``context/registerSource``) are not kept here: they are the host's, not derived,
+and are kept by :class:`~sidecar.context.service.ContextService` until unregistered or the
+session is deleted.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from sidecar.context.cache_accounting import CacheMemory, RequestShape
+
+__all__ = ["SessionMemories", "SessionMemory"]
+
+
+@dataclass(slots=True)
+class SessionMemory:
+    instruction_hashes: dict[str, str] = field(default_factory=dict)
+    previous_request: RequestShape | None = None
+    """The previous request's prompt (where its breakpoints went: placement)."""
+    previous_sent: RequestShape | None = None
+    """The previous request's body as sent (:mod:`sidecar.context.sent`): the prediction's
+    reference."""
+    cache_memory: CacheMemory = field(default_factory=CacheMemory)
+    """What the session's earlier requests (sent by this process) left in the cache."""
+
+
+class SessionMemories:
+    """The memories of the ``capacity`` most recently used sessions (see the module docstring)."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, not {capacity}")
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        self._memories: OrderedDict[str, SessionMemory] = OrderedDict()
+
+    def get(self, session_id: str) -> SessionMemory:
+        """The session's memory (a new, empty one if it has none), now the most recently
+        used; the least recently used beyond ``capacity`` are dropped."""
+        with self._lock:
+            memory = self._memories.get(session_id)
+            if memory is None:
+                memory = self._memories[session_id] = SessionMemory()
+                while len(self._memories) > self.capacity:
+                    self._memories.popitem(last=False)
+            else:
+                self._memories.move_to_end(session_id)
+            return memory
+
+    def forget(self, session_id: str) -> None:
+        """Drop the session's memory (it was deleted)."""
+        with self._lock:
+            self._memories.pop(session_id, None)
+
+    def session_ids(self) -> list[str]:
+        """Sessions with a memory, least recently used first (diagnostics and tests)."""
+        with self._lock:
+            return list(self._memories)
