@@ -13,7 +13,10 @@ without the sidecar: same stdio framing, same client, no store, no journal, no p
   request answered — target <= 250 ms — for a real first request (``session/list``, what an
   editor's session picker sends) and for ``server/ping``; the peer's first request is its
   ``server/ping`` (it has no sessions).  Each start is a new process, measured after one
-  warm-up start (byte code cached, as an installed package has it).
+  warm-up start (byte code cached, as an installed package has it);
+- process start to the first ``session/create`` (target <= 0.35x the peer's first answer),
+  ``context/assemble`` and ``run/start`` answered.  The start-ups of every first request
+  and the peer's are interleaved, one of each per round.
 
 A figure that fails (a server that dies, a client that times out) becomes a failed row with
 the reason; the other figures are still measured and the table still printed.
@@ -162,15 +165,18 @@ async def event_rate(peer: bool, store: Path, count: int) -> EventRate:
         await client.close()
 
 
-async def start_up(peer: bool, store: Path, method: str) -> tuple[float, float]:
+async def start_up(
+    peer: bool, store: Path, method: str, params: dict[str, Any] | None = None
+) -> tuple[float, float]:
     """(ms to ``initialize`` answered, ms to the first request after it answered), from the
-    moment the process is started; the first request is ``method``."""
+    moment the process is started; the first request is ``method`` with ``params``, sent as
+    soon as the ``initialize`` answer is in, as a host sends it."""
     started = time.perf_counter()
     client = await _spawn(peer, store, initialize=False)
     try:
         await client.initialize()
         ready = (time.perf_counter() - started) * 1000
-        await client.request(method, {})
+        await client.request(method, params or {})
         first = (time.perf_counter() - started) * 1000
     finally:
         await client.close()
@@ -188,6 +194,67 @@ def _bytecode_env(tmp: Path) -> dict[str, str]:
 
 #: What an editor extension sends first (its session picker), and the trivial request.
 FIRST_REAL_REQUEST = "session/list"
+
+#: The first requests whose start-up is measured (issue 20 item 6): ``(key, method, params)``;
+#: ``{session}`` stands for a session made beforehand.  A host's first write (a new chat),
+#: its first assembly and its first run (a scripted one: no provider, two deltas).
+FIRST_REQUESTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("ping", "server/ping", {}),
+    ("real", FIRST_REAL_REQUEST, {}),
+    ("create", "session/create", {"title": "first", "workspaceRoots": ["/tmp"]}),
+    (
+        "assemble",
+        "context/assemble",
+        {"sessionId": "{session}", "userTurn": [{"type": "text", "text": "hello"}]},
+    ),
+    (
+        "run",
+        "run/start",
+        {
+            "sessionId": "{session}",
+            "userTurn": [{"type": "text", "text": "hello"}],
+            "script": {"rounds": [{"deltas": ["d1", "d2"]}]},
+        },
+    ),
+)
+
+
+def _with_session(params: dict[str, Any], session_id: str) -> dict[str, Any]:
+    return {k: session_id if v == "{session}" else v for k, v in params.items()}
+
+
+async def start_ups(store: Path, starts: int, out: dict[str, Any]) -> None:
+    """Every first request of :data:`FIRST_REQUESTS` and the peer's first ``server/ping``,
+    ``starts`` new processes each, interleaved (one of each per round, the peer in the
+    middle), after one warm-up start each (byte code written, disk cache)."""
+    client = await _spawn(False, store)
+    try:
+        session_id = (await client.request("session/create", {"title": "start-up"}))["sessionId"]
+    finally:
+        await client.close()
+    ours = [(key, method, _with_session(p, session_id)) for key, method, p in FIRST_REQUESTS]
+    middle = len(ours) // 2
+    rounds: list[tuple[str, str, str, dict[str, Any]]] = [
+        *(("ours", k, m, p) for k, m, p in ours[:middle]),
+        ("peer", "ping", "server/ping", {}),
+        *(("ours", k, m, p) for k, m, p in ours[middle:]),
+    ]
+    for side, key, method, params in rounds:
+        out[side][key] = []
+        try:
+            await start_up(side == "peer", store, method, params)
+        except Exception as exc:
+            sys.stderr.write(f"rpc: {side} {key} start-up failed: {exc!r}\n")
+            out[side][key] = exc
+    for _ in range(starts):
+        for side, key, method, params in rounds:
+            if isinstance(out[side][key], BaseException):
+                continue
+            try:
+                out[side][key].append(await start_up(side == "peer", store, method, params))
+            except Exception as exc:
+                sys.stderr.write(f"rpc: {side} {key} start-up failed: {exc!r}\n")
+                out[side][key] = exc
 
 
 async def _measure(
@@ -221,16 +288,12 @@ def run(options: Options) -> list[Row]:
                 async def rates(peer: bool = peer) -> list[EventRate]:
                     return [await event_rate(peer, store, events) for _ in range(options.runs)]
 
-                async def first(method: str, peer: bool = peer) -> list[tuple[float, float]]:
-                    await start_up(peer, store, method)  # warm: byte code written, disk cache
-                    return [await start_up(peer, store, method) for _ in range(starts)]
-
                 await _measure(out, key, "trips", trips)
                 await _measure(out, key, "events", rates)
-                await _measure(out, key, "ping", lambda: first("server/ping"))
-                if not peer:  # the peer serves no sessions: its first request is the ping
-                    await _measure(out, key, "real", lambda: first(FIRST_REAL_REQUEST))
                 sys.stderr.write(f"rpc: measured {'peer' if peer else 'sidecar'}\n")
+            # the peer serves no sessions: its first request is the ping
+            await start_ups(store, starts, out)
+            sys.stderr.write("rpc: measured start-ups\n")
             return out
 
     m = asyncio.run(main())
@@ -313,6 +376,32 @@ def run(options: Options) -> list[Row]:
             lambda d: starts_of(d, "ping", 1),
             keys={"ours": ["ping"], "peer": ["ping"]},
             peer_name=PEER_NAME,
+        ),
+        row(
+            "process start to first request answered: `session/create`",
+            "ms",
+            lambda d: starts_of(d, "create" if d is ours else "ping", 1),
+            keys={"ours": ["create"], "peer": ["ping"]},
+            peer_name=f"{PEER_NAME} (`server/ping`)",
+            ratio_target=2.86,  # ours <= 0.35x the peer's time (DESIGN.md §7)
+            notes=(
+                "plain params are written before pydantic and the wire models load "
+                "(sidecar/rpc/light.py), anything else goes to the model"
+            ),
+        ),
+        row(
+            "process start to first request answered: `context/assemble`",
+            "ms",
+            lambda d: starts_of(d, "assemble" if d is ours else "ping", 1),
+            keys={"ours": ["assemble"], "peer": ["ping"]},
+            peer_name=f"{PEER_NAME} (`server/ping`)",
+        ),
+        row(
+            "process start to first request answered: `run/start`",
+            "ms",
+            lambda d: starts_of(d, "run" if d is ours else "ping", 1),
+            keys={"ours": ["run"], "peer": ["ping"]},
+            peer_name=f"{PEER_NAME} (`server/ping`)",
         ),
     ]
 

@@ -18,9 +18,11 @@ without pydantic — when that is certain to give the full route's answer
   the model, answered by the handler, refused with the model's own ``-32602`` and
   ``errors[]``.
 
-Every light route is a read without side effects, so nothing is lost when it hands a request
-over after having looked.  ``tests/unit/test_light_routes.py`` holds each one to its full
-route's answer.
+Every light route but ``session/create`` is a read without side effects, so nothing is lost
+when it hands a request over after having looked; ``session/create`` decides before it
+writes anything (a host's first write: validating it with the model would load pydantic and
+the wire models first, more than the rest of start-up together).
+``tests/unit/test_light_routes.py`` holds each one to its full route's answer.
 """
 
 from __future__ import annotations
@@ -131,10 +133,49 @@ def session_list(server: LightServer, params: Any) -> dict[str, Any] | None:
     return result
 
 
+#: Max length of ``SessionCreateParams.title`` (``protocol.sessions``).
+_TITLE_MAX = 500
+_CREATE_KEYS = frozenset({"title", "workspaceRoots", "profileId", "meta"})
+
+
+def session_create(server: LightServer, params: Any) -> dict[str, Any] | None:
+    """``session/create`` (``SessionCreateParams`` -> ``Session``), the one write here: it
+    looks at everything first and writes only params the model takes alike, when the store
+    is this process's to write; anything else (a relative root, a locked store, odd
+    metadata) takes the full route, which answers it as always, having written nothing
+    here.  Once written, the session is answered as the full route reads it back."""
+    p = _object(params)
+    if p is None or not p.keys() <= _CREATE_KEYS:
+        return None
+    title = p.get("title", "")
+    roots = p.get("workspaceRoots", [])
+    profile_id = p.get("profileId")
+    meta = p.get("meta")
+    if not (
+        _text(title)
+        and len(title) <= _TITLE_MAX
+        and type(roots) is list
+        and all(_text(r) and r != "" and "\x00" not in r and os.path.isabs(r) for r in roots)
+        and (profile_id is None or _text(profile_id))
+        and (meta is None or (type(meta) is dict and _plain_json(meta)))
+    ):
+        return None
+    store = server.store
+    if not store.writable:
+        return None  # the full route takes the lock if it is free now, or says who has it
+    session = store.sessions.create_now_wire(
+        title=title, workspace_roots=roots, profile_id=profile_id, meta=meta
+    )
+    if not _plain_session(session):  # cannot be: made from plain params just now
+        raise AssertionError(f"session/create wrote an odd session: {session!r}")
+    return session
+
+
 LIGHT_ROUTES: dict[str, LightRoute] = {
     "server/ping": server_ping,
     "server/info": server_info,
     "session/list": session_list,
+    "session/create": session_create,
 }
 
 
@@ -176,6 +217,18 @@ def _plain_fork_origin(value: Any) -> bool:
         and _non_empty_str(value["sessionId"])
         and _int_in(value["atSeq"], 0, None)
     )
+
+
+def _text(value: Any) -> bool:
+    """A JSON string that is text: a lone surrogate (``"\\ud800"`` decodes to one) is
+    left to the model, which has its own opinion of it."""
+    if type(value) is not str:
+        return False
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _non_empty_str(value: Any) -> bool:

@@ -47,6 +47,9 @@ logger = logging.getLogger(__name__)
 
 _READ_CHUNK = 256 * 1024
 PARENT_POLL_SECONDS = 0.5
+#: Frames of one loop iteration written together, at most: a longer burst (a run streaming
+#: thousands of deltas between two turns of the loop) is written as it goes.
+_BURST_BYTES = 256 * 1024
 
 
 class Tracer:
@@ -179,6 +182,11 @@ class StdioTransport:
                 asyncio.get_running_loop().call_soon(self._write_pending)
             self._pending.append(frame)
             self._pending_bytes += len(frame)
+            if self._pending_bytes >= _BURST_BYTES:
+                # a burst longer than that leaves now: what the client has not taken yet
+                # is then the writer's buffer (the backlog the run bounds), not frames that
+                # never had a chance to leave because the loop did not turn
+                self._write_pending()
             return
         try:
             write_all(self._out_fd, frame)
@@ -191,6 +199,8 @@ class StdioTransport:
                 raise
 
     def _write_pending(self) -> None:
+        if not self._pending:
+            return  # written already (a long burst)
         frames, self._pending, self._pending_bytes = self._pending, [], 0
         if self._writer is not None and not self._writer.is_closing():
             self._writer.write(b"".join(frames))  # buffered while the client is slow

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
+import anyio.lowlevel
 
 from protocol._base import dump_wire, parse_wire
 from protocol.entries import MessageInput
@@ -99,6 +100,11 @@ SUMMARY_PROMPT = (
     "Next Steps; Critical Context; Relevant Files. Be specific and brief; keep facts, "
     "names, paths and numbers exactly."
 )
+
+
+#: Unread bytes past which a streaming round lets the event loop write before it goes on
+#: (well under ``manager.MAX_BACKLOG_BYTES``, past which a client is told it lags).
+YIELD_BACKLOG_BYTES = 512 * 1024
 
 
 class ClientBridge(Protocol):
@@ -341,6 +347,11 @@ class RunLoop:
                     if isinstance(event, TextDelta):
                         text.append(event.text)
                         self.emit("model.delta", {"round": rounds, "text": event.text})
+                        if self.bridge.backlog() > YIELD_BACKLOG_BYTES:
+                            # a provider that streams faster than the loop turns (the
+                            # scripted one, a burst in one chunk) lets the writer drain to
+                            # the client before the backlog bound calls a fast client slow
+                            await anyio.lowlevel.checkpoint()
                     elif isinstance(event, ReasoningDelta):
                         reasoning.append(
                             {

@@ -321,6 +321,51 @@ class SessionStore:
     ) -> Session:
         """Write a new session: ``history()`` (run in the worker thread) gives its history
         file; ``caches_from``: a session directory whose token-count caches are copied."""
+        session_id, write = self._creation(
+            title=title,
+            workspace_roots=workspace_roots,
+            profile_id=profile_id,
+            meta=meta,
+            forked_from=forked_from,
+            history=history,
+            caches_from=caches_from,
+        )
+        await run_to_completion(lambda: in_thread(write))
+        return self.get(session_id)
+
+    def create_now_wire(
+        self, *, title: str, workspace_roots: Sequence[str], profile_id: str | None, meta: Any
+    ) -> dict[str, Any]:
+        """:meth:`create` of an empty session, written on the calling thread (start-up, before
+        the event loop has anything else to do), the session as :meth:`list_page_wire` gives
+        it: :mod:`sidecar.rpc.light` answers a host's first ``session/create`` with it before
+        the wire models have loaded.  Raises before writing anything when the store is not
+        this process's to write or a root is not absolute."""
+        self.require_writer()
+        session_id, write = self._creation(
+            title=title,
+            workspace_roots=workspace_roots,
+            profile_id=profile_id,
+            meta=meta,
+            forked_from=None,
+            history=lambda: b"",
+        )
+        write()
+        with self._lease(session_id) as state:
+            return self._session_wire(state)
+
+    def _creation(
+        self,
+        *,
+        title: str,
+        workspace_roots: Sequence[str],
+        profile_id: str | None,
+        meta: dict[str, Any] | None,
+        forked_from: dict[str, Any] | None,
+        history: Callable[[], bytes],
+        caches_from: Path | None = None,
+    ) -> tuple[str, Callable[[], None]]:
+        """A new session's id and the function that writes it (nothing is written before)."""
         roots = _absolute_roots(workspace_roots)
         session_id = new_id("ses")
         now = now_iso()
@@ -334,6 +379,7 @@ class SessionStore:
             "forkedFrom": forked_from,
             "meta": meta,
         }
+        body = dumps_bytes(record)
         sdir = self._dir / session_id
 
         def write() -> None:
@@ -342,11 +388,10 @@ class SessionStore:
             if caches_from is not None:
                 _copy_token_caches(caches_from, sdir)
             # session.json last: a directory without it is an unfinished create, never listed
-            write_file_atomic(sdir / "session.json", dumps_bytes(record))
+            write_file_atomic(sdir / "session.json", body)
             fsync_dir(self._dir)
 
-        await run_to_completion(lambda: in_thread(write))
-        return self.get(session_id)
+        return session_id, write
 
     def get(self, session_id: str) -> Session:
         with self._lease(session_id) as state:

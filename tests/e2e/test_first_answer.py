@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.client import SidecarClient
+from sidecar.client import RpcError, SidecarClient
 from tests.conftest import SidecarFactory
 
 pytestmark = pytest.mark.anyio
@@ -69,7 +69,7 @@ async def full_server_answer(sidecars: SidecarFactory, method: str) -> Any:
 
 
 async def answer_and_modules(
-    sidecars: SidecarFactory, tmp_path: Path, method: str, step: str
+    sidecars: SidecarFactory, tmp_path: Path, method: str, step: str, params: Any = None
 ) -> tuple[Any, list[str]]:
     record = tmp_path / f"answers-{step}.jsonl"
     client = await SidecarClient.spawn(
@@ -82,11 +82,11 @@ async def answer_and_modules(
         init_id, init = client.start_request("initialize", {"processId": None, "capabilities": {}})
         client.notify("initialized", {})
         if step == "before-loop":  # right behind initialize, as a host sends it
-            msg_id, answered = client.start_request(method, {})
+            msg_id, answered = client.start_request(method, params or {})
             await asyncio.wait_for(init, 30)
         else:  # once initialize is answered: the step before the loop is over by then
             await asyncio.wait_for(init, 30)
-            msg_id, answered = client.start_request(method, {})
+            msg_id, answered = client.start_request(method, params or {})
         answer = await asyncio.wait_for(answered, 30)
         client.close_stdin()  # EOF: the sidecar exits without loading anything more
         assert await client.wait(30) == 0
@@ -120,3 +120,43 @@ async def test_the_first_answer_needs_no_heavy_module(
         assert set(answer) == set(full)
     else:
         assert set(answer) == set(full) == {"time"}
+
+
+#: A host's first write: its new chat's session.
+CREATE = {"title": "first", "workspaceRoots": ["/w"], "profileId": "prf_1", "meta": {"a": [1]}}
+
+
+@pytest.mark.parametrize("step", ["before-loop", "in-loop"])
+async def test_the_first_session_create_needs_no_heavy_module(
+    sidecars: SidecarFactory, tmp_path: Path, step: str
+) -> None:
+    answer, modules = await answer_and_modules(sidecars, tmp_path, "session/create", step, CREATE)
+    assert loaded(modules, HEAVY) == []
+    event_loop = loaded(modules, EVENT_LOOP)
+    assert event_loop == [] if step == "before-loop" else "asyncio" in event_loop
+    # written as the full route writes it, and read back by it
+    client = await sidecars.start()
+    _, held = client.start_request("run/list", {})  # what follows is pygls' (see above)
+    got = await client.request("session/get", {"sessionId": answer["sessionId"]})
+    full = await client.request("session/create", CREATE)
+    await held
+    assert await client.close() == 0
+    assert got == answer
+    clock = {"sessionId", "createdAt", "updatedAt"}
+    assert {k: v for k, v in answer.items() if k not in clock} == {
+        k: v for k, v in full.items() if k not in clock
+    }
+    assert list(answer) == list(full)
+
+
+async def test_a_bad_first_session_create_is_refused_by_the_model(
+    sidecars: SidecarFactory, tmp_path: Path
+) -> None:
+    client = await sidecars.start()
+    with pytest.raises(RpcError) as refused:
+        await client.request("session/create", {"title": "x" * 501, "workspaceRoots": "/w"})
+    assert refused.value.code == -32602
+    assert refused.value.data["code"] == "params.invalid"
+    assert {e["loc"] for e in refused.value.data["errors"]} == {"title", "workspaceRoots"}
+    assert (await client.request("session/list", {}))["sessions"] == []
+    assert await client.close() == 0

@@ -80,18 +80,26 @@ INITIALIZED = body({"method": "initialized", "params": {}})
 LIST = body({"id": 2, "method": "session/list", "params": {}})
 PING = body({"id": "p", "method": "server/ping"})
 CREATE = body({"id": 3, "method": "session/create", "params": {"title": "x"}})
+SOURCES = body({"id": 4, "method": "context/sources", "params": {"sessionId": "ses_x"}})
 
 
 def test_light_requests_are_answered_and_the_rest_left_in_order(
     server: LightServer, pipes: tuple[int, int, int, int]
 ) -> None:
     _, server_in, server_out, client_out = pipes
-    start = early(INITIALIZED, LIST, PING, CREATE, LIST)
-    assert answer_first_requests(start, server, in_fd=server_in, out_fd=server_out) == 2
+    start = early(INITIALIZED, LIST, PING, CREATE, SOURCES, LIST)
+    assert answer_first_requests(start, server, in_fd=server_in, out_fd=server_out) == 3
     sent = answers(client_out)
-    assert [(m["id"], set(m["result"])) for m in sent] == [(2, {"sessions"}), ("p", {"time"})]
+    assert [(m["id"], set(m["result"]) >= {"sessionId"} or set(m["result"])) for m in sent] == [
+        (2, {"sessions"}),
+        ("p", {"time"}),
+        (3, True),
+    ]
+    # the session is written: listed as any other
+    [created] = server.store.sessions.list_page_wire(cursor=None, limit=5)[0]
+    assert created == sent[2]["result"] and created["title"] == "x"
     # the notification stays for the transport (pygls hears of it), before what stopped it
-    assert start.pending == [INITIALIZED, CREATE, LIST]
+    assert start.pending == [INITIALIZED, SOURCES, LIST]
 
 
 def test_frames_that_arrive_later_are_read_and_answered(

@@ -5,6 +5,7 @@ sessions the models would refuse or change."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -289,3 +290,145 @@ async def test_odd_params_are_left_to_the_model(
 ) -> None:
     assert light.LIGHT_ROUTES[method](light_server(state), params) is None
     assert isinstance(await full_answer(state, method, params), Exception)
+
+
+# --- session/create: the one write ------------------------------------------------------
+
+
+def _without_clock(session: Any) -> Any:
+    """A session less what differs between two creates (its id and times)."""
+    if not isinstance(session, dict):
+        return session
+    return {k: v for k, v in session.items() if k not in {"sessionId", "createdAt", "updatedAt"}}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        None,
+        {},
+        [],
+        {"title": "first"},
+        {"title": "✓ \U0001f600" * 166, "workspaceRoots": ["/w", "/w/../x/"]},
+        {"title": "t", "workspaceRoots": [], "profileId": "prf_1", "meta": {"a": [1, None]}},
+        {"profileId": None, "meta": None},
+        {"meta": {}},
+    ],
+)
+async def test_session_create_answers_as_the_full_route(state: SidecarState, params: Any) -> None:
+    answer = light.session_create(light_server(state), params)
+    full = await full_answer(state, "session/create", params)
+    assert answer is not None and not isinstance(full, Exception)
+    assert _without_clock(answer) == _without_clock(full)
+    assert list(answer) == list(full)  # the same keys in the same order: the same bytes
+    # both are stored alike: read back by the full route as they were answered
+    for created in (answer, full):
+        got = await full_answer(state, "session/get", {"sessionId": created["sessionId"]})
+        assert got == created
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"title": "x" * 501},
+        {"title": 5},
+        {"title": "\ud800"},
+        {"workspaceRoots": ["relative"]},  # the store refuses it: the full route says so
+        {"workspaceRoots": [""]},
+        {"workspaceRoots": ["/a\x00b"]},
+        {"workspaceRoots": "/w"},
+        {"profileId": 1},
+        {"meta": []},  # the model reads it as {}
+        {"meta": {"x": float("nan")}},  # the model writes null
+        {"meta": "x"},
+        {"other": 1},
+        {"session_id": "x"},
+        [1],
+        "x",
+    ],
+)
+async def test_session_create_leaves_odd_params_to_the_model_having_written_nothing(
+    state: SidecarState, params: Any
+) -> None:
+    assert light.session_create(light_server(state), params) is None
+    assert state.store.sessions.list_page_wire(cursor=None, limit=10) == ([], None)
+
+
+async def test_session_create_on_a_store_it_may_not_write_takes_the_full_route(
+    state: SidecarState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(type(state.store), "writable", property(lambda self: False))
+    assert light.session_create(light_server(state), {"title": "x"}) is None
+    assert state.store.sessions.list_page_wire(cursor=None, limit=10) == ([], None)
+
+
+#: ``session/create`` params of the right shape (mostly valid), then anything at all.
+CREATE_PARAMS = st.fixed_dictionaries(
+    {},
+    optional={
+        "title": st.one_of(st.text(max_size=3), st.just("x" * 500), st.just("x" * 501)),
+        "workspaceRoots": st.lists(
+            st.one_of(st.sampled_from(["/w", "/", "rel", "", "/a\x00"]), st.text(max_size=3)),
+            max_size=2,
+        ),
+        "profileId": st.one_of(st.none(), st.text(max_size=3), st.integers()),
+        "meta": st.one_of(st.none(), st.dictionaries(st.text(max_size=2), JSON, max_size=3)),
+    },
+)
+ANY_CREATE_PARAMS = st.one_of(
+    JSON_VALUES,
+    st.dictionaries(
+        st.sampled_from(["title", "workspaceRoots", "profileId", "meta", "other"]),
+        st.one_of(JSON_VALUES, JSON),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(params=st.booleans().flatmap(lambda shaped: CREATE_PARAMS if shaped else ANY_CREATE_PARAMS))
+@example(params={"title": True})
+@example(params={"meta": {"x": float("inf")}})
+@example(params={"workspaceRoots": ["/w", "rel"]})
+def test_session_create_takes_only_params_the_model_takes_alike(params: Any) -> None:
+    """Whatever the light route writes, the model accepts with the same values (and the
+    store too: absolute roots); whatever the model refuses, the light route leaves to it."""
+    from protocol.sessions import SessionCreateParams
+
+    taken = _light_create(params)
+    try:
+        model = parse_wire(SessionCreateParams, params)
+    except Exception:
+        event("refused by the model")
+        assert taken is None
+        return
+    event("taken by the light route" if taken is not None else "handed over")
+    if taken is not None:
+        assert taken == {
+            "title": model.title,
+            "workspace_roots": model.workspace_roots,
+            "profile_id": model.profile_id,
+            "meta": model.meta,
+        }
+        assert all(os.path.isabs(root) for root in model.workspace_roots)
+        assert json.dumps(taken["meta"], allow_nan=False)  # stored and sent as it is
+
+
+def _light_create(params: Any) -> dict[str, Any] | None:
+    """What the light route creates the session with, or ``None`` (handed over)."""
+    seen: dict[str, Any] = {}
+
+    class Sessions:
+        writable = True
+
+        def create_now_wire(self, **kwargs: Any) -> dict[str, Any]:
+            seen.update(kwargs)
+            return _session_wire()
+
+    class FakeStore:
+        sessions = Sessions()
+        writable = True
+
+    server = light.LightServer(FakeStore(), 1 << 20, "")  # type: ignore[arg-type]
+    if light.session_create(server, params) is None:
+        return None
+    return seen
