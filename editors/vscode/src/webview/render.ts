@@ -53,7 +53,9 @@ function toolCard(card: ToolCard, send: Send): HTMLElement {
   node.append(head, el("div", { class: "tool-args", title: card.args }, `${card.name} ${card.args}`));
   if (card.approval) {
     const box = el("div", { class: "approval", "data-testid": "approval" });
-    box.append(el("div", { class: "approval-summary" }, `${card.approval.summary}?`), el("div", { class: "approval-detail" }, card.approval.detail));
+    const summary = el("div", { class: "approval-summary" });
+    summary.innerHTML = renderMarkdown(`${card.approval.summary}?`); // `code` as code, HTML escaped
+    box.append(summary, el("div", { class: "approval-detail" }, card.approval.detail));
     const actions = el("div", { class: "approval-actions" });
     const choose = (choice: "once" | "session" | "deny") => () => send({ type: "approve", callId: card.callId, choice });
     if (card.approval.edit) actions.append(button("Review diff", "review-diff", () => send({ type: "reviewEdit", callId: card.callId }), true));
