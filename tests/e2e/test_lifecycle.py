@@ -400,6 +400,7 @@ async def test_requests_right_after_initialize_are_served_while_the_server_loads
     assert runs == {"runs": []}
     assert [s["sessionId"] for s in listed["sessions"]] == [created["sessionId"]]
     assert "time" in pong
-    assert "while the server loaded" in sidecars.stderr_of(client)
+    log = sidecars.stderr_of(client)  # light requests answered early, one way or the other
+    assert "while the server loaded" in log or "before the event loop started" in log, log
     ids = [m["id"] for m in assert_valid_frames(client.stdout_bytes) if "id" in m]
     assert sorted(ids) == sorted(set(ids))
