@@ -14,6 +14,14 @@ export function el(tag: string, attrs: Record<string, string> = {}, text?: strin
   return node;
 }
 
+/** ``text`` with its `code spans` as <code> elements (text nodes only: nothing is parsed as HTML). */
+function withCodeSpans(node: HTMLElement, text: string): HTMLElement {
+  text.split("`").forEach((piece, i) => {
+    if (piece) node.append(i % 2 === 1 ? el("code", {}, piece) : document.createTextNode(piece));
+  });
+  return node;
+}
+
 function button(label: string, testid: string, onClick: () => void, secondary = false): HTMLElement {
   const b = el("vscode-button", { "data-testid": testid, ...(secondary ? { secondary: "" } : {}) }, label);
   b.addEventListener("click", onClick);
@@ -49,7 +57,7 @@ const STATUS_LABEL: Record<ToolCard["status"], string> = {
 function toolCard(card: ToolCard, send: Send): HTMLElement {
   const node = el("div", { class: `tool-card status-${card.status}`, "data-testid": "tool-card", "data-status": card.status, "data-call": card.callId });
   const head = el("div", { class: "tool-head" });
-  head.append(el("span", { class: "tool-title" }, card.title), el("vscode-badge", { "data-testid": "tool-status" }, STATUS_LABEL[card.status]));
+  head.append(withCodeSpans(el("span", { class: "tool-title", title: card.title }), card.title), el("vscode-badge", { "data-testid": "tool-status" }, STATUS_LABEL[card.status]));
   node.append(head, el("div", { class: "tool-args", title: card.args }, `${card.name} ${card.args}`));
   if (card.approval) {
     const box = el("div", { class: "approval", "data-testid": "approval" });
