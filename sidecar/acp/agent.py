@@ -64,11 +64,10 @@ from protocol._base import dump_wire, parse_wire
 from protocol.entries import DropInput, NoteInput
 from protocol.errors import INTERNAL_ERROR, ErrorCode, ErrorData
 from protocol.runs import RunStartParams
-from protocol.snapshots import ProfileInput
 from sidecar import __version__
 from sidecar.acp.approvals import Approvals
 from sidecar.acp.commands import available_commands, parse_command
-from sidecar.acp.config import APPROVAL, SessionConfig
+from sidecar.acp.config import APPROVAL, ModelChoice, SessionConfig
 from sidecar.acp.errors import acp_code
 from sidecar.acp.extensions import EXTENSION_PREFIX
 from sidecar.acp.mapping import PromptBlock, RunUpdates, SessionUpdate, prompt_parts
@@ -89,23 +88,13 @@ if TYPE_CHECKING:
     from sidecar.runs.manager import RunManager
     from sidecar.store import Store
 
-__all__ = ["ModelChoice", "SidecarAgent"]
+__all__ = ["SidecarAgent"]
 
 logger = logging.getLogger(__name__)
 
 Handler = TypeVar("Handler", bound=Callable[..., Coroutine[Any, Any, Any]])
 
 _READ_PAGE = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class ModelChoice:
-    """The model every prompt of this process runs with (``--profile``, ``--script``)."""
-
-    profile_id: str | None = None
-    profile: ProfileInput | None = None
-    script: dict[str, Any] | None = None
-    """For the ``scripted`` provider: played across the process's prompts in order."""
 
 
 @dataclass(slots=True)

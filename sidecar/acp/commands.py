@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from protocol.inputs import FrozenInput
     from protocol.snapshots import ProfileInput
-    from sidecar.acp.agent import ModelChoice
+    from sidecar.acp.config import ModelChoice
     from sidecar.acp.extensions import ServeMethods
     from sidecar.acp.mapping import PromptBlock
     from sidecar.inputs.profiles import Effective

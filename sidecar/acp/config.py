@@ -31,18 +31,28 @@ from acp.schema import (
 )
 
 from protocol.errors import ErrorCode
+from protocol.snapshots import ProfileInput
 from sidecar.errors import InvalidRequestError, NotFoundError
 from sidecar.tools.approvals import APPROVAL_MODES, DEFAULT_MODE, MODE_META, mode_named
 
 if TYPE_CHECKING:
-    from sidecar.acp.agent import ModelChoice
     from sidecar.store import Store
 
-__all__ = ["APPROVAL", "DEFAULT_MODEL", "MODEL", "SessionConfig"]
+__all__ = ["APPROVAL", "DEFAULT_MODEL", "MODEL", "ModelChoice", "SessionConfig"]
 
 MODEL, APPROVAL = "model", "approval"
 DEFAULT_MODEL = "default"
 _META = MODE_META[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """The model every prompt of this process runs with (``--profile``, ``--script``)."""
+
+    profile_id: str | None = None
+    profile: ProfileInput | None = None
+    script: dict[str, Any] | None = None
+    """For the ``scripted`` provider: played across the process's prompts in order."""
 
 
 @dataclass(frozen=True, slots=True)

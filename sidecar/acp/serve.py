@@ -22,7 +22,8 @@ import anyio
 
 from protocol._base import parse_wire
 from protocol.snapshots import ProfileInput
-from sidecar.acp.agent import ModelChoice, SidecarAgent
+from sidecar.acp.agent import SidecarAgent
+from sidecar.acp.config import ModelChoice
 from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -49,8 +50,6 @@ from sidecar.runs.providers.base import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sidecar.context.service import ContextService
     from sidecar.runs.journal import RunJournal
     from sidecar.store import Store
@@ -191,6 +190,10 @@ class RunSettings:
     """The built-in workspace tools the run offers, run in the sidecar (``builtinTools``)."""
 
 
+Delegate = Callable[["RunLoop", ToolCall], Awaitable[None]]
+"""Runs a sub-agent for a parent loop's delegation call."""
+
+
 class RunLoop:
     def __init__(
         self,
@@ -204,6 +207,7 @@ class RunLoop:
         settings: RunSettings,
         agent: str | None = None,
         host_assembles: bool = False,
+        delegate: Delegate | None = None,
     ) -> None:
         self.store = store
         self.context = context
@@ -216,6 +220,9 @@ class RunLoop:
         self.agent = agent
         """For a sub-agent: the call id that started it (tags its events; no history)."""
         self.host_assembles = host_assembles
+        self.delegate = delegate
+        """Runs a sub-agent for a delegation call (``sidecar.runs.agents.run_agent``, given by
+        whoever builds the loop: the loop does not import the module that builds loops)."""
         self.handoff: str | None = None
         """A sub-agent's answer that became the turn's answer (``agent_handoff``)."""
         self._previous: RequestShape | None = None
@@ -591,9 +598,9 @@ class RunLoop:
 
     async def _tool(self, call: ToolCall) -> None:
         if call.name in AGENT_TOOL_NAMES and self.agent is None and self.s.delegation:
-            from sidecar.runs.agents import run_agent
-
-            await run_agent(self, call)
+            if self.delegate is None:
+                raise RuntimeError("a delegation call reached a loop built without a delegate")
+            await self.delegate(self, call)
             return
         key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True)}"
         self._calls[key] = self._calls.get(key, 0) + 1

@@ -50,6 +50,7 @@ from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import Effective, resolve
 from sidecar.inputs.snapshots import canonical
 from sidecar.jsonbytes import dumps_bytes
+from sidecar.runs.agents import run_agent
 from sidecar.runs.builtin import builtin_definitions, offered, runner_for, within
 from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
 from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped, run_failure
@@ -459,6 +460,7 @@ class RunManager:
             provider=provider,
             settings=settings,
             host_assembles=host_assembles,
+            delegate=run_agent,
         )
         self.emit(
             journal,

@@ -46,3 +46,95 @@ def test_the_check_sees_a_leak(tmp_path: Path) -> None:
         "from sidecar.store import Store\n"
     )
     assert forbidden(imported(module)) == ["acp.schema", "sidecar.rpc.errors"]
+
+
+# --- no circles -------------------------------------------------------------------------------
+
+
+def module_graph(package: Path) -> dict[str, set[str]]:
+    """Module name -> the modules of ``package`` it imports (every import statement, relative
+    ones resolved; ``from a import b`` is an edge to ``a.b`` when that is a module, else to
+    ``a``)."""
+    files: dict[str, Path] = {}
+    for path in package.rglob("*.py"):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        home = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                edges |= {alias.name for alias in node.names if alias.name in files}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = home.split(".")[: len(home.split(".")) - node.level + 1]
+                    base = ".".join([*parts, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    edges.add(full if full in files else base)
+        graph[name] = {e for e in edges if e in files and e != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_no_two_modules_import_each_other_directly_or_round_about() -> None:
+    """Every import counts, also under ``TYPE_CHECKING`` and inside functions: a circle
+    between files is two reasons to change tied into one."""
+    assert circles(module_graph(ROOT / "sidecar")) == []
+
+
+def test_the_check_sees_a_circle(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.sub import b\n")
+    (package / "sub" / "b.py").write_text("def f():\n    from .c import g\n")
+    (package / "sub" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .. import a\n"
+    )
+    (package / "d.py").write_text("import pkg.a\n")
+    assert circles(module_graph(package)) == [["pkg.a", "pkg.sub.b", "pkg.sub.c"]]
