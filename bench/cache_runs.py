@@ -37,7 +37,7 @@ from sidecar.context.tokens import Tokenizers
 from sidecar.runs.loop import SUMMARY_PROMPT
 from sidecar.store import Store
 
-__all__ = ["RealPath", "run_appended_rounds", "run_real"]
+__all__ = ["RealPath", "asks_for_a_summary", "run_appended_rounds", "run_real"]
 
 KEY_ENV = "CS_BENCH_PROVIDER_KEY"
 MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5"}
@@ -50,7 +50,6 @@ class RealPath:
 
     provider: str
     all_requests: Bill = field(default_factory=Bill)
-    turn_openings: Bill = field(default_factory=Bill)
     requests: int = 0
     summaries: int = 0
     failures: list[str] = field(default_factory=list)
@@ -81,7 +80,8 @@ def _script(turns: list[Any]) -> tuple[list[Reply], dict[str, list[dict[str, Any
     return replies, results
 
 
-def _asks_for_a_summary(body: dict[str, Any]) -> bool:
+def asks_for_a_summary(body: dict[str, Any]) -> bool:
+    """Whether ``body`` is a run's compaction asking the model for a checkpoint summary."""
     last = body["messages"][-1]
     return SUMMARY_PROMPT in json.dumps(last.get("content"))
 
@@ -114,16 +114,15 @@ class _Host:
 
 async def _drive(
     provider: str, turns: list[Any], assembly: dict[str, Any], tools: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], list[int], list[str]]:
-    """Run every turn; (the bodies sent, the index of each turn's first body, failures)."""
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Run every turn; (the bodies sent, failures)."""
     replies, results = _script(turns)
 
     def reply(kind: str, body: dict[str, Any]) -> Reply:
-        if _asks_for_a_summary(body):
+        if asks_for_a_summary(body):
             return Reply(SUMMARY)
         return replies.pop(0) if replies else Reply("(end of script)")
 
-    openings: list[int] = []
     failures: list[str] = []
     with tempfile.TemporaryDirectory(prefix="cs-bench-runs-") as tmp:
         async with LoopbackModel(provider, reply) as model:
@@ -144,7 +143,6 @@ async def _drive(
                     "assembly": assembly,
                 }
                 for turn in turns:
-                    openings.append(len(model.recorded))
                     run = await client.request(
                         "run/start",
                         {
@@ -161,30 +159,21 @@ async def _drive(
             finally:
                 await client.close()
             bodies = model.bodies
-    return bodies, openings, failures
+    return bodies, failures
 
 
 def run_real(
     provider: str, turns: list[Any], assembly: dict[str, Any], tools: list[dict[str, Any]]
 ) -> RealPath:
     """A session of real runs through a loopback ``provider``, priced request by request."""
-    bodies, openings, failures = asyncio.run(_drive(provider, turns, assembly, tools))
+    bodies, failures = asyncio.run(_drive(provider, turns, assembly, tools))
     outcome = RealPath(provider, failures=failures)
-    outcome.all_requests.provider = outcome.turn_openings.provider = provider
+    outcome.all_requests.provider = provider
     cache = _cache(provider)
-    first: set[int] = set()
-    for index in openings:  # a turn opens with its first request that is not a summary's
-        while index < len(bodies) and _asks_for_a_summary(bodies[index]):
-            index += 1
-        first.add(index)
-    for index, body in enumerate(bodies):
-        bill = cache.price(body)
-        outcome.all_requests.add(bill)
+    for body in bodies:
+        outcome.all_requests.add(cache.price(body))
         outcome.requests += 1
-        if _asks_for_a_summary(body):
-            outcome.summaries += 1
-        elif index in first:
-            outcome.turn_openings.add(bill)
+        outcome.summaries += asks_for_a_summary(body)
     return outcome
 
 

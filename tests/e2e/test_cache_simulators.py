@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
+from bench.cache_runs import asks_for_a_summary
 from bench.cache_sim import AnthropicCache, OpenAICache
 from bench.loopback import LoopbackModel, Reply, ToolUse, last_is_tool_results
 from sidecar.client import SidecarClient
-from sidecar.runs.loop import SUMMARY_PROMPT
 from tests.conftest import SidecarFactory
 from tests.e2e.test_runs import TOOLS, Host
 
@@ -67,7 +67,7 @@ def _script() -> Any:
     call = itertools.count(1)
 
     def reply(provider: str, body: dict[str, Any]) -> Reply:
-        if _asks_for_a_summary(body):
+        if asks_for_a_summary(body):
             return Reply("Summary: the files were read. " + " ".join(WORDS * 20))
         if last_is_tool_results(provider, body):
             return Reply("Here is what the files say. " + " ".join(WORDS * 8))
@@ -79,11 +79,6 @@ def _script() -> Any:
         return Reply("Reading.", uses)
 
     return reply
-
-
-def _asks_for_a_summary(body: dict[str, Any]) -> bool:
-    """A run's compaction asks the model for a checkpoint summary (no prediction is made)."""
-    return SUMMARY_PROMPT in json.dumps(body["messages"][-1])
 
 
 #: Two policies: nothing masked, so the transcript outgrows the window and a run compacts it;
@@ -141,14 +136,14 @@ async def test_the_prediction_agrees_with_the_simulator_on_every_request(
     finally:
         await model.stop()
     assert len(predicted) == 2 * 2 * len(CALLS_PER_TURN)
-    summaries = [b for b in model.bodies if _asks_for_a_summary(b)]
+    summaries = [b for b in model.bodies if asks_for_a_summary(b)]
     if policy == "compacted":
         assert summaries, "the window never overflowed: nothing was compacted"
     else:
         assert "older tool output masked" in json.dumps(model.bodies[-1]), "nothing masked"
 
     simulator = AnthropicCache() if provider == "anthropic" else OpenAICache()
-    rounds = [b for b in model.bodies if not _asks_for_a_summary(b)]
+    rounds = [b for b in model.bodies if not asks_for_a_summary(b)]
     reads = 0
     for number, (body, guess) in enumerate(zip(rounds, predicted, strict=True)):
         bill = simulator.price(body)
