@@ -107,8 +107,8 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
     from sidecar.acp.extensions import ServeMethods
     from sidecar.acp.framing import NdjsonStdio
     from sidecar.context.tokens import Tokenizers
-    from sidecar.rpc.handshake import limits_block
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.capabilities import limits_block
+    from sidecar.methods.state import SidecarState
     from sidecar.runs.manager import RunManager
     from sidecar.store import Store
 

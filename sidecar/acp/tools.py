@@ -57,7 +57,7 @@ from acp.schema import (
 )
 
 from sidecar.acp.mapping import SessionUpdate, tool_kind, tool_title
-from sidecar.context.recall import recall
+from sidecar.tools.recall import recall
 from sidecar.paths import UnreadableFileError, file_kind, read_capped_text
 from sidecar.tools import (
     ToolError,
