@@ -24,10 +24,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from acp import RequestError
-
-from protocol.errors import DOMAIN_ERROR
-from sidecar.acp.errors import acp_code
+from sidecar.acp.errors import request_error
 from sidecar.jsonbytes import RawJSON
 from sidecar.methods import errors
 
@@ -63,7 +60,7 @@ class ServeMethods:
     async def extension(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """An ACP extension request (``name`` without its leading underscore)."""
         if not name.startswith(EXTENSION_PREFIX):
-            raise _acp_error(errors.method_not_found(f"_{name}"))
+            raise request_error(errors.method_not_found(f"_{name}"))
         return await self.call(name.removeprefix(EXTENSION_PREFIX), params)
 
     async def call(self, method: str, params: Any) -> dict[str, Any]:
@@ -71,20 +68,12 @@ class ServeMethods:
         :class:`acp.RequestError`."""
         feature = self._features.get(method)
         if feature is None:
-            raise _acp_error(errors.method_not_found(method))
+            raise request_error(errors.method_not_found(method))
         try:
             result = await feature(params)
         except errors.MethodError as exc:
-            raise _acp_error(exc) from None
+            raise request_error(exc) from None
         return _plain(result) if isinstance(result, dict) else {"result": _plain(result)}
-
-
-def _acp_error(exc: errors.MethodError) -> RequestError:
-    """The method table's error as the SDK's."""
-    code, message, data = exc.code, exc.message, exc.data
-    if code == DOMAIN_ERROR:  # -32000 is ACP's auth_required: never for a domain error
-        code = acp_code(data.get("code") if isinstance(data, dict) else None)
-    return RequestError(code, message, data)
 
 
 def _plain(value: Any) -> Any:

@@ -143,7 +143,7 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             tg.start_soon(agent.forward_run_events)
             agent.serve_methods = ServeMethods(state)
             agent.commands = SlashCommands(agent.serve_methods, agent.config.model_of, agent.runs)
-            agent.commands.tools_of = agent.tool_definitions
+            agent.commands.tools_of = agent.run_settings.tool_definitions
             conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
             try:
                 await conn.listen()
