@@ -52,8 +52,10 @@ from sidecar.inputs.snapshots import canonical
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.runs.agents import run_agent
 from sidecar.runs.builtin import builtin_definitions, offered, runner_for, within
+from sidecar.runs.failures import RunStopped, run_failure
 from sidecar.runs.journal import TERMINAL, RunJournal, RunStore
-from sidecar.runs.loop import ClientBridge, RunLoop, RunSettings, RunStopped, run_failure
+from sidecar.runs.loop import RunLoop
+from sidecar.runs.loop_state import ClientBridge, RunSettings
 from sidecar.runs.providers.base import Provider, ProviderError, resolve_secret
 from sidecar.runs.scripted import ScriptedProvider
 
