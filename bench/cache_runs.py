@@ -34,7 +34,7 @@ from sidecar.client import SidecarClient
 from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
-from sidecar.runs.loop import SUMMARY_PROMPT
+from sidecar.runs.compaction import SUMMARY_PROMPT
 from sidecar.store import Store
 
 __all__ = ["RealPath", "asks_for_a_summary", "run_appended_rounds", "run_real"]

@@ -1,4 +1,4 @@
-"""The runs' view of an ACP connection (the :class:`~sidecar.runs.manager.RunBridge` of this
+"""The runs' view of an ACP connection (the :class:`~sidecar.runs.events.RunBridge` of this
 face).
 
 - ``notify("run/event", event)`` hands the event to whoever waits on the session's prompt

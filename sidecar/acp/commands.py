@@ -10,7 +10,7 @@ does exactly what an editor plugin on ``serve`` would:
   observation: the session's "previous request" (what the next turn's cache prediction is
   planned against) is left as it was.
 - ``/compact``: the model writes a checkpoint summary of the session as it assembles now
-  (:func:`sidecar.runs.loop.checkpoint_summary`, the call a run's compaction makes, through
+  (:func:`sidecar.runs.compaction.checkpoint_summary`, the call a run's compaction makes, through
   the provider a run would use: the profile's, or the scripted one), and ``session/compact``
   stores it through the head, keeping the assembly's suggested recent part verbatim.
 - ``/pin PATH``: ``session/pin`` of a file (relative to the session's primary root, or
@@ -45,7 +45,8 @@ from sidecar.acp.dashboard import context_markdown, snapshot_markdown
 from sidecar.acp.errors import acp_code
 from sidecar.inputs.loading import load_profile
 from sidecar.inputs.profiles import resolve
-from sidecar.runs.loop import SUMMARY_PROMPT, RunStopped, checkpoint_summary
+from sidecar.runs.compaction import SUMMARY_PROMPT, checkpoint_summary
+from sidecar.runs.failures import RunStopped
 from sidecar.tools import ToolError, Workspace
 
 if TYPE_CHECKING:

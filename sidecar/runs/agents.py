@@ -22,7 +22,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.entries import TextPart
-from sidecar.runs.loop import RunLoop, RunSettings, RunStopped
+from sidecar.runs.failures import RunStopped
+from sidecar.runs.loop import RunLoop
+from sidecar.runs.loop_state import RunSettings
 
 if TYPE_CHECKING:
     from sidecar.runs.providers.base import ToolCall
@@ -35,9 +37,11 @@ CHILD_MAX_ROUNDS = 6
 async def run_agent(parent: RunLoop, call: ToolCall) -> None:
     kind = "handoff" if call.name == "agent_handoff" else "delegate"
     task = str(call.arguments.get("task") or "").strip()
-    parent._requested(call)
+    parent.tool_round.requested(call)
     if not task:
-        await parent._store_result(call, [{"type": "text", "text": "a task is required"}], True)
+        await parent.tool_round.store_result(
+            call, [{"type": "text", "text": "a task is required"}], True
+        )
         return
     frozen = parent.s.frozen.model_copy(update={"user_turn": [TextPart(type="text", text=task)]})
     settings = RunSettings(
@@ -71,9 +75,11 @@ async def run_agent(parent: RunLoop, call: ToolCall) -> None:
         answer, failed = f"the sub-agent stopped: {exc.failure['message']}", True
     child.emit("agent.completed", {"kind": kind, "failed": failed, "answer": answer})
     if kind == "delegate" or failed:
-        await parent._store_result(call, [{"type": "text", "text": answer}], failed)
+        await parent.tool_round.store_result(call, [{"type": "text", "text": answer}], failed)
         return
-    await parent._store_result(call, [{"type": "text", "text": "handed off to a sub-agent"}], False)
+    await parent.tool_round.store_result(
+        call, [{"type": "text", "text": "handed off to a sub-agent"}], False
+    )
     parent.handoff = answer  # the parent stores it once the round's other calls are answered
 
 

@@ -1,6 +1,6 @@
 """A run that streams more than the backlog bound between two turns of the event loop (the
 scripted provider: every delta at once) reaches a client that reads as fast as it can
-without ``run/lagged``: the writer drains as the round goes (``sidecar/runs/loop.py``,
+without ``run/lagged``: the writer drains as the round goes (``sidecar/runs/model_round.py``,
 ``sidecar/rpc/transport.py``).  Before, the frames of that one iteration counted as unread
 and the run told any client, however fast, that it lagged at ~16k events."""
 

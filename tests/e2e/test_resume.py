@@ -399,7 +399,7 @@ async def test_a_resume_with_revision_guidance_still_answers_the_pending_call_fi
     """The guidance is a user message after the killed round's calls, but it answers none of
     them: the call left pending is run again (the one answered before the kill is not), and
     the resumed round's request pairs each call with its one result, the guidance after them.
-    Mutation: ``_unanswered`` taking any user message after the calls as their answer leaves
+    Mutation: ``unanswered`` taking any user message after the calls as their answer leaves
     ``c2`` without a result for good, and no test without guidance sees it."""
     client = await sidecars.start()
     host = Host(client)

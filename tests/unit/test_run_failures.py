@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from protocol.errors import ErrorCode
-from sidecar.runs.loop import RunStopped, run_failure
+from sidecar.runs.failures import RunStopped, run_failure
 from sidecar.runs.providers.base import ProviderError
 
 

@@ -1,0 +1,276 @@
+"""The loop's model round: assemble the prompt, call the model, stream its answer, store it.
+
+A round assembles the frozen input plus the turn so far (user message and the rounds already
+settled: never evicted) — or, for a sub-agent of a host that assembles, asks the host
+(``assembly/request``) —, compacts first when the assembly advises it
+(:mod:`sidecar.runs.compaction`), stores the prompt as a snapshot (``context.assembled``),
+lowers it for the provider with the cache prediction made on the body as sent, streams the
+answer (``model.delta``), adds the usage to the run's totals (``model.completed``) and stores
+the assistant message (``history.appended``).  It returns the tool calls the model asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
+
+from protocol._base import dump_wire
+from protocol.errors import ErrorCode
+from sidecar.context.assemble import assemble
+from sidecar.context.cache_accounting import RequestShape, request_shape
+from sidecar.context.sent import PROVIDER_TARGET
+from sidecar.context.service import lower_result
+from sidecar.inputs.snapshots import store_snapshot
+from sidecar.runs.compaction import Compaction
+from sidecar.runs.failures import RunStopped
+from sidecar.runs.providers.base import (
+    Completed,
+    ProviderError,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from sidecar.runs.tool_round import AGENT_TOOLS
+
+if TYPE_CHECKING:
+    from sidecar.runs.loop_state import LoopState
+
+__all__ = ["YIELD_BACKLOG_BYTES", "ModelRound"]
+
+#: Unread bytes past which a streaming round lets the event loop write before it goes on
+#: (well under ``events.MAX_BACKLOG_BYTES``, past which a client is told it lags).
+YIELD_BACKLOG_BYTES = 512 * 1024
+
+
+class ModelRound:
+    """The model calls of one loop, round after round (each planned against the last)."""
+
+    def __init__(self, loop: LoopState) -> None:
+        self.loop = loop
+        self.compaction = Compaction(loop, self._assemble)
+        self._previous: RequestShape | None = None
+        self._previous_sent: RequestShape | None = None
+        """The request sent before the next one (where its cache entries are)."""
+
+    def _assemble(self) -> tuple[dict[str, Any], str]:
+        from sidecar.context.service import Material
+
+        loop = self.loop
+        eff = loop.s.effective
+        built = loop.context.build(
+            loop.s.frozen,
+            Material(loop.store, persist=False),
+            eff.profile,
+            seed=loop.s.input_id,
+            agent_prompt=eff.agent_prompt,
+            components=eff.components,
+            parameters=eff.parameters,
+            turn=loop.s.turn,
+            compaction=loop.s.compacted,
+        )
+        if loop.s.delegation and loop.agent is None:
+            built.inputs.tools = [*built.inputs.tools, *AGENT_TOOLS]
+        built.inputs.previous = self._previous_request()
+        result = assemble(built.inputs)
+        snapshot = {
+            **{k: v for k, v in result.items() if k != "cache"},
+            "inputId": loop.s.input_id,
+            "sessionId": loop.session_id,
+            "profileHash": "",
+            "parameters": built.parameters,
+            "unknownMacros": built.unknown_macros,
+            "items": [],
+        }
+        return result, store_snapshot(loop.store.blobs, snapshot)
+
+    async def run(self) -> list[ToolCall]:
+        """One round: the tool calls the model asked for (none: the turn is answered)."""
+        loop = self.loop
+        await loop.status("assembling")
+        result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
+        if loop.agent is not None and loop.host_assembles:
+            result = await self._host_assembly(result)
+        if loop.s.compaction == "auto" and not self.compaction.given_up:
+            result, snapshot_id = await self.compaction.make_room(result, snapshot_id)
+        if loop.agent is None:  # the session's own prompts: snapshot/diff's default "before"
+            await loop.store.snapshot_index.record(loop.session_id, snapshot_id, loop.s.input_id)
+        loop.emit(
+            "context.assembled",
+            {
+                "snapshotId": snapshot_id,
+                "dashboard": result["dashboard"],
+                "compaction": result["compaction"],
+            },
+        )
+        predicted = result.get("cache")
+        self._remember_request(result)
+        rounds = int(loop.journal.record.get("rounds", 0)) + 1
+        loop.journal.record["rounds"] = rounds
+        await loop.status("callingModel")
+        profile = loop.s.effective.profile
+        body: dict[str, Any] = {}
+        target = PROVIDER_TARGET.get(profile.provider)
+        if loop.provider.name != "scripted" and target is not None:
+            body, predicted = await anyio.to_thread.run_sync(
+                self._lower, target, result, snapshot_id
+            )
+        loop.emit(
+            "model.requestCreated",
+            {"round": rounds, "provider": loop.provider.name, "model": profile.model},
+        )
+        text: list[str] = []
+        reasoning: list[dict[str, Any]] = []
+        calls: list[ToolCall] = []
+        usage: dict[str, int] = {}
+        stop = "end_turn"
+        try:
+            async with aclosing(loop.provider.stream(body)) as stream:
+                async for event in stream:
+                    if isinstance(event, TextDelta):
+                        text.append(event.text)
+                        loop.emit("model.delta", {"round": rounds, "text": event.text})
+                        if loop.bridge.backlog() > YIELD_BACKLOG_BYTES:
+                            # a provider that streams faster than the loop turns (the
+                            # scripted one, a burst in one chunk) lets the writer drain to
+                            # the client before the backlog bound calls a fast client slow
+                            await anyio.lowlevel.checkpoint()
+                    elif isinstance(event, ReasoningDelta):
+                        reasoning.append(
+                            {
+                                "type": "reasoning",
+                                "text": event.text,
+                                **({"signature": event.signature} if event.signature else {}),
+                            }
+                        )
+                        loop.emit("model.delta", {"round": rounds, "reasoning": event.text})
+                    elif isinstance(event, ToolCall):
+                        calls.append(event)
+                    elif isinstance(event, Usage):
+                        usage = {
+                            "inputTokens": event.input_tokens,
+                            "outputTokens": event.output_tokens,
+                            "cacheReadTokens": event.cache_read_tokens,
+                            "cacheWriteTokens": event.cache_write_tokens,
+                        }
+                    elif isinstance(event, Completed):
+                        stop = event.stop_reason
+        except ProviderError as exc:
+            raise RunStopped.from_provider(exc) from exc
+        totals = loop.journal.record.setdefault("usage", {})
+        for key, value in usage.items():
+            totals[key] = int(totals.get(key, 0)) + value
+        completed: dict[str, Any] = {"round": rounds, "stopReason": stop, "usage": usage}
+        if predicted is not None:  # the prediction, next to what the provider reported
+            completed["predictedCache"] = predicted
+        loop.emit("model.completed", completed)
+        content: list[dict[str, Any]] = [*reasoning]
+        if text:
+            content.append({"type": "text", "text": "".join(text)})
+        content += [
+            {"type": "toolCall", "callId": c.call_id, "name": c.name, "arguments": c.arguments}
+            for c in calls
+        ]
+        if content:
+            await loop.store_message("assistant", content)
+        return calls
+
+    def _lower(
+        self, target: str, result: dict[str, Any], snapshot_id: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """This round's request body, and the cache prediction made on it (against the body
+        sent before: the session's, or a sub-agent's own previous round's)."""
+        loop = self.loop
+        keyed = getattr(loop.provider, "accepts_cache_key", True)
+        body = lower_result(
+            result, target, loop.store.blobs.get, loop.session_id if keyed else None
+        )
+        for key, value in loop.s.effective.parameters.items():
+            body.setdefault(key, value)
+        previous = self._previous_sent
+        if loop.agent is None and previous is None:
+            previous = loop.context.previous_sent(loop.session_id, target, snapshot_id)
+        session = loop.session_id if loop.agent is None else None
+        provider = loop.s.effective.profile.provider
+        predicted, self._previous_sent = loop.context.account_sent(
+            session, provider, target, body, result, previous
+        )
+        return body, predicted
+
+    def _previous_request(self) -> RequestShape | None:
+        """The request before this round's: the session's (a sub-agent: its own previous
+        round's, it shares no prompt with the session)."""
+        if self.loop.agent is None and self._previous is None:
+            self._previous = self.loop.context.previous_request(self.loop.session_id)
+        return self._previous
+
+    def _remember_request(self, result: dict[str, Any]) -> None:
+        """This round's prompt is the request the next one is planned against."""
+        self._previous = request_shape(result)
+        if self.loop.agent is None:
+            self.loop.context.memory(self.loop.session_id).previous_request = self._previous
+
+    # --- host assembly (sub-agents) -------------------------------------------------------
+
+    async def _host_assembly(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Ask the host's own assembler for a sub-agent's messages (TauriTavern style)."""
+        loop = self.loop
+        eff = loop.s.effective
+        task = loop.s.frozen.user_turn[0]
+        fingerprint = hashlib.sha256(
+            json.dumps([dump_wire(c) for c in eff.components], sort_keys=True).encode()
+            + loop.s.input_id.encode()
+            + json.dumps(dump_wire(task), sort_keys=True).encode()
+        ).hexdigest()
+        params = {
+            "runId": loop.journal.run_id,
+            "callId": loop.agent,
+            "scope": loop.s.scope,
+            "inputId": loop.s.input_id,
+            "fingerprint": fingerprint,
+            "turn": [
+                {"role": "user", "content": [dump_wire(p) for p in loop.s.frozen.user_turn]},
+                *({"role": m["role"], "content": m["content"]} for m in loop.s.turn),
+            ],
+        }
+        answer = await loop.ask("assembly/request", params, loop.s.tool_timeout_s)
+        if isinstance(answer, dict) and "error" in answer and "messages" not in answer:
+            # the host failed or did not answer in time: it may next time
+            raise RunStopped(ErrorCode.ASSEMBLY_FAILED, str(answer["error"]), retryable=True)
+        messages = answer.get("messages") if isinstance(answer, dict) else None
+        if not isinstance(messages, list) or not messages:
+            raise RunStopped(
+                ErrorCode.ASSEMBLY_FAILED, "the host's assembly/request answer has no messages"
+            )
+        out = dict(result)
+        out["messages"] = [
+            {
+                "role": m["role"],
+                "content": m["content"],
+                "tokens": 0,
+                "provenance": [{"kind": "userTurn", "id": "host"}],
+            }
+            for m in messages
+        ]
+        if isinstance(answer.get("system"), str):
+            out["system"] = [
+                {
+                    "id": "host:system",
+                    "category": "system",
+                    "title": "host",
+                    "text": answer["system"],
+                    "tokens": 0,
+                    "hash": "",
+                    "provenance": {"kind": "host", "id": "assembly"},
+                }
+            ]
+        loop.emit(
+            "context.assembled",
+            {"assembledBy": "host", "fingerprint": fingerprint, "messages": len(messages)},
+        )
+        return out
