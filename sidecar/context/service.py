@@ -38,7 +38,8 @@ from protocol.inputs import (
     InstructionSnapshot,
     SkillSnapshot,
 )
-from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
+from sidecar.context.assemble import assemble_with_json
+from sidecar.context.assembly_inputs import AssemblyInputs, SectionInput
 from sidecar.context.cache_accounting import RequestShape, predict_for, request_shape
 from sidecar.context.controls import fold_controls
 from sidecar.context.fragments import load_fragments
