@@ -2,10 +2,10 @@
 system sections in rendering order, messages, dashboard, ledger, cache breakpoints.
 
 ``assemble`` is pure and deterministic: everything it reads is in
-:class:`~sidecar.context.assembly_inputs.AssemblyInputs` (gathered by
-``sidecar.context.service``), so the same inputs give a byte-identical prompt.  What each stage
-selects within the budget, and why, is :mod:`sidecar.context.selection`.  In-chat preset
-components are inserted at group boundaries, never between a call and its results.
+:class:`~sidecar.context.assembly_inputs.AssemblyInputs` (made by ``sidecar.context.build``),
+so the same inputs give a byte-identical prompt.  What each stage selects within the budget,
+and why, is :mod:`sidecar.context.selection`.  In-chat preset components are inserted at
+group boundaries, never between a call and its results.
 
 Rendering order is stable-first for prompt caching: tools, then the system sections
 (fragments, environment, instructions root-first, skills, pins, host sources, summary), then

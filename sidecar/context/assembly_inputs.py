@@ -1,8 +1,9 @@
 """What :func:`~sidecar.context.assemble.assemble` reads: everything, gathered beforehand.
 
-:class:`AssemblyInputs` is built by :mod:`sidecar.context.service` from a frozen input (or by a
-test or bench by hand); assembly reads nothing else, so the same inputs give a byte-identical
-prompt.  A :class:`SectionInput` is one candidate system section before selection.
+:class:`AssemblyInputs` is made by :func:`~sidecar.context.build.build_inputs` from a frozen
+input (or by hand, in tests and the bench); assembly reads nothing else, so the same inputs
+give a byte-identical prompt.  A :class:`SectionInput` is one candidate system section before
+selection.
 """
 
 from __future__ import annotations

@@ -281,7 +281,7 @@ class RunLoop:
     # --- one model round ---------------------------------------------------------------------
 
     def _assemble(self) -> tuple[dict[str, Any], str]:
-        from sidecar.context.service import Material
+        from sidecar.context.capture import Material
 
         eff = self.s.effective
         built = self.context.build(
