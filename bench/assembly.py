@@ -34,7 +34,8 @@ from bench.common import Options, Row, Target, median_ms
 from protocol.context import ContextAssembleParams
 from protocol.sessions import SessionAppendParams
 from sidecar.client import SidecarClient
-from sidecar.context.assemble import AssemblyInputs, _Assembler
+from sidecar.context.assemble import _Assembler
+from sidecar.context.assembly_inputs import AssemblyInputs
 from sidecar.context.controls import fold_controls
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers, count_entries

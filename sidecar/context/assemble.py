@@ -1,20 +1,11 @@
-"""Selection within the budget, ledger, dashboard, cache breakpoints (DESIGN.md §4 stages 5-7).
+"""Assembly (DESIGN.md §4 stages 5-7): the selection stages in order, then the answer —
+system sections in rendering order, messages, dashboard, ledger, cache breakpoints.
 
-``assemble`` is pure and deterministic: everything it reads is in :class:`AssemblyInputs`
-(gathered by ``sidecar.context.service``), so the same inputs give a byte-identical prompt.
-
-Selection fills ``available input = window - reserved output - margin`` in priority order:
-harness (fragments, environment), tools, the current user turn (never evicted: if it alone
-does not fit, the answer is ``context.budget_exceeded``), pins, project instructions (closest
-first), activated skills, the skills catalog, host sources (by priority), the compaction
-summary, then the transcript: old tool results masked (``sidecar.context.masking``), then
-the history window (``sidecar.context.window``: whole groups, starting on a user turn, moving
-by a quantum and holding still in between).  An item larger than the whole budget is
-``blocked``; one that no longer fits is a ``candidate``; nothing is ever truncated.  A pin on
-any entry of a call/result group pins the whole group.  A summary that is not shown gives way
-to the history it stands for: that history joins the transcript walk, and the summary's
-ledger reason and a ``context.summary_omitted`` diagnostic say so.  In-chat preset components
-are inserted at group boundaries, never between a call and its results.
+``assemble`` is pure and deterministic: everything it reads is in
+:class:`~sidecar.context.assembly_inputs.AssemblyInputs` (made by ``sidecar.context.build``),
+so the same inputs give a byte-identical prompt.  What each stage selects within the budget,
+and why, is :mod:`sidecar.context.selection`.  In-chat preset components are inserted at
+group boundaries, never between a call and its results.
 
 Rendering order is stable-first for prompt caching: tools, then the system sections
 (fragments, environment, instructions root-first, skills, pins, host sources, summary), then
@@ -23,198 +14,36 @@ the transcript in chronological order and the user turn last.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-import xxhash
-
-from protocol.context import SECTION_CATEGORIES, ModelLimits, PromptProfile
-from protocol.errors import ErrorCode
+from protocol.context import SECTION_CATEGORIES
+from sidecar.context.assembly_inputs import AssemblyInputs, SectionInput
 from sidecar.context.cache import plan_cache
-from sidecar.context.cache_accounting import RequestShape, Unit, message_unit
-from sidecar.context.controls import ControlState
-from sidecar.context.ledger import item_id, ledger_item
-from sidecar.context.limits import available_input
-from sidecar.context.masking import masking_state, plan_masking, shown_tokens_between
-from sidecar.context.tokens import Tokenizer, count_entries
-from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
-from sidecar.context.window import Caps, select_window
-from sidecar.errors import InvalidRequestError
+from sidecar.context.cache_accounting import Unit, message_unit
+from sidecar.context.ledger import item_id
+from sidecar.context.selection import Selection
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.store.history import HistoryView
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = [
-    "AUTO_COMPACT_SHARE",
-    "AssemblyInputs",
-    "SectionInput",
-    "assemble",
-    "assemble_with_json",
-    "item_id",
-]
+    from sidecar.context.transcript import Group
 
-#: Share of the available input at which compaction is advised (thndrs: 92).
-AUTO_COMPACT_SHARE = 0.92
+__all__ = ["assemble", "assemble_with_json", "item_id"]
 
 
-@dataclass(frozen=True, slots=True)
-class SectionInput:
-    """A candidate system section before selection."""
+class _Assembler(Selection):
+    """One assembly: :class:`~sidecar.context.selection.Selection`'s stages in order, then
+    the answer made of what they kept."""
 
-    id: str
-    category: str
-    title: str
-    text: str
-    provenance: dict[str, Any]
-    ledger_kind: str
-    locator: str | None = None
-    priority: int = 0
-    pinned: bool = False
-
-
-@dataclass(slots=True)
-class AssemblyInputs:
-    profile: PromptProfile
-    limits: ModelLimits
-    tokenizer: Tokenizer
-    view: HistoryView
-    controls: ControlState
-    harness: list[SectionInput]
-    instructions: list[tuple[SectionInput, int]]
-    """(section, depth), root first."""
-    activated_skills: list[SectionInput]
-    skills_catalog: SectionInput | None
-    pinned: list[SectionInput]
-    host: list[SectionInput]
-    tools: list[dict[str, Any]]
-    user_turn: list[dict[str, Any]]
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    instructions_diff: dict[str, Any] = field(default_factory=dict)
-    catalog_omitted: list[str] = field(default_factory=list)
-    in_chat: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    turn: list[dict[str, Any]] = field(default_factory=list)
-    """Messages of the turn in progress after its user message (a run's rounds so far):
-    part of the current turn, so never evicted."""
-    """Preset components injected into the transcript: (depth from the end, message)."""
-    previous: RequestShape | None = None
-    """The session's previous request: where its cache entries are (breakpoints, accounting)."""
-
-
-#: Token counts of section texts (fragments, instructions, ...) by (tokenizer, text hash):
-#: the same text is counted once per process.
-_SECTION_COUNTS: dict[tuple[str, str], int] = {}
-_SECTION_COUNTS_MAX = 4096
-
-
-def _count_cached(tokenizer: Tokenizer, digest: str, text: str) -> int:
-    key = (tokenizer.info.id, digest)
-    hit = _SECTION_COUNTS.get(key)
-    if hit is None:
-        if len(_SECTION_COUNTS) >= _SECTION_COUNTS_MAX:
-            _SECTION_COUNTS.clear()
-        hit = _SECTION_COUNTS[key] = tokenizer.count(text)
-    return hit
-
-
-class _Budget:
-    def __init__(self, available: int) -> None:
-        self.available = available
-        self.remaining = available
-        self.categories: dict[str, int] = defaultdict(int)
-
-    def take(self, tokens: int, category: str, *, force: bool = False) -> tuple[str, str]:
-        """Try to spend ``tokens``; return (visibility, reason)."""
-        if tokens > self.available:
-            return "blocked", f"larger than the whole input budget ({tokens} > {self.available})"
-        if tokens > self.remaining and not force:
-            return "candidate", f"does not fit in the remaining budget ({self.remaining} left)"
-        self.remaining -= tokens
-        self.categories[category] += tokens
-        return "visible", ""
-
-
-class _Assembler:
     def __init__(self, inp: AssemblyInputs) -> None:
-        self.inp = inp
-        self.tok = inp.tokenizer
-        self.budget = _Budget(available_input(inp.limits))
-        self.ledger: list[dict[str, Any]] = []
-        self.sections: dict[str, dict[str, Any]] = {}
+        super().__init__(inp)
         self.messages_json: Callable[[], bytes] = lambda: b"[]"
         """``messages`` of the result as canonical JSON, made on demand (:func:`assemble`
         does not need it)."""
-        self.diagnostics: list[dict[str, Any]] = list(inp.diagnostics)
-        self.window_state: dict[str, Any] = {}
-        self.masking_state: dict[str, Any] | None = None
-        self.summary_shown = True
-        """False once a compaction summary was offered and not shown: the history it stands
-        for is then offered to the transcript walk instead."""
-
-    # --- counting --------------------------------------------------------------------------
-
-    def count_text(self, text: str) -> int:
-        digest = xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
-        return _count_cached(self.tok, digest, text)
-
-    def count_message(self, message: dict[str, Any]) -> int:
-        return count_entries(self.tok, [{"kind": "message", "content": message["content"]}])[0]
-
-    # --- ledger ----------------------------------------------------------------------------
-
-    def record(
-        self,
-        kind: str,
-        key: str,
-        visibility: str,
-        reason: str,
-        tokens: int,
-        locator: str | None = None,
-        first: int | None = None,
-        last: int | None = None,
-    ) -> dict[str, Any]:
-        item = ledger_item(kind, key, visibility, reason, tokens, locator, first, last)
-        self.ledger.append(item)
-        return item
-
-    def offer(self, section: SectionInput, reason: str, *, force: bool = False) -> dict[str, Any]:
-        """Offer a system section to the budget; returns its ledger item."""
-        tokens = self.count_text(section.text)
-        if self.inp.controls.is_dropped(
-            section.ledger_kind, section.locator, item_id(section.ledger_kind, section.id)
-        ):
-            return self.record(
-                section.ledger_kind,
-                section.id,
-                "dropped",
-                "dropped by a drop entry",
-                tokens,
-                section.locator,
-            )
-        visibility, why = self.budget.take(tokens, section.category, force=force)
-        if visibility == "visible":
-            if section.pinned:
-                visibility = "pinned"
-            self.sections[section.id] = {
-                "id": section.id,
-                "category": section.category,
-                "title": section.title,
-                "text": section.text,
-                "tokens": tokens,
-                "hash": xxhash.xxh3_128_hexdigest(section.text.encode("utf-8", "surrogatepass")),
-                "provenance": section.provenance,
-            }
-            why = reason
-        return self.record(
-            section.ledger_kind, section.id, visibility, why, tokens, section.locator
-        )
-
-    # --- stages ----------------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
         inp = self.inp
@@ -265,225 +94,6 @@ class _Assembler:
             )
         system = self._system_order()
         return self._result(system, messages, tools, advice, units)
-
-    def _tools(self) -> list[dict[str, Any]]:
-        kept: list[dict[str, Any]] = []
-        for tool in self.inp.tools:
-            text = json.dumps(tool, ensure_ascii=False, separators=(",", ":"))
-            tokens = self.count_text(text)
-            visibility, why = self.budget.take(tokens, "tools")
-            if visibility == "visible":
-                kept.append(tool)
-                why = "tool offered to the model"
-            self.record("tool", tool["name"], visibility, why, tokens, tool["name"])
-        return kept
-
-    def _user_turn(self) -> dict[str, Any]:
-        msg: dict[str, Any] = {
-            "role": "user",
-            "content": self.inp.user_turn,
-            "tokens": 0,
-            "provenance": [{"kind": "userTurn", "id": "userTurn"}],
-        }
-        msg["tokens"] = self.count_message(msg)
-        if msg["tokens"] > self.budget.remaining:
-            raise InvalidRequestError(
-                ErrorCode.BUDGET_EXCEEDED,
-                f"the user turn alone ({msg['tokens']} tokens) does not fit in the "
-                f"{self.budget.remaining} tokens left of the input budget",
-                details={
-                    "userTurnTokens": msg["tokens"],
-                    "remaining": self.budget.remaining,
-                    "availableInput": self.budget.available,
-                },
-            )
-        self.budget.take(msg["tokens"], "userTurn")
-        self.record(
-            "userTurn", "userTurn", "visible", "the current user turn: never evicted", msg["tokens"]
-        )
-        return msg
-
-    def _turn(self) -> list[dict[str, Any]]:
-        """The rounds of the turn in progress: never evicted, like the user message."""
-        out = []
-        for message in self.inp.turn:
-            message = {**message, "tokens": self.count_message(message)}
-            if message["tokens"] > self.budget.remaining:
-                raise InvalidRequestError(
-                    ErrorCode.BUDGET_EXCEEDED,
-                    "the turn in progress no longer fits in the input budget "
-                    f"({self.budget.remaining} tokens left); compact the session",
-                    details={"remaining": self.budget.remaining},
-                )
-            self.budget.take(message["tokens"], "userTurn")
-            out.append(message)
-        return out
-
-    def _in_chat(self) -> list[tuple[int, dict[str, Any]]]:
-        """Reserve room for preset components injected into the chat (like the harness)."""
-        kept: list[tuple[int, dict[str, Any]]] = []
-        for depth, message in self.inp.in_chat:
-            message = {**message, "tokens": self.count_message(message)}
-            ident = message["provenance"][0]["id"]
-            visibility, why = self.budget.take(message["tokens"], "system")
-            if visibility == "visible":
-                kept.append((depth, message))
-                why = f"preset component injected at depth {depth}"
-            self.record("harness", f"component:{ident}", visibility, why, message["tokens"], ident)
-        return kept
-
-    def _candidate_range(self) -> TranscriptRange:
-        head = self.inp.view.head
-        compaction = self.inp.controls.compaction
-        if compaction is None or not self.summary_shown:
-            return TranscriptRange(((1, head),)) if head else TranscriptRange(())
-        through = compaction["throughSeq"]
-        keep = compaction.get("keepFromSeq")
-        spans = []
-        if keep is not None and keep <= through:
-            spans.append((max(keep, 1), through))
-        if through < head:
-            spans.append((through + 1, head))
-        return TranscriptRange(tuple(spans))
-
-    def _pinned_groups(self) -> list[Group]:
-        """Groups holding a pinned entry, whole: pinning a tool result pins its call too.
-        A pin by a group's ledger id is one on the group's seqs (``controls``): the same path.
-        A pinned group is one ledger item: its results are not listed again under their own
-        ids (their tokens would be counted twice)."""
-        pinned = self.inp.controls.pinned_seqs
-        if not pinned:
-            return []
-        candidate = self._candidate_range()
-        dropped = self.inp.controls.dropped_seqs
-        bounds: list[tuple[int, int]] = []
-        for seq in sorted(pinned):
-            span = candidate.span_of(seq)
-            if span is None or seq in dropped or (bounds and seq <= bounds[-1][1]):
-                continue
-            bounds.append(group_bounds(self.inp.view, span, seq, dropped.__contains__))
-        out: list[Group] = []
-        for group in iter_groups(
-            self.inp.view, TranscriptRange(tuple(bounds)), dropped.__contains__, self.count_message
-        ):
-            visibility, why = self.budget.take(group.tokens, "pinned")
-            key = group.ledger_id
-            if visibility == "visible":
-                out.append(group)
-                visibility, why = "pinned", "pinned transcript range"
-            self.record(
-                "transcript",
-                key,
-                visibility,
-                why,
-                group.tokens,
-                first=group.first_seq,
-                last=group.last_seq,
-            )
-        return out
-
-    def _summary(self) -> None:
-        compaction = self.inp.controls.compaction
-        if compaction is None:
-            return
-        text = (
-            "<conversation-checkpoint><summary>"
-            f"{compaction['summary']}"
-            "</summary></conversation-checkpoint>"
-        )
-        section = SectionInput(
-            id=f"summary:{compaction['seq']}",
-            category="summary",
-            title="Conversation checkpoint",
-            text=text,
-            provenance={
-                "kind": "summary",
-                "id": compaction["id"],
-                "fromSeq": 1,
-                "throughSeq": compaction["throughSeq"],
-            },
-            ledger_kind="summary",
-        )
-        offered = self.offer(section, "latest compaction summary")
-        keep = compaction.get("keepFromSeq")
-        archived_to = (
-            (keep - 1)
-            if keep is not None and keep <= compaction["throughSeq"]
-            else compaction["throughSeq"]
-        )
-        if archived_to < 1:
-            return
-        if offered["visibility"] == "visible":
-            self.record(
-                "transcript",
-                f"archived:1-{archived_to}",
-                "summaryOnly",
-                f"represented by the compaction summary (entry {compaction['seq']})",
-                self.inp.view.tokens_between(1, archived_to),
-                first=1,
-                last=archived_to,
-            )
-            return
-        # The summary stands for the archived history: when the model cannot see it, the
-        # history itself is offered to the transcript walk (newest first, what fits is shown,
-        # the rest is accounted as left out) rather than lost with no trace.
-        self.summary_shown = False
-        offered["reason"] += f"; the archived history 1-{archived_to} is offered instead"
-        self.diagnostics.append(
-            {
-                "severity": "warning",
-                "code": "context.summary_omitted",
-                "path": f"compaction:{compaction['seq']}",
-                "message": f"the compaction summary (entry {compaction['seq']}) is not shown: "
-                f"{offered['reason']}",
-            }
-        )
-
-    def _transcript(self, pinned: list[Group]) -> tuple[list[Group], dict[str, Any]]:
-        """Masking, then the history window (``masking``, ``window``), within the budget."""
-        inp = self.inp
-        candidate = self._candidate_range()
-        available = self.budget.available
-        plan = plan_masking(
-            inp.view,
-            inp.profile.masking_policy(),
-            available,
-            inp.controls,
-            inp.profile.history_window.max_tokens,
-        )
-        caps = Caps(
-            room=self.budget.remaining,
-            steady_room=self.budget.remaining + self.budget.categories["userTurn"],
-            available=available,
-            max_messages=inp.profile.history_window.max_messages,
-            max_tokens=inp.profile.history_window.max_tokens,
-            quantum=inp.profile.history_window.quantum,
-        )
-        pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}
-        window = select_window(
-            inp.view, candidate, inp.controls, pinned_seqs, plan, caps, self.count_message
-        )
-        self.ledger += window.ledger
-        self.budget.take(window.tokens, "transcript", force=True)
-        self.window_state = window.state
-        self.masking_state = masking_state(plan, window.ledger)
-        # measured as shown (old tool output masked): advice to compact when masking alone
-        # keeps the transcript well inside the budget would pay a model call for nothing
-        transcript_tokens = sum(
-            shown_tokens_between(inp.view, plan, a, b) for a, b in candidate.spans
-        )
-        compaction = inp.controls.compaction
-        if compaction is not None and candidate.contains(compaction["seq"]):
-            transcript_tokens -= inp.view.tokens(compaction["seq"])
-        threshold = int(available * AUTO_COMPACT_SHARE)
-        advice: dict[str, Any] = {
-            "advised": transcript_tokens > threshold,
-            "transcriptTokens": transcript_tokens,
-            "thresholdTokens": threshold,
-        }
-        if window.keep_from is not None:
-            advice["keepFromSeq"] = window.keep_from
-        return sorted(window.groups + pinned, key=attrgetter("first_seq")), advice
 
     def _system_order(self) -> list[dict[str, Any]]:
         inp = self.inp

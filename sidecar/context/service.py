@@ -1,133 +1,67 @@
-"""The context pipeline's I/O side, in two steps with one path for every assembly:
+"""The context service: the object the faces and runs hold for the context pipeline, and what
+it remembers of each session between requests.
 
-1. :meth:`ContextService.capture` reads the world once — the session head, the workspace's
-   instructions, skills, pinned files and fragment overrides, attachments — into a
-   :class:`protocol.inputs.FrozenInput` whose texts are blobs.  ``input/freeze`` persists it;
-   a live ``context/assemble`` keeps the blobs in memory only.
-2. :meth:`ContextService.build` turns a frozen input plus a profile into
-   :class:`AssemblyInputs` for the pure :func:`assemble`: history only up to the input's
-   ``throughSeq``, texts from blobs (a missing one is
-   ``agent.macro_context_rebuild_unavailable``, naming what is missing), macros evaluated on
-   a working copy of the frozen macro context and variables.
+Every assembly takes one path, in two steps: :meth:`ContextService.capture` reads the world
+once into a :class:`protocol.inputs.FrozenInput` (:mod:`sidecar.context.capture`);
+:meth:`ContextService.build` turns a frozen input plus a profile into the inputs of the pure
+:func:`~sidecar.context.assemble.assemble` (:mod:`sidecar.context.build`).  A live
+``context/assemble`` (:meth:`ContextService.assemble_live`) is capture (nothing persisted),
+build, assemble, then the cache prediction on the body as a run would send it.
 
 Per-session memory that is not history also lives here: host sources registered for the
 session (kept until unregistered or the session is deleted), and what its previous requests
 left (:mod:`sidecar.context.session_memory`: the instruction hashes of the previous live
-assembly, for the per-turn diff; the shape of the previous request, where its cache entries
-are, against which the next request's breakpoints and cache accounting are planned), for the
-most recently used sessions only.
+assembly, for the per-turn diff; the shape of the previous request, as assembled and as sent,
+where its cache entries are, against which the next request's breakpoints and cache
+accounting are planned: :meth:`~ContextService.previous_request`,
+:meth:`~ContextService.previous_sent`, :meth:`~ContextService.account_sent`), for the most
+recently used sessions only.  :func:`lower_result` lowers an assembled prompt or a snapshot to
+a provider's request body.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
-from protocol.errors import ErrorCode
-from protocol.inputs import (
-    Clock,
-    FrozenInput,
-    InputFreezeParams,
-    InstructionSnapshot,
-    SkillSnapshot,
-)
-from sidecar.context.assemble import AssemblyInputs, SectionInput, assemble_with_json
-from sidecar.context.cache_accounting import RequestShape, predict_for, request_shape
-from sidecar.context.controls import fold_controls
-from sidecar.context.fragments import load_fragments
+from protocol.inputs import Clock, InputFreezeParams
+from sidecar.context.assemble import assemble_with_json
+from sidecar.context.build import build_inputs, seed_of
+from sidecar.context.cache_accounting import predict_for, request_shape
+from sidecar.context.capture import capture_input, now_clock, workspace_paths
 from sidecar.context.instructions import (
     InstructionScan,
     diff_instructions,
     discover_instructions,
 )
-from sidecar.context.limits import resolve_limits
 from sidecar.context.sent import PROVIDER_TARGET, count_marked_prefixes, sent_shape
 from sidecar.context.session_memory import SessionMemories, SessionMemory
-from sidecar.context.skills import Skill, discover_skills, render_catalog
-from sidecar.context.tokens import Tokenizer, Tokenizers, count_entries
-from sidecar.context.workspace_files import fragment_overrides, pinned_files
-from sidecar.errors import InvalidRequestError, NotFoundError, SidecarError
-from sidecar.inputs.items import capture_item
-from sidecar.inputs.macros import MacroContext, MacroEngine
-from sidecar.jsonbytes import canonical
-from sidecar.paths import is_within, real_path
-from sidecar.store.blobs import git_blob_id
+from sidecar.errors import NotFoundError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from protocol.context import ContextAssembleParams, HostSource, PromptProfile
+    from protocol.inputs import FrozenInput
+    from sidecar.context.build import Built
+    from sidecar.context.cache_accounting import RequestShape
+    from sidecar.context.capture import Captured, Material
+    from sidecar.context.tokens import Tokenizer, Tokenizers
     from sidecar.store import Store
 
-__all__ = ["Captured", "ContextService", "Material"]
+__all__ = ["ContextService", "lower_result"]
 
 logger = logging.getLogger(__name__)
 
 
-class Material:
-    """Blob bytes for one capture: always held in memory, written to the store when
-    ``persist`` (``input/freeze``), read back from the store when not held."""
-
-    def __init__(self, store: Store, persist: bool) -> None:
-        self._store = store
-        self.persist = persist
-        self.held: dict[str, bytes] = {}
-
-    def put(self, data: bytes) -> str:
-        blob_id = git_blob_id(data, self._store.blobs.object_format)
-        self.held[blob_id] = data
-        if self.persist:
-            self._store.blobs.put(data)
-        return blob_id
-
-    def get(self, blob_id: str) -> bytes | None:
-        held = self.held.get(blob_id)
-        if held is not None:
-            return held
-        try:
-            return self._store.blobs.get(blob_id)
-        except NotFoundError:
-            return None
-
-
-@dataclass(slots=True)
-class Captured:
-    frozen: FrozenInput
-    material: Material
-    diagnostics: list[dict[str, Any]]
-    instruction_scan: InstructionScan | None
-
-
-@dataclass(slots=True)
-class Built:
-    inputs: AssemblyInputs
-    parameters: dict[str, Any]
-    unknown_macros: list[str]
-
-
-def _now_clock() -> Clock:
-    now = datetime.now(UTC)
-    return Clock(date=now.date().isoformat(), time=now.strftime("%H:%M"))
-
-
-def _rebuild_unavailable(missing: list[str]) -> SidecarError:
-    return SidecarError(
-        ErrorCode.REBUILD_UNAVAILABLE,
-        "the frozen input refers to material that is no longer in the store: "
-        + ", ".join(missing[:5])
-        + (" …" if len(missing) > 5 else ""),
-        details={"missing": missing},
-    )
-
-
 class ContextService:
+    """The context pipeline of one store, and its memory of each session (see the module
+    docstring)."""
+
     def __init__(
         self,
         store: Store,
@@ -255,29 +189,11 @@ class ContextService:
 
     # --- workspace -------------------------------------------------------------------------
 
-    def workspace(self, session_id: str, cwd: str | None = None) -> tuple[Path | None, Path | None]:
-        """(primary workspace root, working directory); ``cwd`` must lie inside a root."""
-        session = self.store.sessions.get(session_id)
-        if not session.workspace_roots:
-            return None, None
-        root = Path(session.workspace_roots[0])
-        if cwd is None:
-            return root, root
-        wanted = real_path(Path(cwd))
-        for candidate in session.workspace_roots:
-            if is_within(wanted, real_path(Path(candidate))):
-                return Path(candidate), wanted
-        raise InvalidRequestError(
-            ErrorCode.PATH_OUTSIDE_WORKSPACE,
-            f"cwd {cwd!r} is outside the session's workspace roots",
-            details={"cwd": cwd, "workspaceRoots": session.workspace_roots},
-        )
-
     def scan_instructions(
         self, session_id: str, cwd: str | None, mentioned: list[str], pinned: list[str]
     ) -> InstructionScan | None:
         """The live instruction scan of a session's primary workspace root (``context/sources``)."""
-        root, here = self.workspace(session_id, cwd)
+        root, here = workspace_paths(self.store.sessions, session_id, cwd)
         if root is None:
             return None
         return discover_instructions(root, here, mentioned=mentioned, pinned=pinned)
@@ -285,88 +201,9 @@ class ContextService:
     # --- 1. capture ------------------------------------------------------------------------
 
     def capture(self, params: InputFreezeParams, *, persist: bool) -> Captured:
-        """Read everything the turn depends on, once (blocking: call from a worker thread)."""
-        material = Material(self.store, persist)
-        session = self.store.sessions.get(params.session_id)
-        roots = [Path(r) for r in session.workspace_roots]
-        root, here = self.workspace(params.session_id, params.cwd)
-        diagnostics: list[dict[str, Any]] = []
-        tokenizer = self.tokenizers.get(None)
-        with self.store.sessions.history(
-            params.session_id, tokenizer.info.id, lambda r: count_entries(tokenizer, r)
-        ) as view:
-            controls = fold_controls(view)
-            through_seq = view.head
-        pinned_paths = [
-            t["locator"] for t in controls.pinned.values() if t["kind"] in ("file", "instruction")
-        ]
-
-        instructions: list[InstructionSnapshot] = []
-        scan: InstructionScan | None = None
-        if root is not None:
-            scan = discover_instructions(
-                root, here, mentioned=params.mentioned_paths, pinned=pinned_paths
-            )
-            diagnostics += [dump_wire(d) for d in scan.diagnostics]
-            for item in scan.files:
-                if item.info.applies:
-                    instructions.append(
-                        InstructionSnapshot(
-                            path=item.info.path,
-                            scope=item.info.scope,
-                            hash=item.info.hash,
-                            blob=material.put(item.text.encode()),
-                            truncated=item.info.truncated,
-                            depth=item.depth,
-                        )
-                    )
-
-        skills = discover_skills(roots, self.home)
-        diagnostics += [dump_wire(d) for d in skills.diagnostics]
-        activated = []
-        blob_chars = 40 if self.store.blobs.object_format == "sha1" else 64
-        for name, record in sorted(controls.activated.items()):
-            # ``blob`` is the activated text's blob id (stores written before the rename kept it
-            # under ``hash``, where a client-appended entry without one carries the store's
-            # content hash, 32 hex digits: that names no text, so the skill is left out).
-            blob = record.get("blob") or record.get("hash")
-            if isinstance(blob, str) and len(blob) == blob_chars and self.store.blobs.has(blob):
-                activated.append(SkillSnapshot(name=name, blob=blob))
-            elif record.get("blob") is not None:  # a client appended a blob id that is not one
-                diagnostics.append(
-                    {
-                        "severity": "warning",
-                        "code": "skills.activation_missing",
-                        "path": str(record.get("path") or name),
-                        "message": f"activated skill {name!r} names no stored text "
-                        f"({str(record['blob'])[:80]!r}); left out",
-                    }
-                )
-
-        pinned = pinned_files(controls.pinned, root, material.put, diagnostics)
-        attachments = [capture_item(a, roots, material) for a in params.attachments]
-        overrides = fragment_overrides(root, diagnostics)
-        frozen = FrozenInput(
-            session_id=params.session_id,
-            through_seq=through_seq,
-            clock=params.clock or _now_clock(),
-            user_turn=params.user_turn,
-            attachments=attachments,
-            components=params.components,
-            activated_entries=params.activated_entries,
-            macro_context=params.macro_context,
-            variables=params.variables,
-            model_connection=params.model_connection,
-            tools=params.tools,
-            skills=[s.info for s in skills.skills],
-            activated_skills=activated,
-            instructions=instructions,
-            pinned_files=pinned,
-            fragment_overrides=overrides,
-            cwd=str(here) if here is not None else None,
-            mentioned_paths=params.mentioned_paths,
-        )
-        return Captured(frozen, material, diagnostics, scan)
+        """Read everything the turn depends on, once (blocking: call from a worker thread):
+        :func:`~sidecar.context.capture.capture_input`."""
+        return capture_input(self.store, self.tokenizers, self.home, params, persist=persist)
 
     def instructions_diff(self, session_id: str, scan: InstructionScan | None) -> dict[str, Any]:
         """The per-turn diff against this session's previous live assembly (then remembered)."""
@@ -395,251 +232,24 @@ class ContextService:
         turn: list[dict[str, Any]] | None = None,
         compaction: dict[str, Any] | None = None,
     ) -> Built:
-        """Assembly inputs from a frozen input (blocking: reads blobs, may count tokens)."""
-        missing: list[str] = []
-
-        def text(blob: str | None, what: str) -> str:
-            data = material.get(blob) if blob else None
-            if data is None:
-                missing.append(f"{what} ({blob})")
-                return ""
-            return data.decode("utf-8", errors="replace")
-
-        tokenizer = self.tokenizers.get(None)
-        view = self.store.sessions.history(
-            frozen.session_id,
-            tokenizer.info.id,
-            lambda r: count_entries(tokenizer, r),
-            head=frozen.through_seq,
-        )
-        controls = fold_controls(view)
-        if compaction is not None:  # recorded by a run after the input's head
-            controls.compaction = compaction
-        facts = frozen.macro_context.facts
-        engine = MacroEngine(
-            MacroContext(
-                user=frozen.macro_context.user,
-                char=frozen.macro_context.char,
-                last_message=facts.get("lastMessage", ""),
-                date=frozen.clock.date,
-                time=frozen.clock.time,
-                seed=seed,
-            ),
-            frozen.variables.local,
-            frozen.variables.global_,
-        )
-        limits = resolve_limits(profile)
-        harness = [
-            SectionInput(
-                id=f"fragment:{f.id}",
-                category="system",
-                title=f.id.replace("_", " "),
-                text=f.text,
-                provenance={
-                    "kind": "fragment",
-                    "id": f.id,
-                    **({"path": f.origin} if f.origin != "default" else {}),
-                },
-                ledger_kind="harness",
-                locator=f.id,
-            )
-            for f in load_fragments({**frozen.fragment_overrides, **profile.fragments}, None)
-        ]
-        if agent_prompt.strip():
-            harness.append(
-                SectionInput(
-                    id="agent",
-                    category="system",
-                    title="agent instructions",
-                    text=engine.render(agent_prompt).strip(),
-                    provenance={"kind": "fragment", "id": "agent"},
-                    ledger_kind="harness",
-                    locator="agent",
-                )
-            )
-        in_chat: list[tuple[int, dict[str, Any]]] = []
-        for comp in components if components is not None else frozen.components:
-            if not comp.enabled:
-                continue
-            rendered = engine.render(comp.content).strip()
-            if not rendered:
-                continue
-            if comp.position == "relative":
-                harness.append(
-                    SectionInput(
-                        id=f"component:{comp.identifier}",
-                        category="system",
-                        title=comp.identifier,
-                        text=rendered,
-                        provenance={"kind": "fragment", "id": comp.identifier},
-                        ledger_kind="harness",
-                        locator=comp.identifier,
-                    )
-                )
-            else:
-                role = "assistant" if comp.role == "assistant" else "user"
-                body = rendered if comp.role != "system" else f"[system note] {rendered}"
-                in_chat.append(
-                    (
-                        comp.depth,
-                        {
-                            "role": role,
-                            "content": [{"type": "text", "text": body}],
-                            "tokens": 0,
-                            "provenance": [{"kind": "fragment", "id": comp.identifier}],
-                        },
-                    )
-                )
-        harness.append(self._environment(frozen, profile))
-
-        reuse = reuse_instructions or {}
-        instructions = []
-        for ins in frozen.instructions:
-            body = text(ins.blob, f"instruction {ins.path}")
-            if reuse.get(ins.path) == ins.hash:
-                body = (
-                    f"{ins.path} (scope {ins.scope}, hash {ins.hash[:16]}) is unchanged "
-                    "since it was last sent; its text is omitted here."
-                )
-            instructions.append(
-                (
-                    SectionInput(
-                        id=f"instruction:{ins.path}",
-                        category="instructions",
-                        title=ins.path,
-                        text=f'<project_instructions path="{ins.path}" scope="{ins.scope}">\n'
-                        f"{body}\n</project_instructions>",
-                        provenance={"kind": "instruction", "id": ins.hash, "path": ins.path},
-                        ledger_kind="instruction",
-                        locator=ins.path,
-                        pinned=f"instruction:{ins.path}" in controls.pinned,
-                    ),
-                    ins.depth,
-                )
-            )
-
-        catalog: SectionInput | None = None
-        omitted: list[str] = []
-        if frozen.skills:
-            skills = [
-                Skill(info=s, directory=Path(s.path), skill_md=Path(s.path) / "SKILL.md")
-                for s in frozen.skills
-            ]
-            budget = int(limits.window * profile.skills_catalog_share)
-            rendered_catalog, _, omitted = render_catalog(skills, budget, tokenizer.count)
-            if rendered_catalog:
-                catalog = SectionInput(
-                    id="skills:catalog",
-                    category="skills",
-                    title="available skills",
-                    text=rendered_catalog,
-                    provenance={"kind": "skillCatalog", "id": "skills:catalog"},
-                    ledger_kind="skill",
-                    locator="catalog",
-                )
-        activated = [
-            SectionInput(
-                id=f"skill:{s.name}",
-                category="skills",
-                title=s.name,
-                text=text(s.blob, f"skill {s.name}"),
-                provenance={"kind": "skill", "id": s.name},
-                ledger_kind="skill",
-                locator=s.name,
-                pinned=f"skill:{s.name}" in controls.pinned,
-            )
-            for s in frozen.activated_skills
-        ]
-        pinned = []
-        for item in frozen.pinned_files:
-            content = text(item.blob, f"pinned file {item.path}")
-            pinned.append(
-                SectionInput(
-                    id=f"pin:{item.path}",
-                    category="pinned",
-                    title=item.path,
-                    text=f'<pinned_file path="{item.path}" blob="{item.blob}">\n{content}\n'
-                    "</pinned_file>",
-                    provenance={"kind": "pin", "id": f"file:{item.path}", "path": item.path},
-                    ledger_kind="pin",
-                    locator=item.path,
-                    pinned=True,
-                )
-            )
-        # Activated entries are frozen prompt text (world-info style): macros apply.  Host
-        # sources of a live assembly (RAG results, editor state) are data: they do not.
-        sources = {s.id: (s, engine.render(s.text)) for s in frozen.activated_entries}
-        sources.update({s.id: (s, s.text) for s in extra_sources or []})
-        host = [
-            SectionInput(
-                id=f"host:{s.id}",
-                category="host",
-                title=s.title or s.id,
-                text=f'<host_source id="{s.id}">\n{body}\n</host_source>',
-                provenance={"kind": "host", "id": s.id},
-                ledger_kind="host",
-                locator=s.id,
-                priority=s.priority,
-            )
-            for s, body in sources.values()
-        ]
-        user_turn = [dump_wire(p) for p in frozen.user_turn]
-        for item in frozen.attachments:
-            if item.kind == "image":
-                user_turn.append(
-                    {"type": "image", "blob": item.blob or "", "mediaType": "image/png"}
-                )
-            else:
-                body = text(item.blob, f"attachment {item.path}")
-                user_turn.append(
-                    {
-                        "type": "text",
-                        "text": f'<attachment kind="{item.kind}" '
-                        f'path="{item.path}">\n{body}\n</attachment>',
-                    }
-                )
-        if missing:
-            raise _rebuild_unavailable(missing)
-        rendered_params = engine.render_value(parameters or {})
-        inputs = AssemblyInputs(
-            profile=profile,
-            limits=limits,
-            tokenizer=tokenizer,
-            view=view,
-            controls=controls,
-            harness=harness,
-            instructions=instructions,
-            activated_skills=activated,
-            skills_catalog=catalog,
-            pinned=pinned,
-            host=host,
-            tools=[dump_wire(t) for t in frozen.tools],
-            user_turn=user_turn,
-            diagnostics=diagnostics or [],
-            instructions_diff=instructions_diff or {},
-            catalog_omitted=omitted,
-            in_chat=in_chat,
-            turn=turn or [],
-        )
-        return Built(inputs, rendered_params, engine.unknown)
-
-    def _environment(self, frozen: FrozenInput, profile: PromptProfile) -> SectionInput:
-        text = (
-            "<environment>\n"
-            f"cwd: {frozen.cwd or '(no workspace)'}\n"
-            f"model: {profile.model}\n"
-            f"search: {profile.search_mode}\n"
-            f"date: {frozen.clock.date}\n"
-            "</environment>"
-        )
-        return SectionInput(
-            id="environment",
-            category="system",
-            title="environment",
-            text=text,
-            provenance={"kind": "environment", "id": "environment"},
-            ledger_kind="harness",
-            locator="environment",
+        """Assembly inputs from a frozen input (blocking: reads blobs, may count tokens):
+        :func:`~sidecar.context.build.build_inputs`."""
+        return build_inputs(
+            self.store.sessions,
+            self.tokenizers,
+            frozen,
+            material,
+            profile,
+            seed=seed,
+            agent_prompt=agent_prompt,
+            components=components,
+            parameters=parameters,
+            reuse_instructions=reuse_instructions,
+            extra_sources=extra_sources,
+            diagnostics=diagnostics,
+            instructions_diff=instructions_diff,
+            turn=turn,
+            compaction=compaction,
         )
 
     def assemble_live(
@@ -648,7 +258,7 @@ class ContextService:
         """``context/assemble``: capture (nothing persisted) + build + assemble, answering
         with the messages already serialised.  ``turn``: the turn's messages after the user's
         (a run's settled rounds), as a run's later round assembles them."""
-        now = _now_clock()
+        now = now_clock()
         clock = Clock(date=params.date, time=now.time) if params.date else now
         captured = self.capture(
             InputFreezeParams(
@@ -712,8 +322,3 @@ def lower_result(
         {k: v for k, v in prompt.items() if k in known}, by_alias=True, by_name=False
     )
     return lower(validated, target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]
-
-
-def seed_of(frozen: FrozenInput) -> str:
-    """A stable seed for a live (unstored) input: the hash of its canonical JSON."""
-    return hashlib.sha256(canonical(dump_wire(frozen))).hexdigest()[:32]

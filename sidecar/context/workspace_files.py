@@ -3,7 +3,7 @@ fragment overrides and the files pinned in the session.
 
 Both are confined to the workspace (a path whose real location escapes is refused and
 reported in ``diagnostics``, never read) and read once, at capture: what they held is frozen
-with the turn (``sidecar.context.service``).
+with the turn (``sidecar.context.capture``).
 """
 
 from __future__ import annotations

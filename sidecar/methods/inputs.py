@@ -87,7 +87,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
         profile, preset = load_profile(state.store, p.profile_id, p.profile)
         profile_id = p.profile_id if p.profile is None else None
         effective = resolve(profile, preset, frozen)
-        from sidecar.context.service import Material
+        from sidecar.context.capture import Material
 
         built = state.context.build(
             frozen,

@@ -59,7 +59,7 @@ class ModelRound:
         """The request sent before the next one (where its cache entries are)."""
 
     def _assemble(self) -> tuple[dict[str, Any], str]:
-        from sidecar.context.service import Material
+        from sidecar.context.capture import Material
 
         loop = self.loop
         eff = loop.s.effective

@@ -20,8 +20,9 @@ from sidecar.defaults import STORE_ENV, default_store_root
 
 if TYPE_CHECKING:
     from sidecar.store.blobs import BlobStore, git_blob_id
+    from sidecar.store.entry_lines import content_hash
     from sidecar.store.root import Store
-    from sidecar.store.sessions import ReadPage, SessionStore, content_hash
+    from sidecar.store.sessions import ReadPage, SessionStore
 
 __all__ = [
     "STORE_ENV",
@@ -42,7 +43,7 @@ _HOMES = {
     "Store": "sidecar.store.root",
     "ReadPage": "sidecar.store.sessions",
     "SessionStore": "sidecar.store.sessions",
-    "content_hash": "sidecar.store.sessions",
+    "content_hash": "sidecar.store.entry_lines",
 }
 
 

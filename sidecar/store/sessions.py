@@ -12,11 +12,12 @@ twice, so an append writes exactly one file.  Writes to one session are serialis
 ``anyio.Lock``; the fsync runs in a worker thread so the event loop keeps serving reads, and
 readers only ever see acknowledged entries (an append publishes the new head last).
 
-Loaded states are owned by :class:`~sidecar.store.loaded.LoadedSessions`: every method holds
-a lease on the state it uses for as long as it uses it (a :class:`HistoryView` holds one
-until it is closed or collected), so no eviction, reload or delete closes a state under its
-user, and two copies of one session are never loaded.  At most
-``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS`` (default 64) idle sessions stay loaded.
+:class:`SessionStore` holds the operations (create, list, rename, fork, delete; append, read,
+token counts, history views).  Loading, leasing and the write permission are its base's,
+:class:`~sidecar.store.session_state.SessionStates`: every operation holds a lease on the
+state it uses for as long as it uses it (a :class:`HistoryView` holds one until it is closed
+or collected).  How a new session is written is :mod:`sidecar.store.new_session`; how an
+entry becomes its line, :mod:`sidecar.store.entry_lines`.
 """
 
 from __future__ import annotations
@@ -24,57 +25,34 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import xxhash
 
 from protocol.error_codes import ErrorCode
 from sidecar.aio import in_thread, run_to_completion
-from sidecar.defaults import max_loaded_sessions
-from sidecar.errors import (
-    BusyError,
-    ConflictError,
-    InvalidRequestError,
-    NotFoundError,
-    StoreCorruptError,
-)
+from sidecar.errors import ConflictError, InvalidRequestError
 from sidecar.ids import new_id, now_iso
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.store.history import HistoryIndex, HistoryView
-from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic, write_new_file
-from sidecar.store.lines import FileLines
-from sidecar.store.loaded import Lease, LoadedSessions
-from sidecar.store.token_counts import CountFn, TokenCountCache
+from sidecar.store.entry_lines import check_refs, content_hash_and_json, entry_line
+from sidecar.store.history import HistoryView
+from sidecar.store.jsonl import fsync_dir, write_file_atomic
+from sidecar.store.new_session import new_session_write
+from sidecar.store.session_state import (
+    SESSION_PREFIX,
+    SessionState,
+    SessionStates,
+    session_wire,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from contextlib import AbstractAsyncContextManager
+    from pathlib import Path
 
     from protocol.entries import EntryInput
     from protocol.sessions import Session
-    from sidecar.store.lock import StoreLock
+    from sidecar.store.token_counts import CountFn
 
-__all__ = ["ReadPage", "SessionStore", "content_hash"]
-
-_SESSION_PREFIX = "ses_"
-_ID_LEN = len(_SESSION_PREFIX) + 26
-
-
-def content_hash(body: dict[str, Any]) -> str:
-    """xxh3-128 of an entry's compact JSON, keys in their own order, ``meta`` excluded (it
-    never reaches a model)."""
-    return _hashed(body)[0]
-
-
-def _hashed(body: dict[str, Any]) -> tuple[str, bytes]:
-    """The content hash and the JSON it is taken of: the body as stored, keys in the order
-    they came.  Not sorted: the order of a tool call's arguments is what the model produced
-    and what goes back to the provider, byte for byte, on every later turn (a prompt cache
-    matches bytes); equal hashes mean equal bytes sent."""
-    canon = dumps_bytes({k: v for k, v in body.items() if k != "meta"})
-    return xxhash.xxh3_128_hexdigest(canon), canon
+__all__ = ["ReadPage", "SessionStore"]
 
 
 def _session_model(wire: dict[str, Any]) -> Session:
@@ -86,43 +64,6 @@ def _session_model(wire: dict[str, Any]) -> Session:
     return parse_wire(Session, wire)
 
 
-_REF_KEYS = frozenset({"seq", "id", "time", "hash"})
-
-
-def _entry_line(ref: dict[str, Any], body: dict[str, Any], canon: bytes) -> bytes:
-    """The stored line of ``{**ref, **body}``, reusing the body's JSON (one encoding per
-    entry instead of two on the append path)."""
-    if body.keys() & _REF_KEYS:  # a body key shadows a reference key: keep dict semantics
-        return dumps_bytes({**ref, **body})
-    line = dumps_bytes(ref)[:-1] + b"," + canon[1:]
-    if "meta" in body:
-        line = line[:-1] + b',"meta":' + dumps_bytes(body["meta"]) + b"}"
-    return line
-
-
-@dataclass(slots=True)
-class _State:
-    """One loaded session (owned by ``LoadedSessions``; used under a lease)."""
-
-    meta: dict[str, Any]
-    dir: Path
-    log: AppendLog | None
-    lines: FileLines
-    hashes: list[str]
-    last_time: str | None
-    size: int
-    tokens: TokenCountCache
-    head: int
-    """Published last by an append, once the lines, hashes and index hold the new entries:
-    a reader in another thread never sees a head whose entries are not readable yet."""
-    index: HistoryIndex = field(default_factory=HistoryIndex)
-
-    def close(self) -> None:
-        self.lines.close()  # before the log: it may borrow the log's descriptor
-        if self.log is not None:
-            self.log.close()
-
-
 @dataclass(frozen=True, slots=True)
 class ReadPage:
     entries: list[dict[str, Any]]
@@ -130,161 +71,11 @@ class ReadPage:
     has_more: bool
 
 
-class SessionStore:
-    """All sessions of one store root."""
+class SessionStore(SessionStates):
+    """All sessions of one store root: the operations (loading and leasing: the base)."""
 
-    def __init__(self, root: Path, lock: StoreLock, *, max_loaded: int | None = None) -> None:
-        """``max_loaded``: idle sessions kept loaded (default
-        ``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS``, else 64); an idle one beyond it is dropped
-        and its history file closed, and loads again when next used."""
-        self.root = root
-        self._dir = root / "sessions"
-        self._trash = root / "trash"
-        self._lock = lock
-        self._loaded: LoadedSessions[_State] = LoadedSessions(
-            lambda session_id: self._load(session_id),
-            max_loaded=max_loaded_sessions() if max_loaded is None else max_loaded,
-            fresh=self._fresh,
-        )
-        self._dir.mkdir(parents=True, exist_ok=True)
-
-    @property
-    def max_loaded(self) -> int:
-        """How many idle sessions stay loaded."""
-        return self._loaded.max_loaded
-
-    # --- write permission ----------------------------------------------------------------
-
-    @property
-    def writable(self) -> bool:
-        return self._lock.held
-
-    def require_writer(self) -> None:
-        """Raise ``store.locked`` unless this process holds, or can now take, the store's
-        write lock (taking it reloads the sessions it had loaded read-only)."""
-        if self._lock.held:
-            return
-        if self._lock.try_acquire():
-            self._loaded.clear()  # loaded read-only: reload as the writer
-            return
-        raise BusyError(
-            ErrorCode.STORE_LOCKED,
-            "another sidecar is writing this store; reads work, writes are refused until it exits",
-            details={"holderPid": self._lock.holder_pid(), "store": str(self.root)},
-            retry_after_ms=1000,
-        )
-
-    # --- loading ---------------------------------------------------------------------------
-
-    def _session_dir(self, session_id: str) -> Path:
-        if (
-            not session_id.startswith(_SESSION_PREFIX)
-            or len(session_id) != _ID_LEN
-            or not session_id[len(_SESSION_PREFIX) :].isalnum()
-        ):
-            raise self._not_found(session_id)
-        return self._dir / session_id
-
-    @staticmethod
-    def _not_found(session_id: str) -> NotFoundError:
-        return NotFoundError(
-            ErrorCode.SESSION_NOT_FOUND,
-            f"no session {session_id!r}",
-            details={"sessionId": session_id},
-        )
-
-    def _fresh(self, state: _State) -> bool:
-        """Whether a loaded state still matches its file: always for the writer (every
-        append goes through it); a reader reloads what another process appended."""
-        return self._lock.held or _size(state.dir / "history.jsonl") == state.size
-
-    def _lease(self, session_id: str) -> Lease[_State]:
-        """A lease on the session's state, loaded if needed (blocking)."""
-        self._session_dir(session_id)  # validates the id
-        return self._loaded.acquire(session_id)
-
-    async def _lease_async(self, session_id: str) -> Lease[_State]:
-        """:meth:`_lease` for the event loop: a cold session loads in a worker thread."""
-        self._session_dir(session_id)
-        lease = self._loaded.acquire_loaded(session_id)
-        if lease is None:
-            # not abandoned on cancel: the lease comes back to this task, which releases it
-            lease = await in_thread(self._loaded.acquire, session_id)
-        return lease
-
-    def _writing(self, session_id: str) -> AbstractAsyncContextManager[None]:
-        """The session's write lock (one writer at a time)."""
-        self._session_dir(session_id)
-        return self._loaded.writing(session_id)
-
-    def _load(self, session_id: str) -> _State:
-        sdir = self._session_dir(session_id)
-        try:
-            meta = json.loads((sdir / "session.json").read_bytes())
-        except FileNotFoundError:
-            raise self._not_found(session_id) from None
-        hashes: list[str] = []
-        index = HistoryIndex()
-        last_time: list[str | None] = [None]
-
-        def visit(i: int, record: dict[str, Any]) -> None:
-            if record.get("seq") != i + 1:
-                raise StoreCorruptError(
-                    f"session {session_id}: entry {i + 1} has seq {record.get('seq')!r}",
-                    details={"sessionId": session_id, "line": i + 1},
-                )
-            hashes.append(sys.intern(str(record.get("hash", ""))))
-            last_time[0] = record.get("time")
-            index.add((record,), i + 1)
-
-        path = sdir / "history.jsonl"
-        log, loaded = AppendLog.open(path, writable=self._lock.held, visit=visit, keep_lines=False)
-        try:
-            lines = FileLines(path, loaded.starts, loaded.end, fd=log.fd if log else None)
-        except BaseException:
-            if log is not None:
-                log.close()
-            raise
-        return _State(
-            meta=meta,
-            dir=sdir,
-            log=log,
-            lines=lines,
-            hashes=hashes,
-            last_time=last_time[0],
-            size=loaded.end,
-            tokens=TokenCountCache(sdir, lambda: self._lock.held),
-            head=len(loaded.starts),
-            index=index,
-        )
-
-    def _session_wire(self, state: _State) -> dict[str, Any]:
-        """The session as :class:`protocol.sessions.Session` on the wire (``None`` fields
-        left out), straight from its state: :mod:`sidecar.methods.light` sends it before the
-        wire models have loaded, :meth:`_session` validates it into the model."""
-        meta = state.meta
-        updated = meta["updatedAt"]
-        if state.last_time and state.last_time > updated:
-            updated = state.last_time
-        wire: dict[str, Any] = {
-            "sessionId": meta["sessionId"],
-            "title": meta["title"],
-            "workspaceRoots": list(meta["workspaceRoots"]),
-        }
-        if meta.get("profileId") is not None:
-            wire["profileId"] = meta["profileId"]
-        wire["createdAt"] = meta["createdAt"]
-        wire["updatedAt"] = updated
-        wire["headSeq"] = state.head
-        forked = meta.get("forkedFrom")
-        if forked:
-            wire["forkedFrom"] = {"sessionId": forked["sessionId"], "atSeq": forked["atSeq"]}
-        if meta.get("meta") is not None:
-            wire["meta"] = meta["meta"]
-        return wire
-
-    def _session(self, state: _State) -> Session:
-        return _session_model(self._session_wire(state))
+    def _session(self, state: SessionState) -> Session:
+        return _session_model(session_wire(state))
 
     # --- sessions --------------------------------------------------------------------------
 
@@ -321,7 +112,8 @@ class SessionStore:
     ) -> Session:
         """Write a new session: ``history()`` (run in the worker thread) gives its history
         file; ``caches_from``: a session directory whose token-count caches are copied."""
-        session_id, write = self._creation(
+        session_id, write = new_session_write(
+            self._dir,
             title=title,
             workspace_roots=workspace_roots,
             profile_id=profile_id,
@@ -342,7 +134,8 @@ class SessionStore:
         the wire models have loaded.  Raises before writing anything when the store is not
         this process's to write or a root is not absolute."""
         self.require_writer()
-        session_id, write = self._creation(
+        session_id, write = new_session_write(
+            self._dir,
             title=title,
             workspace_roots=workspace_roots,
             profile_id=profile_id,
@@ -352,46 +145,7 @@ class SessionStore:
         )
         write()
         with self._lease(session_id) as state:
-            return self._session_wire(state)
-
-    def _creation(
-        self,
-        *,
-        title: str,
-        workspace_roots: Sequence[str],
-        profile_id: str | None,
-        meta: dict[str, Any] | None,
-        forked_from: dict[str, Any] | None,
-        history: Callable[[], bytes],
-        caches_from: Path | None = None,
-    ) -> tuple[str, Callable[[], None]]:
-        """A new session's id and the function that writes it (nothing is written before)."""
-        roots = _absolute_roots(workspace_roots)
-        session_id = new_id("ses")
-        now = now_iso()
-        record: dict[str, Any] = {
-            "sessionId": session_id,
-            "title": title,
-            "workspaceRoots": roots,
-            "profileId": profile_id,
-            "createdAt": now,
-            "updatedAt": now,
-            "forkedFrom": forked_from,
-            "meta": meta,
-        }
-        body = dumps_bytes(record)
-        sdir = self._dir / session_id
-
-        def write() -> None:
-            sdir.mkdir()
-            write_new_file(sdir / "history.jsonl", history())
-            if caches_from is not None:
-                _copy_token_caches(caches_from, sdir)
-            # session.json last: a directory without it is an unfinished create, never listed
-            write_file_atomic(sdir / "session.json", body)
-            fsync_dir(self._dir)
-
-        return session_id, write
+            return session_wire(state)
 
     def get(self, session_id: str) -> Session:
         with self._lease(session_id) as state:
@@ -406,9 +160,9 @@ class SessionStore:
         self, *, cursor: str | None, limit: int
     ) -> tuple[list[dict[str, Any]], str | None]:
         """:meth:`list_page` with each session as it is on the wire, unvalidated (see
-        :meth:`_session_wire`)."""
+        :func:`~sidecar.store.session_state.session_wire`)."""
         ids = sorted(
-            (n for n in os.listdir(self._dir) if n.startswith(_SESSION_PREFIX)), reverse=True
+            (n for n in os.listdir(self._dir) if n.startswith(SESSION_PREFIX)), reverse=True
         )
         if cursor:
             ids = [i for i in ids if i < cursor]
@@ -421,7 +175,7 @@ class SessionStore:
             if not (self._dir / session_id / "session.json").exists():
                 continue  # an unfinished create
             with self._lease(session_id) as state:
-                page.append(self._session_wire(state))
+                page.append(session_wire(state))
         more = bool(ids) and last_seen is not None and last_seen != ids[-1]
         return page, (last_seen if more else None)
 
@@ -524,7 +278,7 @@ class SessionStore:
 
     async def _append(
         self,
-        state: _State,
+        state: SessionState,
         session_id: str,
         entries: Sequence[EntryInput],
         expected_head_seq: int | None,
@@ -545,12 +299,12 @@ class SessionStore:
         for offset, entry in enumerate(entries, start=1):
             seq = head + offset
             body = dump_wire(entry)
-            _check_refs(body, seq, session_id)
-            digest, canon = _hashed(body)
+            check_refs(body, seq, session_id)
+            digest, canon = content_hash_and_json(body)
             ref = {"seq": seq, "id": new_id("ent"), "time": time, "hash": digest}
             refs.append(ref)
             records.append({**ref, **body})
-            lines.append(_entry_line(ref, body, canon))
+            lines.append(entry_line(ref, body, canon))
             hashes.append(sys.intern(digest))
         payload = b"".join(line + b"\n" for line in lines)
         log = state.log
@@ -622,65 +376,3 @@ class SessionStore:
             lease.release()
             raise
         return HistoryView(head, state.index, state.lines, tokens, tokenizer, release=lease.release)
-
-    def session_dir(self, session_id: str) -> Path:
-        """The directory of an existing session (``session.not_found`` otherwise)."""
-        directory = self._session_dir(session_id)
-        if not (directory / "session.json").exists():
-            raise self._not_found(session_id)
-        return directory
-
-    def session_ids(self) -> list[str]:
-        return sorted(n for n in os.listdir(self._dir) if n.startswith(_SESSION_PREFIX))
-
-    def close(self) -> None:
-        """Drop every loaded state (each is closed now, or by its last lease)."""
-        self._loaded.clear()
-
-
-def _copy_token_caches(source: Path, target: Path) -> None:
-    """Copy a session's token-count caches (complete lines only: the source may be being
-    appended to), each fsynced; the caller fsyncs the directory."""
-    for cache in sorted(source.glob("tokens-*.jsonl")):
-        try:
-            data = cache.read_bytes()
-        except FileNotFoundError:
-            continue
-        write_new_file(target / cache.name, data[: data.rfind(b"\n") + 1])
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
-
-
-def _absolute_roots(roots: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for root in roots:
-        if not os.path.isabs(root):
-            raise InvalidRequestError(
-                ErrorCode.PARAMS_INVALID,
-                f"workspace root must be an absolute path: {root!r}",
-                details={"workspaceRoot": root},
-            )
-        out.append(os.path.normpath(root))
-    return out
-
-
-def _check_refs(body: dict[str, Any], seq: int, session_id: str) -> None:
-    """An entry may only refer to entries before itself."""
-    refs: list[int] = []
-    if body["kind"] == "compaction":
-        refs.append(body["throughSeq"])
-    target = body.get("target")
-    if isinstance(target, dict) and target.get("kind") == "range":
-        refs.append(target["throughSeq"])
-    for ref in refs:
-        if ref >= seq:
-            raise InvalidRequestError(
-                ErrorCode.SEQ_OUT_OF_RANGE,
-                f"entry {seq} refers to seq {ref}, which is not before it",
-                details={"sessionId": session_id, "seq": seq, "refersTo": ref},
-            )

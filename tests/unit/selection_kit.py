@@ -17,7 +17,8 @@ from protocol.context import PromptProfile
 from protocol.inputs import InputFreezeParams
 from protocol.sessions import SessionAppendParams
 from sidecar.context.assemble import assemble, assemble_with_json
-from sidecar.context.service import ContextService, seed_of
+from sidecar.context.build import seed_of
+from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers, count_entries
 from sidecar.store import Store
 

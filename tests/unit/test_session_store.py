@@ -596,7 +596,7 @@ async def test_cancelled_create_still_creates(root: Path, monkeypatch: pytest.Mo
         time.sleep(0.3)
         original(path, data)
 
-    monkeypatch.setattr("sidecar.store.sessions.write_file_atomic", slow)
+    monkeypatch.setattr("sidecar.store.new_session.write_file_atomic", slow)
     store = Store(root)
     try:
         task = asyncio.get_running_loop().create_task(
@@ -707,11 +707,11 @@ async def test_a_snapshot_recorded_while_gc_trims_the_index_is_kept(
     ],
 )
 def test_a_stored_line_is_the_record_whatever_the_encoding_path(body: dict[str, Any]) -> None:
-    from sidecar.store.sessions import _entry_line, _hashed
+    from sidecar.store.entry_lines import content_hash_and_json, entry_line
 
     ref = {"seq": 7, "id": "ent_X", "time": "2026-11-30T12:00:00.000Z", "hash": "h"}
-    digest, canon = _hashed(body)
+    digest, canon = content_hash_and_json(body)
     assert digest == content_hash(body)
-    line = _entry_line(ref, body, canon)
+    line = entry_line(ref, body, canon)
     assert json.loads(line) == {**ref, **body}
     assert list(json.loads(line))[:4] == (["seq", "id", "time", "hash"])
