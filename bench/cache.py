@@ -54,7 +54,7 @@ import tiktoken
 
 from bench.assembly import WORDS  # the same synthetic vocabulary as the assembly suite
 from bench.cache_runs import run_appended_rounds, run_real
-from bench.cache_sim import AnthropicCache, Bill, block_tokens
+from bench.cache_sim import PRICES, AnthropicCache, Bill, block_tokens
 from bench.common import Options, Row, Target
 from protocol.context import ContextAssembleParams
 from protocol.sessions import SessionAppendParams
@@ -522,10 +522,11 @@ def _turns(shape: str, quick: bool) -> list[Turn]:
     return generator(short if quick else full, SEEDS[shape])
 
 
-def per_request(outcome: Outcome, peer: Outcome | None) -> dict[str, dict[str, list[int]]]:
+def per_request(outcome: Outcome, peer: Outcome | None) -> dict[str, Any]:
     """Each request's input tokens by how the cache billed them, ours and the peer's, in
-    request order (the docs' performance page plots cost and read share per turn from it)."""
-    out = {"ours": _billed(outcome)}
+    request order, with the prices they were billed at (the docs' performance page plots cost
+    and read share per turn from it)."""
+    out: dict[str, Any] = {"prices": dict(PRICES[outcome.bill.provider]), "ours": _billed(outcome)}
     if peer is not None:
         out["peer"] = _billed(peer)
     return out
