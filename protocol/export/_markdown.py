@@ -15,6 +15,7 @@ page, ``page.md#typename`` across pages: the heading anchor of mkdocs and of Git
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -162,7 +163,8 @@ def _escape_text(text: str) -> str:
     pos = 0
     for match in _CODE_SPAN.finditer(text):
         out.append(text[pos : match.start()].replace("<", "&lt;"))
-        out.append(match.group(0))
+        code = match.group(2)
+        out.append(_html_code(code) if "|" in code else match.group(0))
         pos = match.end()
     out.append(text[pos:].replace("<", "&lt;"))
     return "".join(out).replace("|", "\\|")
@@ -170,9 +172,18 @@ def _escape_text(text: str) -> str:
 
 def _code(text: str) -> str:
     """``text`` as a code span (safe in a table cell)."""
+    if "|" in text:
+        return _html_code(text)
     fence = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _html_code(text: str) -> str:
+    """Code holding a ``|``, as HTML: a table cell ends at a bare ``|`` on GitHub, and a
+    ``\\|`` inside a code span shows its backslash in Python-Markdown (mkdocs); ``&#124;``
+    is a pipe to both."""
+    return f"<code>{html.escape(text, quote=False).replace('|', '&#124;')}</code>"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

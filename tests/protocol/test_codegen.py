@@ -600,3 +600,13 @@ def test_walker_handles_self_referencing_all_of() -> None:
     }
     for render in RENDERERS.values():
         assert "Loop" in render(loop, "h")
+
+
+def test_a_pipe_in_code_is_a_pipe_on_github_and_in_mkdocs(schema: dict[str, Any]) -> None:
+    """In a table cell GitHub ends the cell at a bare ``|`` even inside code, and mkdocs shows
+    the backslash of a ``\\|`` inside code: code holding a pipe is HTML with ``&#124;``."""
+    text = render_markdown(schema, HASH)
+    assert "<code>^(env&#124;secret):" in text
+    spans = [m.group(2) for line in text.splitlines() for m in re.finditer(r"(`+)(.+?)\1", line)]
+    assert spans
+    assert not [span for span in spans if "|" in span]
