@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -296,7 +297,7 @@ def render_plots(bench: dict[str, Any]) -> dict[str, str]:
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    root = Path(config.config_file_path).resolve().parent
+    root = Path(os.path.abspath(config.config_file_path)).parent
     bench = json.loads((root / BENCH_FILE).read_text(encoding="utf-8"))
     for path, svg in render_plots(bench).items():
         files.append(File.generated(config, path, content=svg))

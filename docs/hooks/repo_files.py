@@ -5,11 +5,13 @@ A page links a source file or an image the way GitHub reads it, relative to the 
 link works when the Markdown is read in the repository.  mkdocs knows only ``docs/``: this hook
 copies each such file into the site under ``repo/`` (``on_files``) and points the link there
 (``on_page_markdown``), so it works in the built site too, offline.  A link to a file that does
-not exist is left alone, and ``mkdocs build --strict`` reports it.
+not exist is left alone, and ``mkdocs build --strict`` reports it; so is a link to another
+Markdown file (mkdocs would make it a page): name those in code.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from pathlib import Path
@@ -34,18 +36,19 @@ _FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
 def repo_target(page_uri: str, target: str, docs_dir: Path, root: Path) -> str | None:
     """The repository path ``target`` (relative to the page ``page_uri`` under ``docs_dir``)
     names, when it is a file of the repository outside ``docs_dir``; else None."""
-    path = (docs_dir / posixpath.dirname(page_uri) / target).resolve()
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
+    # normalised, not resolved: a symlink is followed to read the file, as git stores it
+    path = Path(os.path.normpath(docs_dir / posixpath.dirname(page_uri) / target))
+    if not path.is_relative_to(root) or path.is_relative_to(docs_dir) or not path.is_file():
         return None
-    if path.is_relative_to(docs_dir) or not path.is_file():
+    if path.suffix == ".md":  # it would be a page of the site, outside the nav
         return None
-    return rel.as_posix()
+    return path.relative_to(root).as_posix()
 
 
 def _roots(config: MkDocsConfig) -> tuple[Path, Path]:
-    return Path(config.docs_dir).resolve(), Path(config.config_file_path).resolve().parent
+    """The docs directory and the repository root (where ``mkdocs.yml`` is), absolute."""
+    docs = Path(os.path.abspath(config.docs_dir))
+    return docs, Path(os.path.abspath(config.config_file_path)).parent
 
 
 def _outside_fences(markdown: str) -> list[tuple[int, int]]:

@@ -216,13 +216,22 @@ def test_rendering_in_a_fresh_interpreter_gives_the_same_bytes(tmp_path: Path) -
 
 
 def test_the_readme_quotes_the_demo_on_the_contract_as_it_is() -> None:
-    """The README shows ``make demo``'s output, whose second line names the schema hash and
-    the method count; both change with the contract, so the quote is held to what the demo
-    prints today (issue 20, item 5).  After a contract change, paste the line it asks for."""
-    readme = (PACKAGE_DIR.parent / "README.md").read_text(encoding="utf-8")
+    """The README and the getting-started page show ``make demo``'s output, whose second line
+    names the schema hash and the method count; both change with the contract, so every quote
+    is held to what the demo prints today (issue 20, item 5).  After a contract change, paste
+    the line it asks for."""
     line = contract_line(capabilities_block(store_path="/s", max_message_bytes=1 << 20))
-    quoted = [q for q in readme.splitlines() if q.startswith("  protocol v")]
-    assert quoted == [line], f"README's demo output should read:\n{line}"
+    quoting = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    quotes = {
+        path.relative_to(REPO).as_posix(): [
+            q for q in path.read_text(encoding="utf-8").splitlines() if q.startswith("  protocol v")
+        ]
+        for path in quoting
+    }
+    assert quotes["README.md"] == [line], f"README's demo output should read:\n{line}"
+    assert quotes["docs/getting-started.md"] == [line], f"and the getting-started page's:\n{line}"
+    stale = {path: q for path, q in quotes.items() if q and q != [line]}
+    assert not stale, f"these quote the demo's contract line; it should read:\n{line}"
 
 
 def test_schema_hash_is_the_hash_of_the_committed_schema() -> None:
