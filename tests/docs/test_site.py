@@ -5,8 +5,9 @@ temp dir, then what must be true of the result (issue 22 item 2).
   plugin), and the Web Worker shim it needs is served from the site, not a CDN.
 - Nothing is fetched at run time: no page loads a script, a style sheet, a font or an image
   from the network (links to other sites are fine: the reader follows them).
-- The generated parts are there: the performance plots (``docs/hooks/plots.py``) and the
-  repository files pages link GitHub's way (``docs/hooks/repo_files.py``).
+- The generated parts are there: the performance plots (``docs/hooks/plots.py``), the picture
+  of the layers (``docs/hooks/layers.py``) and the repository files pages link GitHub's way
+  (``docs/hooks/repo_files.py``).
 - Strict means strict: a copy of the docs with a broken link, a broken anchor or a page left
   out of the nav fails to build.
 """
@@ -90,8 +91,10 @@ def test_the_fetch_check_can_fail() -> None:
 
 def test_the_generated_parts_are_there(site: Path) -> None:
     plots = sorted(p.name for p in (site / "assets" / "plots").glob("*.svg"))
-    assert plots == ["sessions.svg", "turns-chat.svg", "turns-coding.svg", "turns-huge-results.svg"]
-    for svg in plots:
+    performance_plots = ["sessions.svg", "turns-chat.svg", "turns-coding.svg"]
+    performance_plots.append("turns-huge-results.svg")
+    assert plots == ["layers.svg", *performance_plots]
+    for svg in performance_plots:
         text = (site / "assets" / "plots" / svg).read_text(encoding="utf-8")
         assert text.startswith("<svg ") and "context-sidecar" in text and "LangChain" in text
     performance = (site / "performance.html").read_text(encoding="utf-8")
@@ -101,6 +104,10 @@ def test_the_generated_parts_are_there(site: Path) -> None:
     assert (site / "repo/editors/vscode/media/chat-screenshot.png").read_bytes() == (
         REPO / "editors/vscode/media/chat-screenshot.png"
     ).read_bytes()
+    layers = (site / "assets" / "plots" / "layers.svg").read_text(encoding="utf-8")
+    for package in ("rpc", "acp", "store", "context", "runs"):
+        assert f">{package}</text>" in layers, package
+    assert 'src="../assets/plots/layers.svg"' in (site / "develop" / "layout.html").read_text()
     reference = (site / "protocol" / "session.html").read_text(encoding="utf-8")
     assert 'id="sessioncreateparams"' in reference
 
