@@ -366,7 +366,7 @@ def run(options: Options) -> list[Row]:
             target=Target(250, "<= 250 ms"),
             notes=(
                 "answered from the store before pydantic, the wire models and pygls load "
-                "(sidecar/rpc/light.py), before the event loop when it comes right behind "
+                "(sidecar/methods/light.py), before the event loop when it comes right behind "
                 "`initialize` (sidecar/rpc/first_requests.py)"
             ),
         ),
@@ -386,7 +386,7 @@ def run(options: Options) -> list[Row]:
             ratio_target=2.86,  # ours <= 0.35x the peer's time (DESIGN.md §7)
             notes=(
                 "plain params are written before pydantic and the wire models load "
-                "(sidecar/rpc/light.py), anything else goes to the model"
+                "(sidecar/methods/light.py), anything else goes to the model"
             ),
         ),
         row(

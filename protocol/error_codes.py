@@ -2,7 +2,7 @@
 strings (see :mod:`protocol.errors` for the shapes that carry them).
 
 Plain constants, no pydantic: the store and the requests served before the wire models load
-(:mod:`sidecar.rpc.light`) raise and answer with them.
+(:mod:`sidecar.methods.light`) raise and answer with them.
 """
 
 from __future__ import annotations

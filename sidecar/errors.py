@@ -1,7 +1,7 @@
 """Domain errors raised by the core (store, context, inputs, runs).
 
 Each carries a dotted ``code`` from :class:`protocol.errors.ErrorCode`; the RPC edge turns it
-into a JSON-RPC error with ``data = ErrorData`` (see ``sidecar.rpc.errors``).  The core never
+into a JSON-RPC error with ``data = ErrorData`` (see ``sidecar.methods.errors``).  The core never
 builds JSON-RPC errors itself and never imports pygls.
 
     SidecarError

@@ -20,7 +20,7 @@
 - slash commands (:mod:`sidecar.acp.commands`): advertised after ``session/new`` and
   ``session/load``, a prompt starting with one is answered without a run; ``usage_update``
   after each model call (:mod:`sidecar.acp.usage`); ``_context-sidecar/<method>`` extension
-  requests go to ``serve``'s routes (:mod:`sidecar.acp.extensions`).
+  requests go to the method table under both faces (:mod:`sidecar.acp.extensions`).
 
 One prompt at a time per session (a second gets ``session.busy``).  Errors: a core error
 becomes a JSON-RPC error with the same ``data`` as ``serve`` sends (``data.code`` dotted);
@@ -30,12 +30,10 @@ anything unexpected is logged with an ``errorId`` and answered ``-32603`` with t
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -60,27 +58,26 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from protocol._base import dump_wire, parse_wire
-from protocol.entries import DropInput, NoteInput
-from protocol.errors import INTERNAL_ERROR, ErrorCode, ErrorData
-from protocol.runs import RunStartParams
+from protocol.errors import ErrorCode
 from sidecar import __version__
 from sidecar.acp.approvals import Approvals
 from sidecar.acp.commands import available_commands, parse_command
 from sidecar.acp.config import APPROVAL, ModelChoice, SessionConfig
-from sidecar.acp.errors import acp_code
+from sidecar.acp.errors import InFlight, acp_code, answers
 from sidecar.acp.extensions import EXTENSION_PREFIX
+from sidecar.acp.history import after_run, entry_at, read_history
 from sidecar.acp.mapping import PromptBlock, RunUpdates, SessionUpdate, prompt_parts
 from sidecar.acp.mcp_servers import McpServers
 from sidecar.acp.plan import PlanTool
-from sidecar.acp.replay import history_updates, replay_note
+from sidecar.acp.replay import history_updates
+from sidecar.acp.run_settings import RunSettings
 from sidecar.acp.tools import EditorTools, InTurn
 from sidecar.acp.usage import UsageMeter
-from sidecar.errors import BusyError, InvalidRequestError, SidecarError
-from sidecar.ids import new_id
-from sidecar.inputs.loading import load_profile
+from sidecar.errors import BusyError, InvalidRequestError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
     from acp.core import AgentSideConnection
 
     from sidecar.acp.commands import SlashCommands
@@ -92,54 +89,12 @@ __all__ = ["SidecarAgent"]
 
 logger = logging.getLogger(__name__)
 
-Handler = TypeVar("Handler", bound=Callable[..., Coroutine[Any, Any, Any]])
-
-_READ_PAGE = 1000
-
 
 @dataclass(slots=True)
 class _Prompt:
     events: asyncio.Queue[dict[str, Any] | InTurn] = field(default_factory=asyncio.Queue)
     run_id: str | None = None
     cancel_requested: bool = False
-
-
-def _answers(fn: Handler) -> Handler:
-    """Map what a handler raises to the JSON-RPC error ACP clients get, and count the
-    handlers in flight (see :meth:`SidecarAgent.drain`)."""
-
-    @functools.wraps(fn)
-    async def wrapper(agent: SidecarAgent, *args: Any, **kwargs: Any) -> Any:
-        agent._inflight += 1
-        agent._idle.clear()
-        try:
-            return await fn(agent, *args, **kwargs)
-        except RequestError:
-            raise
-        except SidecarError as exc:
-            code = acp_code(exc.code)
-            data = ErrorData(
-                code=exc.code,
-                retryable=exc.retryable,
-                retry_after_ms=exc.retry_after_ms,
-                details=exc.details,
-            )
-            raise RequestError(code, exc.message, dump_wire(data)) from None
-        except Exception as exc:
-            error_id = new_id("err")
-            logger.error("internal error %s in %s", error_id, fn.__name__, exc_info=exc)
-            data = ErrorData(code=ErrorCode.INTERNAL, details={"errorId": error_id})
-            raise RequestError(
-                INTERNAL_ERROR,
-                f"internal error (see the sidecar log, errorId {error_id})",
-                dump_wire(data),
-            ) from None
-        finally:
-            agent._inflight -= 1
-            if agent._inflight == 0:
-                agent._idle.set()
-
-    return cast("Handler", wrapper)
 
 
 class SidecarAgent:
@@ -156,9 +111,7 @@ class SidecarAgent:
         self._played = 0
         """Model calls made so far: the scripted model's next round."""
         self._forwarded: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self._inflight = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self.in_flight = InFlight()
         session_of = self._session_of_run
         self.config = SessionConfig(store, model)
         self.approvals = Approvals(
@@ -168,6 +121,7 @@ class SidecarAgent:
         self.tools = EditorTools(store, self.approvals, self._send_in_turn, session_of)
         self.mcp = McpServers(lambda fn: self.spawn(fn), session_of, self.approvals)
         self.plan = PlanTool()
+        self.run_settings = RunSettings(store, self.config, self.tools, self.plan, self.mcp)
         # commands, usage and extension methods (sidecar/acp/commands.py, usage.py,
         # extensions.py); the first two are set with the runs (see sidecar.acp.serve)
         self.commands: SlashCommands
@@ -183,7 +137,7 @@ class SidecarAgent:
             if prompt.run_id is not None:
                 self.runs.cancel(prompt.run_id)
         with anyio.move_on_after(grace_s):
-            await self._idle.wait()
+            await self.in_flight.idle.wait()
 
     def _session_of_run(self, run_id: str) -> str:
         return str(self.runs.get(run_id)["sessionId"])
@@ -229,7 +183,7 @@ class SidecarAgent:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    @_answers
+    @answers
     async def initialize(
         self,
         protocol_version: int,
@@ -259,7 +213,7 @@ class SidecarAgent:
             auth_methods=[],
         )
 
-    @_answers
+    @answers
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         raise InvalidRequestError(
             ErrorCode.PARAMS_INVALID,
@@ -268,7 +222,7 @@ class SidecarAgent:
 
     # --- sessions ----------------------------------------------------------------------------
 
-    @_answers
+    @answers
     async def new_session(
         self,
         cwd: str,
@@ -299,7 +253,7 @@ class SidecarAgent:
             modes=self.config.modes(session_id),
         )
 
-    @_answers
+    @answers
     async def load_session(
         self,
         cwd: str,
@@ -308,7 +262,7 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse:
         session = self.store.sessions.get(session_id)
-        entries = await anyio.to_thread.run_sync(lambda: self._history(session_id))
+        entries = await anyio.to_thread.run_sync(lambda: read_history(self.store, session_id))
         root = session.workspace_roots[0] if session.workspace_roots else cwd
         for update in history_updates(entries, self.store.blobs.get, root):
             await self._send(session_id, update)
@@ -321,7 +275,7 @@ class SidecarAgent:
 
     # --- settings ----------------------------------------------------------------------------
 
-    @_answers
+    @answers
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
@@ -330,7 +284,7 @@ class SidecarAgent:
             self._tell(session_id, self.config.updates(session_id)[0])
         return SetSessionConfigOptionResponse(config_options=self.config.options(session_id))
 
-    @_answers
+    @answers
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse:
@@ -351,19 +305,7 @@ class SidecarAgent:
 
         self.spawn(send)
 
-    def _history(self, session_id: str) -> list[dict[str, Any]]:
-        entries: list[dict[str, Any]] = []
-        after = 0
-        while True:
-            page = self.store.sessions.read(
-                session_id, after_seq=after, before_seq=None, limit=_READ_PAGE
-            )
-            entries += page.entries
-            if not page.has_more or not page.entries:
-                return entries
-            after = page.entries[-1]["seq"]
-
-    @_answers
+    @answers
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
@@ -384,7 +326,7 @@ class SidecarAgent:
 
     # --- prompts -----------------------------------------------------------------------------
 
-    @_answers
+    @answers
     async def prompt(
         self, session_id: str, prompt: list[PromptBlock], **kwargs: Any
     ) -> PromptResponse:
@@ -403,13 +345,18 @@ class SidecarAgent:
             return await self._command(session_id, *command)
         root = session.workspace_roots[0] if session.workspace_roots else None
         updates = RunUpdates(
-            lambda seq: self._entry(session_id, seq), self.store.blobs.get, root, self.tools.shown
+            lambda seq: entry_at(self.store, session_id, seq),
+            self.store.blobs.get,
+            root,
+            self.tools.shown,
         )
         try:
             parts = await anyio.to_thread.run_sync(
                 lambda: prompt_parts(prompt, self.store.blobs.put)
             )
-            started = await self.runs.start(self._run_params(session_id, parts))
+            started = await self.runs.start(
+                self.run_settings.params(session_id, parts, self._played)
+            )
             state.run_id = run_id = str(started["runId"])
             if state.cancel_requested:
                 self.runs.cancel(run_id)
@@ -423,7 +370,7 @@ class SidecarAgent:
                 for update in [*updates.updates(event), *self.usage.updates(session_id, event)]:
                     await self._send(session_id, update)
             await self.runs.wait(run_id)  # the journal is on disk before the answer
-            await self._after_run(session_id, session.head_seq, updates)
+            await after_run(self.store, session_id, session.head_seq, updates)
         finally:
             if state.run_id is not None and updates.outcome is None:  # the client went away
                 self.runs.cancel(state.run_id)
@@ -436,46 +383,6 @@ class SidecarAgent:
             message = str(failure.get("message", "the run failed"))
             raise RequestError(acp_code(failure.get("code")), message, failure)
         return PromptResponse(stop_reason=outcome.stop)
-
-    async def _after_run(self, session_id: str, head_seq: int, updates: RunUpdates) -> None:
-        """What a prompt's run leaves in history besides its own entries: the replay note
-        (:mod:`sidecar.acp.replay`), and, for a run that failed before the model answered
-        anything, a ``drop`` of its user message.
-
-        Decision (issue 18, item 7): a prompt whose run failed with no answer stored is
-        dropped from what the model sees (it stays in history, and ``session/load`` still
-        shows it).  The user sees the error and sends the prompt again; kept, it would be
-        merged with that retry into one user message ("trigger a 500\n\ntrigger a 500") and
-        the model would read it twice.  A run that failed after the model answered (a tool
-        round stored) keeps its turn: the answers refer to it."""
-        entries: list[NoteInput | DropInput] = []
-        note = replay_note(updates.diffs, updates.interrupted, self.store.blobs.put)
-        if note is not None:
-            entries.append(parse_wire(NoteInput, note))
-        outcome = updates.outcome
-        if outcome is not None and outcome.stop is None and not updates.answered:
-            user_seq = await anyio.to_thread.run_sync(
-                lambda: self._user_turn_after(session_id, head_seq)
-            )
-            if user_seq is not None:
-                drop = {
-                    "kind": "drop",
-                    "target": {"kind": "range", "fromSeq": user_seq, "throughSeq": user_seq},
-                    "reason": "its run failed before the model answered; not sent again",
-                }
-                entries.append(parse_wire(DropInput, drop))
-        if entries:
-            await self.store.sessions.append(session_id, entries)
-
-    def _user_turn_after(self, session_id: str, head_seq: int) -> int | None:
-        """The seq of the first user message after ``head_seq`` (a prompt's user turn)."""
-        page = self.store.sessions.read(
-            session_id, after_seq=head_seq, before_seq=None, limit=_READ_PAGE
-        )
-        for entry in page.entries:
-            if entry.get("kind") == "message" and entry.get("role") == "user":
-                return int(entry["seq"])
-        return None
 
     async def _command(self, session_id: str, name: str, argument: str) -> PromptResponse:
         """A slash command (:mod:`sidecar.acp.commands`): answered here, no run."""
@@ -500,71 +407,16 @@ class SidecarAgent:
             )
         self._tell(session_id, *updates)
 
-    def tool_definitions(self, session_id: str) -> list[dict[str, Any]]:
-        """The tools a prompt of the session offers the model, as ``run/start`` gets them."""
-        return list(self._tool_settings(session_id)["tools"])
-
-    def _tool_settings(self, session_id: str) -> dict[str, Any]:
-        model = self.config.model_of(session_id)
-        settings = self.tools.run_settings(self._narrowed(model))
-        settings["tools"] = [
-            *settings["tools"],
-            self.plan.definition,
-            *self.mcp.definitions(session_id),
-        ]
-        settings["approvalRequired"] = [
-            *settings["approvalRequired"],
-            *self.mcp.approval_required(session_id),
-        ]
-        return settings
-
-    def _run_params(self, session_id: str, parts: list[Any]) -> RunStartParams:
-        model = self.config.model_of(session_id)
-        settings = self._tool_settings(session_id)
-        wire: dict[str, Any] = {
-            "sessionId": session_id,
-            "userTurn": parts,
-            "subscribe": True,
-            # the face runs its own tools (through the editor where it can): the core's built-in
-            # ones stay off even when the profile turns them on for serve
-            "builtinTools": {"tools": []},
-            **settings,
-        }
-        if model.profile is not None:
-            wire["profile"] = dump_wire(model.profile)
-        elif model.profile_id is not None:
-            wire["profileId"] = model.profile_id
-        if model.script is not None:
-            rounds = list(model.script.get("rounds", []))
-            wire["script"] = {**model.script, "rounds": rounds[self._played :]}
-        return parse_wire(RunStartParams, wire)
-
-    def _narrowed(self, model: ModelChoice) -> frozenset[str] | None:
-        """The built-in tools the session's profile allows (its ``builtinTools.tools``), or
-        ``None`` for all of them: a profile narrows the tool set on both faces."""
-        profile = model.profile
-        if profile is None and model.profile_id is not None:
-            try:
-                profile, _ = load_profile(self.store, model.profile_id, None)
-            except SidecarError:
-                return None
-        chosen = profile.builtin_tools if profile is not None else None
-        return frozenset(chosen.tools) if chosen is not None and chosen.tools is not None else None
-
-    def _entry(self, session_id: str, seq: int) -> dict[str, Any] | None:
-        page = self.store.sessions.read(session_id, after_seq=seq - 1, before_seq=None, limit=1)
-        return page.entries[0] if page.entries else None
-
     # --- serve's protocol as extension methods -----------------------------------------------
 
-    @_answers
+    @answers
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return await self.serve_methods.extension(method, params)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         logger.debug("extension notification ignored: %s", method)
 
-    @_answers
+    @answers
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         prompt = self._prompts.get(session_id)
         if prompt is None:

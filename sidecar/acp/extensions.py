@@ -2,11 +2,11 @@
 
 An editor plugin that wants the dashboard data itself (``context/assemble``,
 ``snapshot/diff``, ``session/read``, ...) calls ``_context-sidecar/context/assemble`` with the
-same params as on ``serve`` and gets the same result.  The call goes through ``serve``'s own
-routes (:func:`sidecar.rpc.router.wrap`: the same validation, handler and error mapping) over
-a :class:`~sidecar.rpc.state.SidecarState` that shares this process's store, context service
-and run manager; the JSON-RPC error ``serve`` would answer becomes the same error here
-(``code``, ``message``, ``data`` with its dotted ``data.code``).
+same params as on ``serve`` and gets the same result.  The call goes through the method table
+both faces stand on (:func:`sidecar.methods.route.bind`: the same validation, handler, result
+and error mapping) over a :class:`~sidecar.methods.state.SidecarState` that shares this
+process's store, context service and run manager; the JSON-RPC error ``serve`` would answer
+becomes the same error here (``code``, ``message``, ``data`` with its dotted ``data.code``).
 
 Not over ACP: ``initialize`` and the rest of ``serve``'s lifecycle (ACP has its own).  A run
 started with ``_context-sidecar/run/start`` sends its events as ``_context-sidecar/run/event``
@@ -24,17 +24,14 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from acp import RequestError
-
-from protocol.errors import DOMAIN_ERROR
-from sidecar.acp.errors import acp_code
+from sidecar.acp.errors import request_error
 from sidecar.jsonbytes import RawJSON
-from sidecar.rpc import errors
+from sidecar.methods import errors
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["EXTENSION_PREFIX", "ServeMethods"]
 
@@ -45,16 +42,16 @@ EXTENSION_PREFIX = "context-sidecar/"
 
 
 class ServeMethods:
-    """``serve``'s routes, called by method name with raw JSON params."""
+    """The method table's routes, called by method name with raw JSON params."""
 
     def __init__(self, state: SidecarState) -> None:
-        from sidecar.rpc.handlers import ROUTES
-        from sidecar.rpc.router import wrap
+        from sidecar.methods.route import bind
+        from sidecar.methods.table import ROUTES
 
         state.initialized = True  # ACP's initialize is the lifecycle; the routes check theirs
         self.state = state
         self._features: dict[str, Callable[[Any], Awaitable[Any]]] = {
-            r.spec.name: wrap(state, r) for r in ROUTES
+            r.spec.name: bind(state, r) for r in ROUTES
         }
 
     def methods(self) -> list[str]:
@@ -63,7 +60,7 @@ class ServeMethods:
     async def extension(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """An ACP extension request (``name`` without its leading underscore)."""
         if not name.startswith(EXTENSION_PREFIX):
-            raise _acp_error(errors.method_not_found(f"_{name}"))
+            raise request_error(errors.method_not_found(f"_{name}"))
         return await self.call(name.removeprefix(EXTENSION_PREFIX), params)
 
     async def call(self, method: str, params: Any) -> dict[str, Any]:
@@ -71,24 +68,12 @@ class ServeMethods:
         :class:`acp.RequestError`."""
         feature = self._features.get(method)
         if feature is None:
-            raise _acp_error(errors.method_not_found(method))
+            raise request_error(errors.method_not_found(method))
         try:
             result = await feature(params)
-        except Exception as exc:
-            if errors.is_rpc_error(exc):
-                raise _acp_error(exc) from None
-            raise
+        except errors.MethodError as exc:
+            raise request_error(exc) from None
         return _plain(result) if isinstance(result, dict) else {"result": _plain(result)}
-
-
-def _acp_error(exc: BaseException) -> RequestError:
-    """pygls' ``JsonRpcException`` (what the routes raise) as the SDK's error."""
-    code: int = exc.code  # type: ignore[attr-defined]
-    message: str = exc.message  # type: ignore[attr-defined]
-    data = exc.data  # type: ignore[attr-defined]
-    if code == DOMAIN_ERROR:  # -32000 is ACP's auth_required: never for a domain error
-        code = acp_code(data.get("code") if isinstance(data, dict) else None)
-    return RequestError(code, message, data)
 
 
 def _plain(value: Any) -> Any:

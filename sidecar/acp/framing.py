@@ -30,7 +30,7 @@ from collections import deque
 from typing import Any
 
 from protocol.errors import INVALID_REQUEST, PARSE_ERROR, ErrorCode
-from sidecar.rpc.fdio import pump_in_thread, write_all
+from sidecar.fdio import pump_in_thread, write_all
 
 __all__ = ["NdjsonStdio"]
 

@@ -107,8 +107,8 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
     from sidecar.acp.extensions import ServeMethods
     from sidecar.acp.framing import NdjsonStdio
     from sidecar.context.tokens import Tokenizers
-    from sidecar.rpc.handshake import limits_block
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.capabilities import limits_block
+    from sidecar.methods.state import SidecarState
     from sidecar.runs.manager import RunManager
     from sidecar.store import Store
 
@@ -143,7 +143,7 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             tg.start_soon(agent.forward_run_events)
             agent.serve_methods = ServeMethods(state)
             agent.commands = SlashCommands(agent.serve_methods, agent.config.model_of, agent.runs)
-            agent.commands.tools_of = agent.tool_definitions
+            agent.commands.tools_of = agent.run_settings.tool_definitions
             conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
             try:
                 await conn.listen()

@@ -15,13 +15,11 @@ run bridge when the loop sends ``tool/execute``; nothing here is known to ``side
 - ``list_dir {path?, depth?}``, ``glob {pattern, path?}``, ``grep {pattern, path?, glob?,
   ignore_case?, context?, mode?}``: run by the sidecar (:mod:`sidecar.tools`), confined to
   the roots, ``.gitignore`` respected, results bounded; read-only, never asked.
-- ``run_command {command, cwd?}``: ``terminal/create`` (``sh -c``; ``cmd /c`` on Windows) →
-  a ``terminal`` content in the tool call → ``terminal/wait_for_exit`` →
-  ``terminal/output`` → ``terminal/release`` (always; a call cancelled or timed out
-  first stops the command with ``terminal/kill``) when the client advertises ``terminal``;
-  otherwise the sidecar runs it itself (:func:`sidecar.tools.run_command`: same roots, same
-  approval, its process group killed on timeout or cancel, secrets scrubbed from its
-  environment), so a client without a terminal still gets a shell after permission.
+- ``run_command {command, cwd?}``: in the editor's terminal (:mod:`sidecar.acp.terminal`)
+  when the client advertises ``terminal``; otherwise the sidecar runs it itself
+  (:func:`sidecar.tools.run_command`: same roots, same approval, its process group killed on
+  timeout or cancel, secrets scrubbed from its environment), so a client without a terminal
+  still gets a shell after permission.
 
 Writes and commands go through the core's approval step (the run's ``approvalRequired``):
 the bridge's ``approval/request`` is decided by the session's approval mode, and asked with
@@ -38,7 +36,6 @@ import logging
 import os
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -50,22 +47,30 @@ from acp.schema import (
     ContentToolCallContent,
     FileEditToolCallContent,
     TerminalToolCallContent,
-    TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallUpdate,
 )
 
 from sidecar.acp.mapping import SessionUpdate, tool_kind, tool_title
-from sidecar.context.recall import recall
-from sidecar.paths import UnreadableFileError, file_kind, read_capped_text
+from sidecar.acp.terminal import run_in_terminal
+from sidecar.acp.tool_results import (
+    Refused,
+    Target,
+    changed_at,
+    diff,
+    read_disk,
+    result,
+    text_content,
+    write_disk,
+)
+from sidecar.paths import file_kind
 from sidecar.tools import (
     ToolError,
     Workspace,
     number_lines,
     run_command,
 )
-from sidecar.tools.bounds import DEFAULT_BOUNDS, fit_head_tail
 from sidecar.tools.catalog import (
     DEFINITIONS,
     EDIT_FILE,
@@ -79,7 +84,8 @@ from sidecar.tools.catalog import (
 )
 from sidecar.tools.edit import edited_text, edits_of
 from sidecar.tools.host import BuiltinTools
-from sidecar.tools.presentation import fenced, first_changed_line, language_of
+from sidecar.tools.presentation import fenced, language_of
+from sidecar.tools.recall import recall
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -110,22 +116,8 @@ _LOOKS = (LIST_DIR, GLOB, GREP, RECALL)
 #: A person answers a permission request and a command may build a project: the run waits
 #: this long for either (the core's default, one minute, is for programs).
 TOOL_TIMEOUT_MS = 600_000
-#: What the editor's terminal keeps of a command's output (then bounded in tokens as every
-#: tool result is, head and tail kept).
-MAX_TEXT_BYTES = 256 * 1024
-#: Files read from disk (no editor fs) larger than this are refused, as sidecar.tools does.
-_MAX_FILE = DEFAULT_BOUNDS.max_file_bytes
-#: How long ``terminal/create`` may take (waited for even by a cancelled call: the terminal
-#: it creates must be killed and released).
-CREATE_TIMEOUT_S = 30.0
-#: How long ``terminal/release`` may take once a command is over (or abandoned).
-RELEASE_TIMEOUT_S = 5.0
 
 ShownContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
-
-
-class _Refused(Exception):
-    """A call that cannot run as asked; ``str()`` is what the model reads."""
 
 
 @dataclass(slots=True)
@@ -135,22 +127,6 @@ class InTurn:
 
     update: SessionUpdate | None
     sent: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    shown: str
-    """The absolute path as the editor knows it (lexically normalised, links kept)."""
-    real: Path
-    """Its real path (confined to the roots)."""
-
-
-def _text(text: str) -> ContentToolCallContent:
-    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
-
-
-def _result(text: str, *, error: bool = False) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": text}], "isError": error}
 
 
 def _positive(value: object) -> int | None:
@@ -223,26 +199,26 @@ class EditorTools:
     def _workspace(self, session_id: str, roots: list[str] | None = None) -> Workspace:
         roots = self._roots(session_id) if roots is None else roots
         if not roots:
-            raise _Refused("this session has no workspace root")
+            raise Refused("this session has no workspace root")
         return Workspace.of(roots)
 
-    def _target(self, session_id: str, raw: object, what: str = "path") -> _Target:
+    def _target(self, session_id: str, raw: object, what: str = "path") -> Target:
         if not isinstance(raw, str) or not raw:
-            raise _Refused(f"the {what!r} argument must be a non-empty string")
+            raise Refused(f"the {what!r} argument must be a non-empty string")
         roots = self._roots(session_id)
         workspace = self._workspace(session_id, roots)
         try:
             real = workspace.resolve(raw, what=what)
         except ToolError as exc:
             if exc.code == "tool.path_outside_roots":
-                raise _Refused(
+                raise Refused(
                     f"refused: {raw} is outside the session's roots ({', '.join(roots)})"
                 ) from None
-            raise _Refused(f"refused: {exc}") from None
+            raise Refused(f"refused: {exc}") from None
         path = raw if os.path.isabs(raw) else os.path.join(roots[0], raw)
-        return _Target(os.path.normpath(path), real)
+        return Target(os.path.normpath(path), real)
 
-    def _file(self, session_id: str, raw: object) -> _Target:
+    def _file(self, session_id: str, raw: object) -> Target:
         """A target that is a regular file or absent: a FIFO, socket or device is refused
         before anything opens it (a write to a FIFO would block the session)."""
         target = self._target(session_id, raw)
@@ -251,9 +227,9 @@ class EditorTools:
         except FileNotFoundError:
             return target
         except OSError as exc:
-            raise _Refused(f"{target.shown}: {exc.strerror or exc}") from None
+            raise Refused(f"{target.shown}: {exc.strerror or exc}") from None
         if not stat.S_ISREG(mode):
-            raise _Refused(f"refused: {target.shown} is {file_kind(mode)}, not a regular file")
+            raise Refused(f"refused: {target.shown} is {file_kind(mode)}, not a regular file")
         return target
 
     # --- approval ------------------------------------------------------------------------
@@ -268,7 +244,7 @@ class EditorTools:
         session_id = self._session_of(str(params["runId"]))
         try:
             shown, locations = await self._preview(session_id, name, arguments)
-        except _Refused as exc:
+        except Refused as exc:
             return {"approved": False, "reason": str(exc)}
         call = ToolCallUpdate(
             tool_call_id=call_id,
@@ -289,16 +265,16 @@ class EditorTools:
         all)."""
         if name in _WRITES:
             target, old_text, new_text, _ = await self._change(session_id, name, arguments)
-            return [_diff(target, old_text, new_text)], _changed_at(target, old_text, new_text)
+            return [diff(target, old_text, new_text)], changed_at(target, old_text, new_text)
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
-            raise _Refused("the 'command' argument must be a non-empty string")
+            raise Refused("the 'command' argument must be a non-empty string")
         if "\x00" in command:
-            raise _Refused("refused: the command contains a NUL byte")
+            raise Refused("refused: the command contains a NUL byte")
         self._cwd(session_id, arguments)
-        return [_text(fenced(command, "sh"))], None
+        return [text_content(fenced(command, "sh"))], None
 
-    def _cwd(self, session_id: str, arguments: dict[str, Any]) -> _Target:
+    def _cwd(self, session_id: str, arguments: dict[str, Any]) -> Target:
         cwd = arguments.get("cwd")
         roots = self._roots(session_id)
         return self._target(session_id, roots[0] if cwd is None and roots else cwd, "cwd")
@@ -319,12 +295,12 @@ class EditorTools:
             if name in _WRITES:
                 return await self._write(session_id, call_id, name, arguments)
             return await self._run(session_id, call_id, arguments)
-        except _Refused as exc:
+        except Refused as exc:
             self._shown.pop(call_id, None)
-            return _result(str(exc), error=True)
+            return result(str(exc), error=True)
         except RequestError as exc:
             self._shown.pop(call_id, None)
-            return _result(f"the editor answered an error: {exc}", error=True)
+            return result(f"the editor answered an error: {exc}", error=True)
         except BaseException:  # cancelled: no final update will ask for it
             self._shown.pop(call_id, None)
             raise
@@ -344,12 +320,12 @@ class EditorTools:
         except ToolError as exc:
             if exc.code == "tool.path_outside_roots":
                 roots = ", ".join(self._roots(session_id))
-                raise _Refused(f"refused: {exc} (the session's roots: {roots})") from None
-            raise _Refused(str(exc)) from None
+                raise Refused(f"refused: {exc} (the session's roots: {roots})") from None
+            raise Refused(str(exc)) from None
         if name == GREP and out.locations:
             found = [ToolCallLocation(path=p, line=n) for p, n in out.locations[:_MATCHED_FILES]]
             await self._progress(session_id, call_id, None, found)
-        return _result(out.text)
+        return result(out.text)
 
     async def _read(
         self, session_id: str, call_id: str, arguments: dict[str, Any]
@@ -366,17 +342,17 @@ class EditorTools:
             answer = await self.client.read_text_file(session_id=session_id, path=target.shown)
             text = answer.content
         else:
-            text = await _read_disk(target)
+            text = await read_disk(target)
         try:
             window = await anyio.to_thread.run_sync(
                 lambda: number_lines(text, target.shown, offset=start, limit=limit)
             )
         except ToolError as exc:
-            raise _Refused(str(exc)) from None
-        self._shown[call_id] = [_text(fenced(window.text, language_of(target.shown)))]
-        return _result(window.text)
+            raise Refused(str(exc)) from None
+        self._shown[call_id] = [text_content(fenced(window.text, language_of(target.shown)))]
+        return result(window.text)
 
-    async def _old_text(self, session_id: str, target: _Target) -> str | None:
+    async def _old_text(self, session_id: str, target: Target) -> str | None:
         """The file as the editor has it before a write (``None``: it does not exist)."""
         if self._can("read"):
             assert self.client is not None
@@ -386,13 +362,13 @@ class EditorTools:
                 return None  # no such file (clients answer "not found" differently)
             return answer.content
         try:
-            return await _read_disk(target)
-        except _Refused:
+            return await read_disk(target)
+        except Refused:
             return None
 
     async def _change(
         self, session_id: str, name: str, arguments: dict[str, Any]
-    ) -> tuple[_Target, str | None, str, str]:
+    ) -> tuple[Target, str | None, str, str]:
         """What a write or an edit makes of the file as the editor has it: the target, its
         old text (``None``: no such file), its new text, and what to tell the model."""
         target = self._file(session_id, arguments.get("path"))
@@ -400,7 +376,7 @@ class EditorTools:
         if name == WRITE_FILE:
             content = arguments.get("content")
             if not isinstance(content, str):
-                raise _Refused("the 'content' argument must be a string")
+                raise Refused("the 'content' argument must be a string")
             return (
                 target,
                 old_text,
@@ -408,12 +384,12 @@ class EditorTools:
                 f"wrote {len(content.encode())} bytes to {target.shown}",
             )
         if old_text is None:
-            raise _Refused(f"{target.shown} does not exist (write_file creates a file)")
+            raise Refused(f"{target.shown} does not exist (write_file creates a file)")
         try:  # all or nothing: one edit that does not match exactly changes nothing
             edits = edits_of(arguments)
             new_text = edited_text(old_text, target.shown, edits)
         except ToolError as exc:
-            raise _Refused(str(exc)) from None
+            raise Refused(str(exc)) from None
         done = f"edited {target.shown}: {len(edits)} edit(s) applied"
         return target, old_text, new_text, done
 
@@ -421,99 +397,46 @@ class EditorTools:
         self, session_id: str, call_id: str, name: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
         target, old_text, content, done = await self._change(session_id, name, arguments)
-        diff = _diff(target, old_text, content)
-        self._shown[call_id] = [diff]
-        await self._progress(session_id, call_id, [diff], _changed_at(target, old_text, content))
+        shown = diff(target, old_text, content)
+        self._shown[call_id] = [shown]
+        await self._progress(session_id, call_id, [shown], changed_at(target, old_text, content))
         if self._can("write"):
             assert self.client is not None
             await self.client.write_text_file(
                 session_id=session_id, path=target.shown, content=content
             )
         else:
-            await anyio.to_thread.run_sync(lambda: _write_disk(target.real, content))
-        return _result(done)
+            await anyio.to_thread.run_sync(lambda: write_disk(target.real, content))
+        return result(done)
 
     async def _run(
         self, session_id: str, call_id: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
-            raise _Refused("the 'command' argument must be a non-empty string")
+            raise Refused("the 'command' argument must be a non-empty string")
         cwd = self._cwd(session_id, arguments)
         if not self._can("terminal"):
             return await self._run_here(session_id, call_id, command, cwd)
         assert self.client is not None
-        shell = ["cmd", "/c"] if os.name == "nt" else ["sh", "-c"]
-        # A terminal the editor created is ours to kill and release: a cancel that arrives
-        # while terminal/create is answered waits for the answer, then acts on the terminal.
-        created = None
-        with anyio.CancelScope(shield=True) as scope:
-            scope.deadline = anyio.current_time() + CREATE_TIMEOUT_S
-            created = await self.client.create_terminal(
-                session_id=session_id,
-                command=shell[0],
-                args=[shell[1], command],
-                cwd=cwd.shown,
-                output_byte_limit=MAX_TEXT_BYTES,
-            )
-        if created is None:
-            raise _Refused(f"the editor did not create a terminal within {CREATE_TIMEOUT_S:.0f} s")
-        terminal_id = created.terminal_id
-        try:
-            await anyio.lowlevel.checkpoint()  # where a cancel from during the create lands
-            await self._progress(
-                session_id,
-                call_id,
-                [TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
-            )
+
+        async def show(terminal: TerminalToolCallContent) -> None:
+            await self._progress(session_id, call_id, [terminal])
             self._shown[call_id] = []
-            status = await self.client.wait_for_terminal_exit(
-                session_id=session_id, terminal_id=terminal_id
-            )
-            output = await self.client.terminal_output(
-                session_id=session_id, terminal_id=terminal_id
-            )
-        except BaseException:  # cancelled or timed out: the command stops with the call
-            with anyio.CancelScope(shield=True), anyio.move_on_after(RELEASE_TIMEOUT_S):
-                try:
-                    await self.client.kill_terminal(session_id=session_id, terminal_id=terminal_id)
-                except Exception:
-                    logger.warning("terminal/kill %s failed", terminal_id, exc_info=True)
-            raise
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(RELEASE_TIMEOUT_S):
-                try:
-                    await self.client.release_terminal(
-                        session_id=session_id, terminal_id=terminal_id
-                    )
-                except Exception:
-                    logger.warning("terminal/release %s failed", terminal_id, exc_info=True)
-        if status.exit_code is not None:
-            ending = f"[exit code {status.exit_code}]"
-        else:
-            ending = f"[killed by signal {status.signal or '?'}]"
-        text = output.output
-        if output.truncated:
-            text = "[output cut: only its end is kept]\n" + text
-        raw = text
-        text, _ = await anyio.to_thread.run_sync(
-            lambda: fit_head_tail(
-                raw, DEFAULT_BOUNDS.max_tokens, "redirect the output to a file and grep it"
-            )
-        )
-        return _result(f"{text}\n{ending}" if text else ending, error=status.exit_code != 0)
+
+        return await run_in_terminal(self.client, session_id, command, cwd.shown, show)
 
     async def _run_here(
-        self, session_id: str, call_id: str, command: str, cwd: _Target
+        self, session_id: str, call_id: str, command: str, cwd: Target
     ) -> dict[str, Any]:
         """A command for a client without a terminal: run by the sidecar (sidecar.tools);
         the editor is shown its output fenced (there is no terminal to show)."""
         try:
             out = await run_command(self._workspace(session_id), command, str(cwd.real))
         except ToolError as exc:
-            raise _Refused(str(exc)) from None
-        self._shown[call_id] = [_text(fenced(out.text))]
-        return _result(out.text, error=out.meta.get("exitCode") != 0)
+            raise Refused(str(exc)) from None
+        self._shown[call_id] = [text_content(fenced(out.text))]
+        return result(out.text, error=out.meta.get("exitCode") != 0)
 
     async def _progress(
         self,
@@ -530,29 +453,3 @@ class EditorTools:
             locations=locations,
         )
         await self._send_in_turn(session_id, InTurn(update))
-
-
-def _changed_at(target: _Target, old_text: str | None, new_text: str) -> list[ToolCallLocation]:
-    """A write's location: the file, at its first changed line."""
-    return [ToolCallLocation(path=target.shown, line=first_changed_line(old_text, new_text))]
-
-
-def _diff(target: _Target, old_text: str | None, new_text: str) -> FileEditToolCallContent:
-    return FileEditToolCallContent(
-        type="diff", path=target.shown, old_text=old_text, new_text=new_text
-    )
-
-
-async def _read_disk(target: _Target) -> str:
-    try:
-        read = await anyio.to_thread.run_sync(lambda: read_capped_text(target.real, _MAX_FILE))
-    except UnreadableFileError as exc:
-        raise _Refused(f"{target.shown} {exc}") from None
-    if read.truncated:  # never edit or show a cut copy as if it were the file
-        raise _Refused(f"{target.shown} is over {_MAX_FILE // (1 << 20)} MiB; not read")
-    return read.text
-
-
-def _write_disk(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")

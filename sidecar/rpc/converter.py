@@ -1,32 +1,27 @@
 """The cattrs converter pygls uses to (un)structure messages.
 
 Messages of our own methods keep ``params`` / ``result`` as plain JSON: validation happens in
-the handler (``sidecar.rpc.router``), never in pygls' read loop, where a failure would be
+the method table (:mod:`sidecar.methods.route`), never in pygls' read loop, where a failure would be
 swallowed and the client would wait forever.  Outgoing pydantic models are dumped in their
 wire form (camelCase, ``None`` omitted) and already-JSON results are passed through untouched
 instead of being walked again by cattrs.
 
-Light at import (pygls and lsprotocol load in :func:`converter_factory`): :func:`to_json` is
-on the path of requests served while pygls is still loading (:mod:`sidecar.rpc.early`).
+Light at import: pygls and lsprotocol load in :func:`converter_factory`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from protocol._base import dump_wire
+from sidecar.methods.route import to_json
 
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = ["converter_factory", "to_json"]
-
-
-def to_json(value: Any) -> Any:
-    """Wire JSON of a handler's result or a notification's params."""
-    return dump_wire(value) if isinstance(value, BaseModel) else value
+__all__ = ["converter_factory"]
 
 
 def converter_factory() -> cattrs.Converter:

@@ -9,8 +9,8 @@ serves them, and keeps everything else for pygls:
 
 - **served**: a request to a connection-free route (every family but ``run/*``, whose
   handlers talk to the host), once ``initialize`` was answered early.  A few plain reads are
-  answered from plain JSON before the wire models have loaded (:mod:`sidecar.rpc.light`);
-  the rest through the very same routes as under pygls — :func:`sidecar.rpc.router.wrap`:
+  answered from plain JSON before the wire models have loaded (:mod:`sidecar.methods.light`);
+  the rest through the very same routes as under pygls — :func:`sidecar.methods.route.wrap`:
   the same lifecycle check, validation, handler and error mapping — which load the wire
   models, the routes and the server's state (:meth:`EarlyDispatch.prepare`) on first need;
 - **deferred**: a notification (``initialized``, ``$/setTrace``, ...), handed to pygls first
@@ -38,15 +38,15 @@ import anyio
 
 from protocol.error_codes import REQUEST_CANCELLED, ErrorCode
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.rpc.handshake import schema_facts
-from sidecar.rpc.light import LIGHT_ROUTES, plain_message
+from sidecar.methods.capabilities import schema_facts
+from sidecar.methods.light import LIGHT_ROUTES, plain_message
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from protocol.framing import BadHeader, TooLarge
-    from sidecar.rpc.light import LightRoute, LightServer
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.light import LightRoute, LightServer
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["EarlyDispatch"]
 
@@ -92,11 +92,11 @@ class EarlyDispatch:
         handlers and the server's state."""
         if self._server is None or self._features is not None:
             return
-        from sidecar.rpc.handlers import CONNECTION_FREE_ROUTES
-        from sidecar.rpc.router import wrap
+        from sidecar.methods.route import bind
+        from sidecar.methods.table import CONNECTION_FREE_ROUTES
 
         state = self._state()
-        self._features = {r.spec.name: wrap(state, r) for r in CONNECTION_FREE_ROUTES}
+        self._features = {r.spec.name: bind(state, r) for r in CONNECTION_FREE_ROUTES}
 
     def holds_frames(self) -> bool:
         """Whether frames wait for pygls (notifications aside: they need no answer)."""
@@ -208,7 +208,7 @@ class EarlyDispatch:
                     self._idle.set()
         if scope.cancelled_caught:
             from protocol.errors import ErrorData
-            from sidecar.rpc import errors
+            from sidecar.methods import errors
 
             answer.pop("result", None)
             answer["error"] = errors.error_payload(
@@ -232,25 +232,20 @@ class EarlyDispatch:
 async def _notified(feature: Callable[[Any], Awaitable[Any]], params: Any) -> None:
     """Run a route for a notification; a failure is logged, as pygls' would be
     (:meth:`sidecar.rpc.protocol.SidecarProtocol._check_handler_result`)."""
-    from sidecar.rpc import errors
+    from sidecar.methods import errors
 
     try:
         await feature(params)
+    except errors.MethodError as exc:
+        logger.warning("notification not handled: %s", exc.message)
     except Exception as exc:
-        if errors.is_rpc_error(exc):
-            logger.warning("notification not handled: %s", exc.message)  # type: ignore[attr-defined]
-        else:
-            logger.error("a notification handler failed", exc_info=exc)
+        logger.error("a notification handler failed", exc_info=exc)
 
 
 def _error(exc: Exception) -> dict[str, Any]:
-    """The ``error`` member pygls would send for ``exc`` (a ``JsonRpcException``)."""
-    from sidecar.rpc import errors
+    """The ``error`` member pygls would send for ``exc`` (a ``MethodError``)."""
+    from sidecar.methods import errors
 
-    if not errors.is_rpc_error(exc):  # wrap() maps everything; this is a safety net
+    if not isinstance(exc, errors.MethodError):  # bind() maps everything; a safety net
         exc = errors.from_unexpected(exc, "an early request")
-    error: dict[str, Any] = {"code": exc.code, "message": exc.message}  # type: ignore[attr-defined]
-    data = exc.data  # type: ignore[attr-defined]
-    if data is not None:
-        error["data"] = data
-    return error
+    return exc.payload()

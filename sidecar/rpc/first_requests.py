@@ -4,7 +4,7 @@ A host sends its first requests as soon as it has the ``initialize`` answer, and
 the event loop and the transport (asyncio alone imports ~40 modules) would come before them.
 So ``serve``, once it has answered ``initialize`` (:mod:`sidecar.rpc.handshake`) and opened
 the store, keeps reading for a moment, with blocking reads, and answers the requests that a
-light route answers (:mod:`sidecar.rpc.light`: the same answers as the full routes'), in
+light route answers (:mod:`sidecar.methods.light`: the same answers as the full routes'), in
 order, until:
 
 - a frame that is not one of them: a request of any other method, a light request whose
@@ -29,14 +29,14 @@ import time
 from typing import TYPE_CHECKING
 
 from protocol.framing import encode_frame
+from sidecar.fdio import write_all
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.rpc.fdio import write_all
-from sidecar.rpc.light import LIGHT_ROUTES, plain_message
+from sidecar.methods.light import LIGHT_ROUTES, plain_message
 
 if TYPE_CHECKING:
     from protocol.framing import BadHeader, TooLarge
+    from sidecar.methods.light import LightServer
     from sidecar.rpc.handshake import EarlyStart
-    from sidecar.rpc.light import LightServer
 
 __all__ = ["MAX_S", "QUIET_S", "answer_first_requests"]
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
-from sidecar.rpc import errors
+from sidecar.methods import errors
 
 __all__ = ["check_initialize_params"]
 

@@ -52,7 +52,7 @@ from protocol.errors import (
 from protocol.framing import BadHeader, TooLarge, peek_members
 from protocol.limits import MAX_JSON_DEPTH
 from sidecar.jsonbytes import deeper_than, dumps_bytes
-from sidecar.rpc import errors
+from sidecar.methods import errors
 from sidecar.rpc.handshake import initialize_result
 from sidecar.rpc.initialize_params import check_initialize_params
 
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from cattrs import Converter
     from pygls.lsp.server import LanguageServer
 
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["SidecarProtocol"]
 
@@ -163,9 +163,9 @@ class SidecarProtocol(LanguageServerProtocol):
             if message.get("method") == types.INITIALIZE and msg_id is not None:
                 message["params"] = check_initialize_params(message.get("params"))
             structured = self._structure(message, msg_id)
-        except JsonRpcException as exc:
+        except errors.MethodError as exc:
             if msg_id is not None and "method" in message:
-                self._send_response(msg_id, error=_with_code(exc).to_response_error())
+                self._send_method_error(msg_id, exc)
             return
         if structured is not None:
             self.handle_message(structured)
@@ -223,14 +223,12 @@ class SidecarProtocol(LanguageServerProtocol):
         # Decided on arrival, not when the handler task runs: a request sent before
         # ``initialize`` must be refused even when ``initialize`` follows in the same read.
         if not self.state.initialized and method_name != types.INITIALIZE:
-            refused = errors.not_initialized(method_name)
-            self._send_response(msg_id, error=refused.to_response_error())
+            self._send_method_error(msg_id, errors.not_initialized(method_name))
             return
         if not self._handles(method_name):
             # A client's mistake, answered; not a server fault to log with a traceback.
             logger.debug("unknown method %r (request %s)", method_name, msg_id)
-            unknown = errors.method_not_found(method_name)
-            self._send_response(msg_id, error=unknown.to_response_error())
+            self._send_method_error(msg_id, errors.method_not_found(method_name))
             return
         super()._handle_request(msg_id, method_name, params)
 
@@ -255,7 +253,7 @@ class SidecarProtocol(LanguageServerProtocol):
         # (routed handlers log their own unexpected errors), anything else in full.
         if future.cancelled() or (exc := future.exception()) is None:
             return
-        if isinstance(exc, JsonRpcException):
+        if isinstance(exc, errors.MethodError | JsonRpcException):
             logger.warning("notification not handled: %s", exc.message)
         else:
             logger.error("a notification handler failed", exc_info=exc)
@@ -286,6 +284,9 @@ class SidecarProtocol(LanguageServerProtocol):
         payload = errors.error_payload(code, message, ErrorData(code=data_code, details=details))
         self.send_body(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "error": payload}))
 
+    def _send_method_error(self, msg_id: MsgId | None, exc: errors.MethodError) -> None:
+        self.send_body(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "error": exc.payload()}))
+
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId) -> None:
         try:
             self._answer(future, msg_id)
@@ -303,11 +304,12 @@ class SidecarProtocol(LanguageServerProtocol):
         exc = future.exception()
         if exc is None:
             self._send_response(msg_id, result=future.result())
-        elif isinstance(exc, JsonRpcException):
+        elif isinstance(exc, errors.MethodError):  # from the method table
+            self._send_method_error(msg_id, exc)
+        elif isinstance(exc, JsonRpcException):  # from pygls itself
             self._send_response(msg_id, error=_with_code(exc).to_response_error())
-        else:  # not raised through the router (a pygls built-in): still no traceback
-            err = errors.from_unexpected(exc, str(msg_id))
-            self._send_response(msg_id, error=err.to_response_error())
+        else:  # not raised through the table (a pygls built-in): still no traceback
+            self._send_method_error(msg_id, errors.from_unexpected(exc, str(msg_id)))
 
     def after_answer(self, fn: Callable[[], object]) -> None:
         """Call ``fn`` right after the answer to the request being handled is written, so

@@ -8,7 +8,7 @@ Start-up is on every editor launch, and pygls is most of it, so it happens in th
    when they are plain reads (:mod:`sidecar.rpc.first_requests`), before the event loop
    exists; then the stdio transport starts, and the routes that need neither pygls nor the
    connection serve requests as they come (:mod:`sidecar.rpc.early`), holding back the rest:
-   plain reads from plain JSON (:mod:`sidecar.rpc.light`), the others once the wire models,
+   plain reads from plain JSON (:mod:`sidecar.methods.light`), the others once the wire models,
    the routes and the server's state have loaded;
 3. once those requests are answered, the wire models, the routes and the state load (if no
    request loaded them already), then pygls loads on a thread (requests keep being served
@@ -46,9 +46,9 @@ from sidecar.rpc.handshake import answer_initialize_early
 from sidecar.store.lock import StoreLock
 
 if TYPE_CHECKING:
+    from sidecar.methods.light import LightServer
+    from sidecar.methods.state import SidecarState
     from sidecar.rpc.handshake import EarlyStart
-    from sidecar.rpc.light import LightServer
-    from sidecar.rpc.state import SidecarState
 
 __all__ = ["ServeOptions", "serve_stdio"]
 
@@ -102,7 +102,7 @@ def serve_stdio(options: ServeOptions) -> int:
         max_message_bytes=options.max_message_bytes,
     )
     from sidecar.ids import now_iso
-    from sidecar.rpc.light import LightServer
+    from sidecar.methods.light import LightServer
     from sidecar.store import Store
 
     store = Store(root, lock=lock)
@@ -182,12 +182,12 @@ async def _serve(
 
 def _state(server: LightServer, early: EarlyStart) -> SidecarState:
     """The server's state (the wire models load here: after the first requests, see
-    :mod:`sidecar.rpc.light`)."""
+    :mod:`sidecar.methods.light`)."""
     from protocol._base import parse_wire
     from protocol.server import Limits
     from sidecar.context.tokens import Tokenizers
-    from sidecar.rpc.handshake import limits_block
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.capabilities import limits_block
+    from sidecar.methods.state import SidecarState
 
     state = SidecarState(
         store=server.store,

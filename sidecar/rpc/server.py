@@ -13,15 +13,15 @@ from pygls.lsp.server import LanguageServer
 
 from protocol.methods import ALL_METHODS
 from sidecar import __version__
+from sidecar.methods.route import bind
+from sidecar.methods.table import ROUTES
 from sidecar.rpc.bridge import PyglsBridge
 from sidecar.rpc.converter import converter_factory
-from sidecar.rpc.handlers import ROUTES
 from sidecar.rpc.protocol import SidecarProtocol
-from sidecar.rpc.router import wrap
 from sidecar.runs.manager import RunManager
 
 if TYPE_CHECKING:
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
     from sidecar.rpc.transport import StdioTransport
 
 __all__ = ["attach_server", "build_server"]
@@ -47,7 +47,7 @@ def build_server(state: SidecarState) -> LanguageServer:
     if missing:
         raise RuntimeError(f"methods without a handler: {missing}")
     for route in ROUTES:
-        server.feature(route.spec.name)(wrap(state, route))
+        server.feature(route.spec.name)(bind(state, route))
     return server
 
 

@@ -28,9 +28,9 @@ import anyio
 import anyio.abc
 
 from protocol.framing import FrameDecoder, encode_frame
+from sidecar.fdio import pump_in_thread, write_all
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.rpc.fdio import pump_in_thread, write_all
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Coroutine, Iterable

@@ -33,7 +33,7 @@ from protocol.errors import ErrorCode
 from protocol.runs import ApprovalRequestParams
 from protocol.tools import BuiltinTools as BuiltinToolsWire
 from protocol.tools import FileChange, ToolApproval, ToolLocation, ToolResultStored
-from sidecar.context.recall import recall
+from sidecar.tools.recall import recall
 from sidecar.errors import InvalidRequestError
 from sidecar.tools.approvals import ApprovalMode, default_mode, mode_named, session_mode
 from sidecar.tools.bounds import DEFAULT_BOUNDS

@@ -260,7 +260,7 @@ class SessionStore:
 
     def _session_wire(self, state: _State) -> dict[str, Any]:
         """The session as :class:`protocol.sessions.Session` on the wire (``None`` fields
-        left out), straight from its state: :mod:`sidecar.rpc.light` sends it before the
+        left out), straight from its state: :mod:`sidecar.methods.light` sends it before the
         wire models have loaded, :meth:`_session` validates it into the model."""
         meta = state.meta
         updated = meta["updatedAt"]
@@ -338,7 +338,7 @@ class SessionStore:
     ) -> dict[str, Any]:
         """:meth:`create` of an empty session, written on the calling thread (start-up, before
         the event loop has anything else to do), the session as :meth:`list_page_wire` gives
-        it: :mod:`sidecar.rpc.light` answers a host's first ``session/create`` with it before
+        it: :mod:`sidecar.methods.light` answers a host's first ``session/create`` with it before
         the wire models have loaded.  Raises before writing anything when the store is not
         this process's to write or a root is not absolute."""
         self.require_writer()

@@ -1,4 +1,5 @@
-"""The built-in workspace tools: list, glob, grep, read, write, edit, shell — plain Python.
+"""The built-in tools: list, glob, grep, read, write, edit, shell over the workspace, and
+``recall`` over the session's masked results (:mod:`sidecar.tools.recall`) — plain Python.
 
 Every tool works inside a :class:`Workspace` (the session's roots, confinement checked on real
 paths) and returns a :class:`ToolOutput` whose text is already bounded for the context window:

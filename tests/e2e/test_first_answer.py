@@ -1,6 +1,6 @@
 """The first requests after ``initialize`` are answered from the store before pydantic, the
 wire models, pygls or the tokenizers load — and, when they come right behind ``initialize``,
-before the event loop exists (``sidecar/rpc/light.py``, ``sidecar/rpc/first_requests.py``).
+before the event loop exists (``sidecar/methods/light.py``, ``sidecar/rpc/first_requests.py``).
 
 What is loaded when an answer is written is a property of the code path, not of the clock:
 ``first_answer_probe.py`` takes the timing out of the picture.  ``make bench`` measures the
@@ -29,8 +29,8 @@ HEAVY = (
     "pydantic_core",
     "protocol._base",
     "protocol.methods",
-    "sidecar.rpc.handlers",
-    "sidecar.rpc.state",
+    "sidecar.methods.table",
+    "sidecar.methods.state",
     "pygls",
     "lsprotocol",
     "cattrs",

@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from sidecar.client import SidecarClient
-from sidecar.rpc.handshake import schema_facts
+from sidecar.methods.capabilities import schema_facts
 from tests.conftest import assert_valid_frames
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]

@@ -26,7 +26,7 @@ from protocol.export._schema import build_schema
 from protocol.methods import ALL_METHODS, CLIENT_METHODS, MethodSpec
 from protocol.server import PROTOCOL_VERSION
 from sidecar.demo import contract_line
-from sidecar.rpc.handshake import capabilities_block, schema_facts
+from sidecar.methods.capabilities import capabilities_block, schema_facts
 
 REPO = ROOT
 SCHEMA = f"protocol/{SCHEMA_FILE}"

@@ -38,9 +38,9 @@ from protocol.sessions import (
     SessionRef,
 )
 from sidecar.context.tokens import Tokenizers
-from sidecar.rpc.handlers import ROUTES
+from sidecar.methods.state import SidecarState
+from sidecar.methods.table import ROUTES
 from sidecar.rpc.server import build_server
-from sidecar.rpc.state import SidecarState
 from sidecar.store import Store
 
 ENTRY_INPUT: TypeAdapter[Any] = TypeAdapter(EntryInput)

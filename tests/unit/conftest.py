@@ -9,7 +9,7 @@ import pytest
 
 from protocol.server import Limits
 from sidecar.context.tokens import Tokenizers
-from sidecar.rpc.state import SidecarState
+from sidecar.methods.state import SidecarState
 from sidecar.store import Store
 
 

@@ -12,9 +12,9 @@ import anyio
 import pytest
 
 from protocol.framing import BadHeader
+from sidecar.methods.light import LightServer
+from sidecar.methods.state import SidecarState
 from sidecar.rpc.early import EarlyDispatch
-from sidecar.rpc.light import LightServer
-from sidecar.rpc.state import SidecarState
 
 pytestmark = pytest.mark.anyio
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from protocol.framing import BadHeader, FrameDecoder, encode_frame
+from sidecar.methods.light import LightServer
 from sidecar.rpc import first_requests
 from sidecar.rpc.first_requests import answer_first_requests
 from sidecar.rpc.handshake import EarlyStart
-from sidecar.rpc.light import LightServer
 from sidecar.store import Store
 
 

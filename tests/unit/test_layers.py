@@ -1,7 +1,12 @@
-"""The core knows no face: nothing in ``sidecar/context``, ``sidecar/store`` or ``sidecar/runs``
-imports the ACP face, the ACP or MCP SDKs, or ``serve``'s JSON-RPC layer (pygls, lsprotocol,
-``sidecar.rpc``).  Read from the source (every import statement, also the ones inside
-functions and under ``TYPE_CHECKING``), so a new module cannot slip past."""
+"""The layers of ``sidecar/``, read from the source (every import statement, also the ones
+inside functions and under ``TYPE_CHECKING``), so a new module cannot slip past:
+
+- the core (the method table, runs, tools, the context pipeline, inputs, the store) knows no
+  face: it imports neither face nor a face's library (the ACP and MCP SDKs, pygls, lsprotocol);
+- the two faces (``sidecar.rpc``: ``serve``; ``sidecar.acp``: ``acp``) stand on the method
+  table and never on each other; only the command line imports a face;
+- no two modules import each other, directly or round about, and no two packages either.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ("sidecar/context", "sidecar/store", "sidecar/runs")
-FORBIDDEN = ("acp", "mcp", "sidecar.acp", "pygls", "lsprotocol", "sidecar.rpc")
+CORE = (
+    "sidecar/methods",
+    "sidecar/runs",
+    "sidecar/tools",
+    "sidecar/context",
+    "sidecar/inputs",
+    "sidecar/store",
+)
+FACES = ("sidecar.rpc", "sidecar.acp")
+FORBIDDEN = ("acp", "mcp", "pygls", "lsprotocol", *FACES)
+ENTRY = ("sidecar.cli", "sidecar.__main__")
+"""What may start a face."""
 
 
 def imported(path: Path) -> set[str]:
@@ -46,6 +61,44 @@ def test_the_check_sees_a_leak(tmp_path: Path) -> None:
         "from sidecar.store import Store\n"
     )
     assert forbidden(imported(module)) == ["acp.schema", "sidecar.rpc.errors"]
+
+
+# --- faces over one core ----------------------------------------------------------------------
+
+
+def face_of(module: str) -> str | None:
+    return next((f for f in FACES if module == f or module.startswith(f + ".")), None)
+
+
+def faces_imported(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a face from outside it, but by the command line: ``a -> b``."""
+    return sorted(
+        f"{a} -> {b}"
+        for a, targets in graph.items()
+        for b in targets
+        if (face := face_of(b)) is not None and face_of(a) != face and a not in ENTRY
+    )
+
+
+def test_a_face_imports_no_face_and_only_the_command_line_starts_one() -> None:
+    """``serve`` and ``acp`` both call the method table (``sidecar.methods``); a third face
+    would too, and neither would have to import another face."""
+    assert faces_imported(module_graph(ROOT / "sidecar")) == []
+
+
+def test_the_face_check_sees_a_face_importing_a_face(tmp_path: Path) -> None:
+    package = tmp_path / "sidecar"
+    for sub in ("rpc", "acp", "methods"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "cli.py").write_text(
+        "from sidecar.rpc import serve\nfrom sidecar.acp import serve\n"
+    )
+    (package / "rpc" / "serve.py").write_text("from sidecar.methods import table\n")
+    (package / "methods" / "table.py").write_text("")
+    (package / "acp" / "serve.py").write_text("def f():\n    from sidecar.rpc.serve import x\n")
+    assert faces_imported(module_graph(package)) == ["sidecar.acp.serve -> sidecar.rpc.serve"]
 
 
 # --- no circles -------------------------------------------------------------------------------
@@ -124,6 +177,25 @@ def test_no_two_modules_import_each_other_directly_or_round_about() -> None:
     """Every import counts, also under ``TYPE_CHECKING`` and inside functions: a circle
     between files is two reasons to change tied into one."""
     assert circles(module_graph(ROOT / "sidecar")) == []
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``sidecar.<package>`` -> the other packages of ``sidecar`` it imports (a module at the top
+    of ``sidecar/`` is a package of its own)."""
+
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    packages: dict[str, set[str]] = {package(m): set() for m in graph}
+    for a, targets in graph.items():
+        packages[package(a)] |= {package(b) for b in targets} - {package(a)}
+    return packages
+
+
+def test_no_two_packages_import_each_other_directly_or_round_about() -> None:
+    """The layers are a stack: the store at the bottom, the faces and the command line on
+    top; a package that imports one above it (even through a third) ties the two together."""
+    assert circles(package_graph(module_graph(ROOT / "sidecar"))) == []
 
 
 def test_the_check_sees_a_circle(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The light routes (``sidecar/rpc/light.py``) answer exactly as the full routes do, or hand
+"""The light routes (``sidecar/methods/light.py``) answer exactly as the full routes do, or hand
 the request over: the same result for every params they take, and no answer for params or
 sessions the models would refuse or change."""
 
@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from protocol._base import dump_wire, parse_wire
 from protocol.sessions import ForkOrigin, Session
-from sidecar.rpc import light
-from sidecar.rpc.handlers import CONNECTION_FREE_ROUTES
-from sidecar.rpc.handshake import schema_facts
-from sidecar.rpc.router import wrap
-from sidecar.rpc.state import SidecarState
+from sidecar.methods import light
+from sidecar.methods.capabilities import schema_facts
+from sidecar.methods.route import bind
+from sidecar.methods.state import SidecarState
+from sidecar.methods.table import CONNECTION_FREE_ROUTES
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +34,7 @@ def light_server(state: SidecarState) -> light.LightServer:
 async def full_answer(state: SidecarState, method: str, params: Any) -> Any:
     """The full route's result, or the exception it answers with."""
     try:
-        return await wrap(state, FULL[method])(params)
+        return await bind(state, FULL[method])(params)
     except Exception as exc:
         return exc
 

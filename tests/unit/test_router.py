@@ -1,4 +1,4 @@
-"""``sidecar.rpc.router.wrap``: lifecycle check, validation at the edge, error mapping."""
+"""``sidecar.methods.route.bind``: lifecycle check, validation at the edge, error mapping."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from pygls.exceptions import JsonRpcException
 
 from protocol import methods as m
 from protocol.methods import MethodSpec
 from protocol.sessions import SessionRef
 from sidecar.errors import NotFoundError
-from sidecar.rpc.handlers import ROUTES
-from sidecar.rpc.router import Route, wrap
-from sidecar.rpc.state import SidecarState
+from sidecar.methods.errors import MethodError
+from sidecar.methods.route import Route, bind
+from sidecar.methods.state import SidecarState
+from sidecar.methods.table import ROUTES
 
 pytestmark = pytest.mark.anyio
 
@@ -34,13 +34,13 @@ def route(name: str) -> Route:
     return next(r for r in ROUTES if r.spec.name == name)
 
 
-async def call(feature: Feature, params: Any) -> JsonRpcException:
-    with pytest.raises(JsonRpcException) as info:
+async def call(feature: Feature, params: Any) -> MethodError:
+    with pytest.raises(MethodError) as info:
         await feature(params)
     return info.value
 
 
-def everything_said(exc: JsonRpcException) -> str:
+def everything_said(exc: MethodError) -> str:
     """All a client would see of an error: its message and its data."""
     return exc.message + str(exc) + json.dumps(exc.data)
 
@@ -48,22 +48,22 @@ def everything_said(exc: JsonRpcException) -> str:
 async def test_valid_params_reach_the_handler_and_results_are_wire_json(
     state: SidecarState,
 ) -> None:
-    create = wrap(state, route("session/create"))
+    create = bind(state, route("session/create"))
     result = await create({"title": "hi", "workspaceRoots": ["/w"]})
     assert isinstance(result, dict)
     assert result["title"] == "hi"
     assert result["workspaceRoots"] == ["/w"]
     assert result["headSeq"] == 0
     assert "profileId" not in result  # None is omitted on the wire
-    got = await wrap(state, route("session/get"))({"sessionId": result["sessionId"]})
+    got = await bind(state, route("session/get"))({"sessionId": result["sessionId"]})
     assert got == result
-    assert (await wrap(state, route("session/list"))(None))["sessions"] == [result]
+    assert (await bind(state, route("session/list"))(None))["sessions"] == [result]
 
 
 async def test_invalid_params_are_32602_with_every_error_in_camel_case(
     state: SidecarState,
 ) -> None:
-    append = wrap(state, route("session/append"))
+    append = bind(state, route("session/append"))
     exc = await call(
         append,
         {
@@ -101,7 +101,7 @@ async def test_invalid_params_are_32602_with_every_error_in_camel_case(
 async def test_each_kind_of_bad_params_is_32602(
     state: SidecarState, name: str, params: Any, loc: str, kind: str
 ) -> None:
-    exc = await call(wrap(state, route(name)), params)
+    exc = await call(bind(state, route(name)), params)
     assert exc.code == -32602
     assert isinstance(exc.data, dict)
     assert exc.data["code"] == "params.invalid"
@@ -109,13 +109,13 @@ async def test_each_kind_of_bad_params_is_32602(
 
 
 async def test_omitted_params_mean_an_empty_object(state: SidecarState) -> None:
-    result = await wrap(state, route("server/ping"))(None)
+    result = await bind(state, route("server/ping"))(None)
     assert isinstance(result, dict) and "time" in result
 
 
 async def test_domain_error_is_32000_with_its_code(state: SidecarState) -> None:
     missing = "ses_01ARZ3NDEKTSV4RRFFQ69G5FAV"
-    exc = await call(wrap(state, route("session/get")), {"sessionId": missing})
+    exc = await call(bind(state, route("session/get")), {"sessionId": missing})
     assert exc.code == -32000
     assert exc.data == {
         "code": "session.not_found",
@@ -129,7 +129,7 @@ async def test_handler_raising_not_found_is_mapped(state: SidecarState) -> None:
     async def handler(_: SidecarState, params: SessionRef) -> None:
         raise NotFoundError("blob.not_found", f"no blob for {params.session_id}")
 
-    exc = await call(wrap(state, custom(m.SESSION_GET, handler)), {"sessionId": "abc"})
+    exc = await call(bind(state, custom(m.SESSION_GET, handler)), {"sessionId": "abc"})
     assert exc.code == -32000
     assert isinstance(exc.data, dict)
     assert exc.data["code"] == "blob.not_found"
@@ -142,8 +142,8 @@ async def test_unexpected_exception_is_32603_without_details(
     async def handler(_: SidecarState, __: Any) -> None:
         raise RuntimeError("secret detail")
 
-    feature = wrap(state, custom(m.SERVER_PING, handler))
-    with caplog.at_level(logging.ERROR, logger="sidecar.rpc.errors"):
+    feature = bind(state, custom(m.SERVER_PING, handler))
+    with caplog.at_level(logging.ERROR, logger="sidecar.methods.errors"):
         exc = await call(feature, {})
     assert exc.code == -32603
     assert isinstance(exc.data, dict)
@@ -169,7 +169,7 @@ async def test_before_initialize_is_32002(state: SidecarState) -> None:
     async def handler(_: SidecarState, params: Any) -> None:
         calls.append(params)
 
-    feature = wrap(state, custom(m.SERVER_PING, handler))
+    feature = bind(state, custom(m.SERVER_PING, handler))
     for params in ({}, {"bad": 1}):
         exc = await call(feature, params)
         assert exc.code == -32002
@@ -183,7 +183,7 @@ async def test_before_initialize_is_32002(state: SidecarState) -> None:
 
 
 async def test_cancellation_propagates(state: SidecarState) -> None:
-    sleep = wrap(state, route("server/sleep"))
+    sleep = bind(state, route("server/sleep"))
 
     async def call_sleep() -> Any:
         return await sleep({"ms": 10_000})
@@ -196,4 +196,4 @@ async def test_cancellation_propagates(state: SidecarState) -> None:
 
 
 async def test_feature_is_named_after_the_method(state: SidecarState) -> None:
-    assert wrap(state, route("session/create")).__name__ == "rpc_session_create"
+    assert bind(state, route("session/create")).__name__ == "rpc_session_create"

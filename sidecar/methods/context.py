@@ -35,10 +35,10 @@ from protocol.entries import (
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError
 from sidecar.jsonbytes import RawJSON
-from sidecar.rpc.router import route
+from sidecar.methods.route import route
 
 if TYPE_CHECKING:
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["ROUTES"]
 

@@ -8,7 +8,7 @@ synchronously, with a timeout).  Before the event loop starts
 (:mod:`sidecar.rpc.first_requests`) and while pygls loads (:mod:`sidecar.rpc.early`) these
 are answered here, from the store and the facts the ``initialize`` answer is made of,
 without pydantic — when that is certain to give the full route's answer
-(:func:`sidecar.rpc.router.wrap`: same validation, handler and result model):
+(:func:`sidecar.methods.route.wrap`: same validation, handler and result model):
 
 - a light route accepts only params that its model accepts, meaning the same thing (the
   plain cases: right keys, right JSON types, in range);
@@ -37,7 +37,7 @@ from typing import Any
 from protocol.limits import DEFAULT_LIST_LIMIT, MAX_JSON_DEPTH, MAX_LIST_LIMIT
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import deeper_than
-from sidecar.rpc.handshake import capabilities_block
+from sidecar.methods.capabilities import capabilities_block
 from sidecar.store.root import Store
 
 __all__ = ["LIGHT_ROUTES", "LightRoute", "LightServer", "plain_message"]
@@ -46,7 +46,7 @@ __all__ = ["LIGHT_ROUTES", "LightRoute", "LightServer", "plain_message"]
 @dataclass(frozen=True, slots=True)
 class LightServer:
     """What the light routes answer from: what the server's state is built from later
-    (:class:`sidecar.rpc.state.SidecarState`, with the same ``started_at``)."""
+    (:class:`sidecar.methods.state.SidecarState`, with the same ``started_at``)."""
 
     store: Store
     max_message_bytes: int
@@ -97,7 +97,7 @@ def server_ping(server: LightServer, params: Any) -> dict[str, Any] | None:
 
 def server_info(server: LightServer, params: Any) -> dict[str, Any] | None:
     """``server/info`` (``EmptyParams`` -> ``ServerInfo``): the ``initialize`` answer's block
-    and the live facts, as :meth:`sidecar.rpc.state.SidecarState.info` gives them until the
+    and the live facts, as :meth:`sidecar.methods.state.SidecarState.info` gives them until the
     server is attached (nothing is sent through the transport's buffer before: no backlog;
     the tokenizers are the catalog's until one fails to load, which only preloading finds)."""
     if _object(params) != {}:

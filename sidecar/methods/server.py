@@ -9,11 +9,11 @@ import anyio
 from protocol import methods as m
 from protocol.server import ServerInfo, ServerPingResult, ServerSleepParams, ServerSleepResult
 from sidecar.ids import now_iso
-from sidecar.rpc.router import route
+from sidecar.methods.route import route
 
 if TYPE_CHECKING:
     from protocol.methods import EmptyParams
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["ROUTES"]
 

@@ -41,12 +41,12 @@ from sidecar.inputs.snapshots import (
     store_snapshot,
 )
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.rpc.router import route
+from sidecar.methods.route import route
 from sidecar.store.gc import collect
 
 if TYPE_CHECKING:
     from protocol.inputs import FrozenInput, InputFreezeParams, InputGetParams
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["ROUTES"]
 

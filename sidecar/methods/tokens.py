@@ -11,10 +11,10 @@ from protocol.errors import ErrorCode
 from protocol.limits import MAX_COUNT_BYTES
 from protocol.tokens import TokensCountParams, TokensCountResult
 from sidecar.errors import InvalidRequestError
-from sidecar.rpc.router import route
+from sidecar.methods.route import route
 
 if TYPE_CHECKING:
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["ROUTES"]
 

@@ -3,15 +3,16 @@
 No traceback ever reaches a client: an unexpected exception is logged with an ``errorId``
 and answered as ``server.internal`` carrying only that id.
 
-The errors are pygls' ``JsonRpcException`` (what pygls answers from), but pygls is imported
-only when an error is made: the routes also serve requests while pygls is still loading
-(:mod:`sidecar.rpc.early`), and ``pygls.exceptions`` alone pulls in ``lsprotocol.types``.
+A :class:`MethodError` is the error as every face answers it (``code``, ``message``, ``data``
+with its dotted ``data.code``): ``serve`` writes :meth:`MethodError.payload` as the response's
+``error`` member, ACP raises the SDK's ``RequestError`` from it.  It is a plain exception, so
+the table imports no face's library (pygls' own error type would pull in ``lsprotocol.types``
+on the path of requests served while pygls still loads).
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
@@ -30,18 +31,17 @@ from sidecar.ids import new_id
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
-    from pygls.exceptions import JsonRpcException
 
     from sidecar.errors import SidecarError
 
 __all__ = [
+    "MethodError",
     "error_payload",
     "from_domain",
     "from_unexpected",
     "from_validation",
     "invalid_lsp_params",
     "invalid_request",
-    "is_rpc_error",
     "method_not_found",
     "not_initialized",
     "rpc_error",
@@ -55,24 +55,30 @@ def error_payload(code: int, message: str, data: ErrorData) -> dict[str, Any]:
     return {"code": code, "message": message, "data": dump_wire(data)}
 
 
-def rpc_error(code: int, message: str, data: ErrorData) -> JsonRpcException:
-    from pygls.exceptions import JsonRpcException
+class MethodError(Exception):
+    """A JSON-RPC error, as any face answers it."""
 
-    return JsonRpcException(code=code, message=message, data=dump_wire(data))
+    def __init__(self, code: int, message: str, data: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+        """``ErrorData`` as JSON: ``code`` (dotted), and ``errors`` / ``details`` / ..."""
+
+    def payload(self) -> dict[str, Any]:
+        """The ``error`` member of a response."""
+        return {"code": self.code, "message": self.message, "data": self.data}
 
 
-def is_rpc_error(exc: BaseException) -> bool:
-    """Whether ``exc`` is already a JSON-RPC error (without importing pygls to find out: none
-    can exist before ``pygls.exceptions`` is loaded)."""
-    module = sys.modules.get("pygls.exceptions")
-    return module is not None and isinstance(exc, module.JsonRpcException)
+def rpc_error(code: int, message: str, data: ErrorData) -> MethodError:
+    return MethodError(code, message, dump_wire(data))
 
 
 def _loc(parts: tuple[int | str, ...]) -> str:
     return ".".join(str(p) for p in parts)
 
 
-def from_validation(exc: ValidationError, method: str) -> JsonRpcException:
+def from_validation(exc: ValidationError, method: str) -> MethodError:
     errors = [
         ParamError(loc=_loc(e["loc"]), msg=e["msg"], type=e["type"])
         for e in exc.errors(include_url=False, include_input=False)
@@ -86,7 +92,7 @@ def from_validation(exc: ValidationError, method: str) -> JsonRpcException:
     )
 
 
-def invalid_lsp_params(method: str, problems: list[str]) -> JsonRpcException:
+def invalid_lsp_params(method: str, problems: list[str]) -> MethodError:
     """An LSP method's params that its ``lsprotocol`` type does not take; ``problems`` as
     cattrs words them: ``required field missing @ $.params.textDocument``."""
     errors = []
@@ -102,7 +108,7 @@ def invalid_lsp_params(method: str, problems: list[str]) -> JsonRpcException:
     )
 
 
-def from_domain(exc: SidecarError) -> JsonRpcException:
+def from_domain(exc: SidecarError) -> MethodError:
     code = INVALID_PARAMS if exc.code == ErrorCode.PARAMS_INVALID else DOMAIN_ERROR
     return rpc_error(
         code,
@@ -116,7 +122,7 @@ def from_domain(exc: SidecarError) -> JsonRpcException:
     )
 
 
-def from_unexpected(exc: BaseException, method: str) -> JsonRpcException:
+def from_unexpected(exc: BaseException, method: str) -> MethodError:
     error_id = new_id("err")
     logger.error("internal error %s in %s", error_id, method, exc_info=exc)
     return rpc_error(
@@ -126,7 +132,7 @@ def from_unexpected(exc: BaseException, method: str) -> JsonRpcException:
     )
 
 
-def method_not_found(method: str) -> JsonRpcException:
+def method_not_found(method: str) -> MethodError:
     return rpc_error(
         METHOD_NOT_FOUND,
         f"unknown method {method!r}",
@@ -134,7 +140,7 @@ def method_not_found(method: str) -> JsonRpcException:
     )
 
 
-def not_initialized(method: str) -> JsonRpcException:
+def not_initialized(method: str) -> MethodError:
     return rpc_error(
         SERVER_NOT_INITIALIZED,
         f"{method} before initialize: send initialize first",
@@ -142,5 +148,5 @@ def not_initialized(method: str) -> JsonRpcException:
     )
 
 
-def invalid_request(message: str, code: str = ErrorCode.INVALID_REQUEST) -> JsonRpcException:
+def invalid_request(message: str, code: str = ErrorCode.INVALID_REQUEST) -> MethodError:
     return rpc_error(INVALID_REQUEST, message, ErrorData(code=code))

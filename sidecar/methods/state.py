@@ -17,7 +17,7 @@ from protocol._base import dump_wire, parse_wire
 from protocol.server import Limits, ServerCapabilities, ServerInfo
 from sidecar.context.tokens import Tokenizers
 from sidecar.ids import now_iso
-from sidecar.rpc.handshake import capabilities_block
+from sidecar.methods.capabilities import capabilities_block
 from sidecar.store import Store
 
 if TYPE_CHECKING:

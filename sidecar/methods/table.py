@@ -1,4 +1,4 @@
-"""Method handlers, one module per family; each exports ``ROUTES``.
+"""The method table: every route of every family (each family's module exports ``ROUTES``).
 
 ``CONNECTION_FREE_ROUTES`` are those whose handlers use neither the connection nor the run
 manager: every family but ``run/*``, less the methods that act on what runs hold (a busy
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sidecar.rpc.handlers import context, inputs, runs, server, sessions, tokens
+from sidecar.methods import context, inputs, runs, server, sessions, tokens
 
 if TYPE_CHECKING:
-    from sidecar.rpc.router import Route
+    from sidecar.methods.route import Route
 
 __all__ = ["CONNECTION_FREE_ROUTES", "ROUTES"]
 

@@ -17,10 +17,10 @@ from protocol.runs import (
     RunSubscribeResult,
     RunUnsubscribeParams,
 )
-from sidecar.rpc.router import route
+from sidecar.methods.route import route
 
 if TYPE_CHECKING:
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["ROUTES"]
 

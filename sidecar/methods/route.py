@@ -1,10 +1,11 @@
-"""Turn a domain handler into a pygls feature: validate at the edge, map every error.
+"""Turn a domain handler into a method any face calls: validate at the edge, map every error.
 
 A handler is ``async def handler(state, params: <params model>) -> <result model | JSON>``.
-The wrapper checks the lifecycle, validates the raw params against the method's model
-(camelCase only, unknown fields rejected), runs the handler, and turns whatever it raises
-into a JSON-RPC error with ``data.code``.  Cancellation (``$/cancelRequest``) propagates as
-``CancelledError`` and pygls answers -32800.
+:func:`bind` checks the lifecycle, validates the raw params against the method's model
+(camelCase only, unknown fields rejected), runs the handler, shapes the result as wire JSON
+and turns whatever it raises into a :class:`~sidecar.methods.errors.MethodError` with
+``data.code``.  Cancellation (``$/cancelRequest`` on ``serve``, ``session/cancel`` on ACP)
+propagates as ``CancelledError``; the face answers it.
 """
 
 from __future__ import annotations
@@ -14,16 +15,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from protocol._base import WireModel, parse_wire
+from protocol._base import WireModel, dump_wire, parse_wire
 from protocol.methods import MethodSpec
 from sidecar.errors import SidecarError
-from sidecar.rpc import errors
-from sidecar.rpc.converter import to_json
-from sidecar.rpc.state import SidecarState
+from sidecar.methods import errors
+from sidecar.methods.state import SidecarState
 
-__all__ = ["Route", "route", "wrap"]
+__all__ = ["Method", "Route", "bind", "route", "to_json"]
+
+Method = Callable[[Any], Awaitable[Any]]
+"""A bound method: raw JSON params in, wire JSON out (or a ``MethodError``)."""
 
 P = TypeVar("P", bound=WireModel)
 R = TypeVar("R", bound=WireModel)
@@ -44,10 +47,16 @@ def route(
     return Route(spec, handler)
 
 
-def wrap(state: SidecarState, route: Route) -> Callable[[Any], Awaitable[Any]]:
+def to_json(value: Any) -> Any:
+    """Wire JSON of a handler's result or a notification's params."""
+    return dump_wire(value) if isinstance(value, BaseModel) else value
+
+
+def bind(state: SidecarState, route: Route) -> Method:
+    """``route`` as a method of ``state``'s sidecar."""
     spec, handler = route.spec, route.handler
 
-    async def feature(params: Any) -> Any:
+    async def method(params: Any) -> Any:
         if not state.initialized:
             raise errors.not_initialized(spec.name)
         try:
@@ -60,10 +69,10 @@ def wrap(state: SidecarState, route: Route) -> Callable[[Any], Awaitable[Any]]:
             raise errors.from_domain(exc) from None
         except asyncio.CancelledError:
             raise
+        except errors.MethodError:
+            raise
         except Exception as exc:
-            if errors.is_rpc_error(exc):
-                raise
             raise errors.from_unexpected(exc, spec.name) from None
 
-    feature.__name__ = f"rpc_{spec.name.replace('/', '_')}"
-    return feature
+    method.__name__ = f"rpc_{spec.name.replace('/', '_')}"
+    return method

@@ -20,10 +20,10 @@ from protocol.sessions import (
     SessionRenameParams,
 )
 from sidecar.context.tokens import count_entries
-from sidecar.rpc.router import route
+from sidecar.methods.route import route
 
 if TYPE_CHECKING:
-    from sidecar.rpc.state import SidecarState
+    from sidecar.methods.state import SidecarState
 
 __all__ = ["ROUTES"]
 
