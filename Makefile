@@ -8,18 +8,18 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOST   := editors/host
 
-.PHONY: demo test bench bench-quick soak lint typecheck contract unit e2e wheel-test host-test vscode-test vscode-e2e dashboard-deps protocol-export clean
+.PHONY: demo test docs bench bench-quick soak lint typecheck contract unit e2e wheel-test host-test vscode-test vscode-e2e dashboard-deps protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	$(PY) -m pip install --quiet -e '.[dev,bench,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m sidecar demo
 
-test: $(STAMP) lint typecheck contract dashboard-deps
+test: $(STAMP) lint typecheck contract docs dashboard-deps
 	$(PY) -m pytest -q
 	$(MAKE) host-test
 	$(MAKE) vscode-test
@@ -81,14 +81,20 @@ soak: $(STAMP)
 	$(PY) -m bench.soak --minutes 15
 
 lint: $(STAMP)
-	$(PY) -m ruff check sidecar protocol tests bench
-	$(PY) -m ruff format --check sidecar protocol tests bench
+	$(PY) -m ruff check sidecar protocol tests bench docs
+	$(PY) -m ruff format --check sidecar protocol tests bench docs
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
+	$(PY) -m mypy docs/hooks  # the site's build hooks (not a package: mypy takes them as files)
 
 contract: $(STAMP)
 	$(PY) -m protocol.export --check
+
+# The documentation site (docs/, mkdocs.yml) built into site/ with --strict: a broken link or
+# anchor, or a page missing from the nav, fails it. Browse site/index.html (search works offline).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 protocol-export: $(STAMP)
 	$(PY) -m protocol.export
@@ -99,13 +105,13 @@ unit: $(STAMP)
 e2e: $(STAMP)
 	$(PY) -m pytest -q tests/e2e
 
-# The install a user does, alone: the README's wheel lines run as they are (build the wheel
-# from a clean copy, install it into a HOME outside the repository), then the installed
-# `context-sidecar serve` driven through a session, an assembly and a scripted run. `make test`
-# runs the same file with the rest of pytest.
+# The install a user does, alone: the wheel lines of docs/getting-started.md run as they are
+# (build the wheel from a clean copy, install it into a HOME outside the repository), then the
+# installed `context-sidecar serve` driven through a session, an assembly and a scripted run.
+# `make test` runs the same file with the rest of pytest.
 wheel-test: $(STAMP)
 	$(PY) -m pytest -q -ra tests/e2e/test_wheel_install.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(HOST)/node_modules $(HOST)/dist \
+	rm -rf $(VENV) site .mypy_cache .ruff_cache .pytest_cache $(HOST)/node_modules $(HOST)/dist \
 		$(DASH)/node_modules $(VSC)/node_modules $(VSC)/dist .artifacts

@@ -1,7 +1,7 @@
 """``make bench`` = ``python -m bench``: every suite, one table, one JSON file.
 
 Each row is measured in this run, on this machine, with its peer measured alongside; the
-table goes to stdout (Markdown, as the README quotes it) and the JSON to
+table goes to stdout (Markdown, as the docs' performance page quotes it) and the JSON to
 ``bench/results/bench.json``.  When that file already holds an earlier run, the table gains a
 column comparing our figure with it, so a change that slows something down shows at once.
 

@@ -30,7 +30,9 @@ share of all input tokens, cost of the session, transcript tokens visible per re
 turns visible per request (their text, whole), on average.  Each read-share row notes the
 *bound* of its policy: the read share if every request wrote only what is new in it (the
 previous turn's calls, results and answer and the new user turn; the whole first request) and
-read everything else.
+read everything else.  The default profile's cost row keeps every request's bill, ours and
+LangChain's (``extra.perRequest``: read, write and uncached tokens), for the plots of the
+docs' performance page.
 
 (A host following the compaction advice is not a row: with masking the advice never comes in
 the coding and huge-results shapes, so it repeated the default row; in the chat it would
@@ -52,7 +54,7 @@ import tiktoken
 
 from bench.assembly import WORDS  # the same synthetic vocabulary as the assembly suite
 from bench.cache_runs import run_appended_rounds, run_real
-from bench.cache_sim import AnthropicCache, Bill, block_tokens
+from bench.cache_sim import PRICES, AnthropicCache, Bill, block_tokens
 from bench.common import Options, Row, Target
 from protocol.context import ContextAssembleParams
 from protocol.sessions import SessionAppendParams
@@ -520,6 +522,24 @@ def _turns(shape: str, quick: bool) -> list[Turn]:
     return generator(short if quick else full, SEEDS[shape])
 
 
+def per_request(outcome: Outcome, peer: Outcome | None) -> dict[str, Any]:
+    """Each request's input tokens by how the cache billed them, ours and the peer's, in
+    request order, with the prices they were billed at (the docs' performance page plots cost
+    and read share per turn from it)."""
+    out: dict[str, Any] = {"prices": dict(PRICES[outcome.bill.provider]), "ours": _billed(outcome)}
+    if peer is not None:
+        out["peer"] = _billed(peer)
+    return out
+
+
+def _billed(outcome: Outcome) -> dict[str, list[int]]:
+    return {key: [request[key] for request in outcome.trace] for key in BILLED}
+
+
+#: The columns of :func:`per_request`, as :class:`bench.cache_sim.Bill` names them.
+BILLED = ("read", "write", "uncached")
+
+
 def _rows(shape: str, outcome: Outcome, peer: Outcome | None) -> list[Row]:
     default = not outcome.name.startswith("historyWindow")
     what = f"{shape}, {outcome.name}"
@@ -548,6 +568,7 @@ def _rows(shape: str, outcome: Outcome, peer: Outcome | None) -> list[Row]:
             peer_name=peer_name,
             peer=peer.bill.cost if peer else None,
             ratio_target=6 if default else 3,
+            extra={"perRequest": per_request(outcome, peer)} if default else {},
         ),
         Row(
             "cache",

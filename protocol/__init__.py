@@ -1,9 +1,9 @@
 """The wire contract of context-sidecar: models, method registry, errors, framing.
 
 Importable without the server (it depends on pydantic only).  Generated artefacts live
-beside it: ``schema/`` (JSON Schema), ``typescript/`` (types + typed method table),
-``lua/`` (LuaCATS annotations) and ``PROTOCOL.md``; ``python -m protocol.export`` writes them
-and ``--check`` fails when they are stale.
+beside it: ``schema/`` (JSON Schema), ``typescript/`` (types + typed method table) and
+``lua/`` (LuaCATS annotations), and the docs site's protocol reference in ``docs/protocol/``;
+``python -m protocol.export`` writes them and ``--check`` fails when they are stale.
 
 The names below load on first use, so ``protocol.framing`` and ``protocol.limits`` stay
 importable in milliseconds (the sidecar answers ``initialize`` before the models are built).

@@ -6,19 +6,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from protocol.export import PACKAGE_DIR, check, write_all
+from protocol.export import ROOT, check, write_all
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m protocol.export", description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if artefacts are stale")
-    parser.add_argument("--root", type=Path, default=PACKAGE_DIR, help="where artefacts live")
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="the repository root the artefacts live under"
+    )
     args = parser.parse_args(argv)
     if args.check:
         stale = check(args.root)
         if stale:
             sys.stderr.write(
-                "generated protocol files are stale: "
+                "generated protocol files are stale or stray: "
                 + ", ".join(stale)
                 + "\nrun `python -m protocol.export` and commit the result\n"
             )

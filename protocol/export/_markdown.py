@@ -1,13 +1,21 @@
-"""Markdown generation: ``PROTOCOL.md``, the protocol reference for humans.
+"""Markdown generation: the protocol reference pages of the docs site (``docs/protocol/``).
 
-Owns :func:`render_markdown`, a pure function of the schema bundle (plus the fixed error codes
-of :mod:`protocol.errors`): version and schema hash, a transport summary, the method index by
-family, the error shape and codes, and one section per type with a table of its fields.  Type
-names link to their section (``#typename``, the GitHub heading anchor).
+Owns :func:`render_pages`, a pure function of the schema bundle (plus the fixed error codes of
+:mod:`protocol.errors`) giving every page's file name and text:
+
+- ``index.md``: version and schema hash, the transport, the method index by family, the error
+  shape and codes, scripted runs;
+- ``<family>.md``, one per method family (``session``, ``run``, ...): its methods and the types
+  only that family's methods reach (through params, results and the types those refer to);
+- ``types.md``: the types several families share, and those no method reaches.
+
+Every type has one section, on one page; a type name links to it (``#typename`` on the same
+page, ``page.md#typename`` across pages: the heading anchor of mkdocs and of GitHub alike).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -44,8 +52,11 @@ from protocol.export._walk import (
     type_ident,
 )
 
-__all__ = ["anchor", "render_markdown"]
+__all__ = ["INDEX_PAGE", "SHARED_PAGE", "anchor", "render_pages"]
 
+#: The overview page and the page of the types several families share (or none reaches).
+INDEX_PAGE = "index.md"
+SHARED_PAGE = "types.md"
 _ERROR_DEF = "ErrorData"
 _CAPABILITIES_DEF = "ServerCapabilities"
 _TOP, _UNION, _INTER, _POSTFIX = 0, 1, 2, 3
@@ -73,14 +84,72 @@ _RPC_CODES = (
 )
 
 
-def render_markdown(schema: dict[str, Any], schema_hash: str) -> str:
-    """The whole ``PROTOCOL.md`` for ``schema``; same input, same bytes."""
-    return _Reference(SchemaModel(schema), schema_hash).render()
+def render_pages(schema: dict[str, Any], schema_hash: str) -> dict[str, str]:
+    """Every page of the reference for ``schema``, by file name (the overview first, then the
+    families in registry order, then the shared types); same input, same bytes."""
+    model = SchemaModel(schema)
+    owner = _owners(model)
+    families = model.families()
+    pages = {INDEX_PAGE: _Reference(model, schema_hash, owner, INDEX_PAGE).index()}
+    for family, methods in families:
+        page = _family_page(family)
+        pages[page] = _Reference(model, schema_hash, owner, page).family(family, methods)
+    pages[SHARED_PAGE] = _Reference(model, schema_hash, owner, SHARED_PAGE).shared()
+    return pages
 
 
 def anchor(name: str) -> str:
-    """The GitHub heading anchor of a type's section: its name, lowercased."""
+    """The heading anchor of a type's section (GitHub's and mkdocs' alike): its name,
+    lowercased."""
     return _NOT_SLUG.sub("", type_ident(name).lower()).replace(" ", "-")
+
+
+def _family_page(family: str) -> str:
+    page = f"{_NOT_SLUG.sub('', family.lower()).replace(' ', '-') or 'family'}.md"
+    if page in (INDEX_PAGE, SHARED_PAGE):
+        raise ValueError(f"method family {family!r} would overwrite the page {page}")
+    return page
+
+
+# ---------------------------------------------------------------------------------------------
+# Which page holds which type
+# ---------------------------------------------------------------------------------------------
+
+
+def _refs(t: TypeExpr) -> list[str]:
+    """The definitions ``t`` names directly (not through them)."""
+    if isinstance(t, Ref):
+        return [t.name]
+    if isinstance(t, Arr):
+        return _refs(t.item)
+    if isinstance(t, Tup):
+        rest = () if t.rest is None else (t.rest,)
+        return [n for i in (*t.items, *rest) for n in _refs(i)]
+    if isinstance(t, Obj):
+        inner = [f.type for f in t.fields] + ([t.extra] if t.extra is not None else [])
+        return [n for i in inner for n in _refs(i)]
+    if isinstance(t, Union | Inter):
+        return [n for m in t.members for n in _refs(m)]
+    return []
+
+
+def _owners(model: SchemaModel) -> dict[str, str]:
+    """Each definition's page: the one family whose methods reach it, else the shared page."""
+    reached_by: dict[str, set[str]] = {d.name: set() for d in model.definitions}
+    for family, methods in model.families():
+        todo = [n for m in methods for n in (m.params, m.result) if n is not None]
+        seen: set[str] = set()
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in reached_by:
+                continue
+            seen.add(name)
+            reached_by[name].add(family)
+            todo += _refs(model.type_of_def(name))
+    return {
+        name: _family_page(next(iter(fams))) if len(fams) == 1 else SHARED_PAGE
+        for name, fams in reached_by.items()
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -94,7 +163,8 @@ def _escape_text(text: str) -> str:
     pos = 0
     for match in _CODE_SPAN.finditer(text):
         out.append(text[pos : match.start()].replace("<", "&lt;"))
-        out.append(match.group(0))
+        code = match.group(2)
+        out.append(_html_code(code) if "|" in code else match.group(0))
         pos = match.end()
     out.append(text[pos:].replace("<", "&lt;"))
     return "".join(out).replace("|", "\\|")
@@ -102,9 +172,18 @@ def _escape_text(text: str) -> str:
 
 def _code(text: str) -> str:
     """``text`` as a code span (safe in a table cell)."""
+    if "|" in text:
+        return _html_code(text)
     fence = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _html_code(text: str) -> str:
+    """Code holding a ``|``, as HTML: a table cell ends at a bare ``|`` on GitHub, and a
+    ``\\|`` inside a code span shows its backslash in Python-Markdown (mkdocs); ``&#124;``
+    is a pipe to both."""
+    return f"<code>{html.escape(text, quote=False).replace('|', '&#124;')}</code>"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -176,14 +255,22 @@ def _constraints(schema: Mapping[str, Any]) -> list[str]:
 
 
 class _Reference:
-    def __init__(self, model: SchemaModel, schema_hash: str) -> None:
+    """One page: ``owner`` says on which page each type's section is."""
+
+    def __init__(
+        self, model: SchemaModel, schema_hash: str, owner: Mapping[str, str], page: str
+    ) -> None:
         self.model = model
         self.schema_hash = schema_hash
+        self.owner = owner
+        self.page = page
 
     # -- types --------------------------------------------------------------------------------
 
     def link(self, name: str) -> str:
-        return f"[{type_ident(name)}](#{anchor(name)})"
+        where = self.owner.get(name, SHARED_PAGE)
+        target = "" if where == self.page else where
+        return f"[{type_ident(name)}]({target}#{anchor(name)})"
 
     def type(self, t: TypeExpr, ctx: int = _TOP) -> str:
         """A compact rendering, e.g. ``string \\| null``, ``[Entry](#entry)\\[\\]``."""
@@ -228,19 +315,24 @@ class _Reference:
 
     # -- sections -----------------------------------------------------------------------------
 
-    def header(self) -> list[str]:
-        version = self.model.protocol_version
+    def header(self, title: str) -> list[str]:
         return [
-            "# context-sidecar protocol",
+            f"# {title}",
             "",
             f"<!-- Generated from the protocol schema. Do not edit: regenerate with "
             f"`{GENERATOR_COMMAND}`. -->",
-            "",
+        ]
+
+    def facts(self) -> list[str]:
+        version = self.model.protocol_version
+        return [
             f"- **Protocol version:** {version if version is not None else 'unversioned'}",
             f"- **Schema hash:** {_code(self.schema_hash)}",
             "",
             "Generated from the pydantic models of the `protocol` package; do not edit by hand "
-            f"(regenerate with `{GENERATOR_COMMAND}`).",
+            f"(regenerate with `{GENERATOR_COMMAND}`). Each method family has a page with its "
+            "methods and the types only its methods use; the types several families share are "
+            f"under [Shared types]({SHARED_PAGE}).",
         ]
 
     def transport(self) -> list[str]:
@@ -344,11 +436,18 @@ class _Reference:
             return [*lines, "", "No methods."]
         for family, methods in self.model.families():
             lines += ["", f"### Family {_code(family)}", ""]
-            lines += _table(
-                ("Method", "Kind", "Direction", "Params", "Result", "Summary"),
-                [self.method_row(m) for m in methods],
-            )
+            lines += [
+                f"Their params and results: [Family {_code(family)}]({_family_page(family)}).",
+                "",
+            ]
+            lines += self.method_table(methods)
         return lines
+
+    def method_table(self, methods: Sequence[Method]) -> list[str]:
+        return _table(
+            ("Method", "Kind", "Direction", "Params", "Result", "Summary"),
+            [self.method_row(m) for m in methods],
+        )
 
     def method_row(self, m: Method) -> list[str]:
         result = self.ref_cell(m.result, "`null`") if m.kind == "request" else "—"
@@ -425,29 +524,60 @@ class _Reference:
             lines.append(f"Type: {self.type(t)}")
         return lines
 
-    def types(self) -> list[str]:
+    def types(self, none: str) -> list[str]:
+        """The sections of the types this page holds (``none`` when it holds none)."""
         lines = ["## Types"]
-        for d in self.model.definitions:
+        mine = [d for d in self.model.definitions if self.owner.get(d.name) == self.page]
+        for d in mine:
             lines += ["", *self.definition(d)]
-        return lines
+        return lines if mine else [*lines, "", none]
 
-    def render(self) -> str:
-        sections = [
-            self.header(),
+    # -- pages --------------------------------------------------------------------------------
+
+    def index(self) -> str:
+        return _join(
+            self.header("context-sidecar protocol"),
+            self.facts(),
             self.transport(),
             self.methods(),
             self.errors(),
             self.scripted(),
-            self.types(),
-        ]
-        lines: list[str] = []
-        for section in sections:
-            if lines:
-                lines.append("")
-            lines += section
-        while lines and not lines[-1]:
-            lines.pop()
-        return "\n".join(lines) + "\n"
+        )
+
+    def family(self, family: str, methods: Sequence[Method]) -> str:
+        return _join(
+            self.header(f"Family {_code(family)}"),
+            [
+                f"The {_code(family)} methods of the [context-sidecar protocol]({INDEX_PAGE}), "
+                "and the types only they use; the types other families use too are under "
+                f"[Shared types]({SHARED_PAGE}).",
+            ],
+            ["## Methods", "", *self.method_table(methods)],
+            self.types(f"These methods use only [shared types]({SHARED_PAGE})."),
+        )
+
+    def shared(self) -> str:
+        return _join(
+            self.header("Shared types"),
+            [
+                f"The types of the [context-sidecar protocol]({INDEX_PAGE}) that the methods of "
+                "several families use, and those no method's params or result reaches (such "
+                "as the error data and the server's capabilities).",
+            ],
+            self.types("No type is shared."),
+        )
+
+
+def _join(*sections: list[str]) -> str:
+    """Sections separated by a blank line, one newline at the end."""
+    lines: list[str] = []
+    for section in sections:
+        if lines:
+            lines.append("")
+        lines += section
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"
 
 
 def _error_codes() -> list[tuple[str, list[str]]]:

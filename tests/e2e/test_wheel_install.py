@@ -1,6 +1,7 @@
-"""The install a user does (issue 14 item 4): the README's wheel lines, run as they are.
+"""The install a user does (issue 14 item 4): the install page's wheel lines, run as they are.
 
-The README's ``wheel-install`` block is the only copy of the commands: this module reads it,
+The ``wheel-install`` block of ``docs/getting-started.md`` (the install page of the docs site;
+the README links it) is the only copy of the commands: this module reads it,
 builds the wheel with its first line in a clean copy of the checkout (tracked and untracked,
 never ignored files: no stale ``build/``, no ``.venv``), then installs it with the lines of
 each installer — plain venv always, pipx and uv when they are on PATH — into a ``HOME`` of its
@@ -41,7 +42,7 @@ from tests.conftest import assert_valid_frames
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+INSTALL_PAGE = REPO / "docs" / "getting-started.md"
 MARKER = "<!-- wheel-install:"
 INSTALLERS = ("venv", "pipx", "uv")
 FRAGMENTS = REPO / "sidecar" / "context" / "data" / "fragments"
@@ -49,15 +50,15 @@ FRAGMENTS = REPO / "sidecar" / "context" / "data" / "fragments"
 
 @dataclass(frozen=True)
 class Recipe:
-    """The README block: one line that builds the wheel, then lines per installer."""
+    """The install page's block: one line that builds the wheel, then lines per installer."""
 
     build: str
     installs: dict[str, list[str]]
     wheel_name: str
 
 
-def readme_recipe() -> Recipe:
-    text = README.read_text(encoding="utf-8")
+def install_recipe() -> Recipe:
+    text = INSTALL_PAGE.read_text(encoding="utf-8")
     start = text.index(MARKER)
     block = text[text.index("```sh\n", start) + len("```sh\n") :]
     block = block[: block.index("```")]
@@ -84,7 +85,7 @@ def _user_cache(name: str, variable: str) -> str:
 def user_env(home: Path, shims: Path) -> dict[str, str]:
     """A user's shell with ``HOME`` in the temp dir: no ``PYTHONPATH`` (the helpers' and CI's
     way to point at this checkout), no active venv, no per-user data/config/bin dirs, so the
-    README's ``~`` paths and pipx/uv's defaults all land under ``home``."""
+    install page's ``~`` paths and pipx/uv's defaults all land under ``home``."""
     dropped = ("PYTHON", "VIRTUAL_ENV", "CONDA_", "PIPX_", "UV_TOOL_", "UV_PYTHON")
     per_user = {"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"}
     env = {k: v for k, v in os.environ.items() if not k.startswith(dropped) and k not in per_user}
@@ -111,7 +112,7 @@ def run_line(line: str, *, cwd: Path, env: dict[str, str]) -> None:
     )
     if done.returncode != 0:
         pytest.fail(
-            f"README line failed ({done.returncode}): {line}\n"
+            f"install page line failed ({done.returncode}): {line}\n"
             f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
         )
 
@@ -148,19 +149,19 @@ class Built:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    recipe = readme_recipe()
+    recipe = install_recipe()
     root = tmp_path_factory.mktemp("wheel")
     source = checkout_copy(root / "checkout")
     shims = root / "shims"
     shims.mkdir()
-    # `python3` in the README is the user's interpreter; here, the one running the tests
+    # `python3` on the install page is the user's interpreter; here, the one running the tests
     # (>= 3.11, with pip). A script, not a symlink: a venv's python found through a symlink
     # elsewhere would lose its pyvenv.cfg.
     python3 = shims / "python3"
     python3.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     python3.chmod(0o755)
     # pipx and uv come with the dev extra (``make test`` installs them into .venv): the
-    # README's pipx and uv lines run here as a user's shell would find them on PATH
+    # the install page's pipx and uv lines run here as a user's shell would find them on PATH
     for tool in ("pipx", "uv"):
         found = Path(sys.executable).parent / tool
         if found.exists():
@@ -168,7 +169,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
             (shims / tool).chmod(0o755)
     run_line(recipe.build, cwd=source, env=user_env(root / "build-home", shims))
     wheels = sorted(p.name for p in (source / "dist").glob("*.whl"))
-    assert wheels == [recipe.wheel_name], "the README names the wheel the build line makes"
+    assert wheels == [recipe.wheel_name], "the install page names the wheel the build line makes"
     return Built(source=source, wheel=source / "dist" / wheels[0], recipe=recipe, shims=shims)
 
 
@@ -204,10 +205,10 @@ class Installed:
 def installed(request: pytest.FixtureRequest, built: Built, tmp_path: Path) -> Installed:
     installer: str = request.param
     lines = built.recipe.installs[installer]
-    assert lines, f"the README has no {installer} line"
+    assert lines, f"the install page has no {installer} line"
     tool = lines[0].split()[0]
     assert installer == "venv" or (built.shims / tool).exists(), (
-        f"{tool} is not installed (the dev extra brings it): the README's {tool} line would "
+        f"{tool} is not installed (the dev extra brings it): the install page's {tool} line would "
         "go untested"
     )
     home = tmp_path / "home"

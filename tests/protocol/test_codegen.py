@@ -1,4 +1,4 @@
-"""Tests of the code generators: TypeScript, Lua (LuaCATS) and the Markdown reference.
+"""Tests of the code generators: TypeScript, Lua (LuaCATS) and the Markdown reference pages.
 
 They run over the real schema bundle and over a tiny hand-written schema that exercises
 constructs the real one does not use yet (``allOf``, ``type`` arrays, recursion, tuples...).
@@ -15,12 +15,18 @@ from typing import Any
 import pytest
 
 from protocol.export._lua import render_lua
-from protocol.export._markdown import anchor, render_markdown
+from protocol.export._markdown import INDEX_PAGE, SHARED_PAGE, anchor, render_pages
 from protocol.export._schema import build_schema
 from protocol.export._typescript import render_typescript
 from protocol.export._walk import Lit, Obj, Prim, Ref, SchemaModel, Union, make_union
 
 Renderer = Callable[[dict[str, Any], str], str]
+
+
+def render_markdown(schema: dict[str, Any], schema_hash: str) -> str:
+    """Every page of the reference, one after the other (each opens with its ``# `` title)."""
+    return "\n".join(render_pages(schema, schema_hash).values())
+
 
 HASH = "0123456789abcdef0123456789abcdef"
 RENDERERS: dict[str, Renderer] = {
@@ -370,15 +376,19 @@ def test_lua_method_tables_list_every_method(
 def test_markdown_method_index_lists_every_method(
     schema: dict[str, Any], outputs: dict[str, str]
 ) -> None:
-    md = outputs["markdown"]
+    pages = render_pages(schema, HASH)
+    md = pages[INDEX_PAGE]
     index = md[md.index("## Methods") : md.index("## Errors")]
     for m in schema["x-methods"]:
         family = m["name"].split("/", 1)[0]
         assert f"### Family `{family}`" in index
-        params = f"[{m['params']}](#{m['params'].lower()})"
+        assert f"[Family `{family}`]({family}.md)" in index
         direction = DIRECTION_LABEL[m["direction"]]
-        assert f"| `{m['name']}` | {m['kind']} | {direction} | {params} |" in index
+        row = f"| `{m['name']}` | {m['kind']} | {direction} | [{m['params']}]("
+        assert row in index, m["name"]
         assert m["summary"] in index
+        # the family's page has the same row, its params' section on that page or shared
+        assert row in pages[f"{family}.md"], m["name"]
 
 
 # -- markdown specifics -----------------------------------------------------------------------
@@ -398,13 +408,43 @@ def test_markdown_sections(outputs: dict[str, str]) -> None:
     assert "| `code` | string | yes |" in errors
 
 
-def test_markdown_links_resolve_to_type_sections(outputs: dict[str, str]) -> None:
-    md = outputs["markdown"]
-    headings = {anchor(h) for h in re.findall(r"^### (\w+)$", md, re.MULTILINE)}
-    targets = set(re.findall(r"\]\(#([^)]+)\)", md))
+def test_markdown_links_resolve_to_type_sections(schema: dict[str, Any]) -> None:
+    pages = render_pages(schema, HASH)
+    headings = {
+        page: {anchor(h) for h in re.findall(r"^### (\w+)$", md, re.MULTILINE)}
+        for page, md in pages.items()
+    }
+    targets = 0
+    for page, md in pages.items():
+        for target_page, target in re.findall(r"\]\(([\w-]*\.md)?#([^)]+)\)", md):
+            assert target in headings[target_page or page], (page, target_page, target)
+            assert target == target.lower()
+            targets += 1
     assert targets
-    assert targets <= headings
-    assert all(t == t.lower() for t in targets)
+
+
+def test_every_type_has_one_section_on_the_page_of_its_users(schema: dict[str, Any]) -> None:
+    """A type only one family's methods reach is on that family's page; one several reach
+    (or none) is on the shared page; each has exactly one section."""
+    pages = render_pages(schema, HASH)
+    where: dict[str, list[str]] = {}
+    for page, md in pages.items():
+        for name in re.findall(r"^### (\w+)$", md, re.MULTILINE):
+            if page != INDEX_PAGE:
+                where.setdefault(name, []).append(page)
+    assert set(where) == set(schema["$defs"])
+    assert all(len(found) == 1 for found in where.values()), where
+    assert where["SessionCreateParams"] == ["session.md"]  # only session/create takes it
+    assert where["ToolExecuteParams"] == ["tool.md"]
+    assert where["ErrorData"] == [SHARED_PAGE]  # no method's params or result
+    assert where["TextPart"] == [SHARED_PAGE]  # message content: sessions, runs, tools
+    assert not re.findall(r"^### (?!Family )", pages[INDEX_PAGE], re.MULTILINE)  # no types
+
+
+def test_page_anchors_are_unique(schema: dict[str, Any]) -> None:
+    for page, md in render_pages(schema, HASH).items():
+        heads = [anchor(h) for h in re.findall(r"^#+ (.+)$", md, re.MULTILINE)]
+        assert len(heads) == len(set(heads)), page
 
 
 def test_markdown_tables_are_well_formed(outputs: dict[str, str]) -> None:
@@ -560,3 +600,13 @@ def test_walker_handles_self_referencing_all_of() -> None:
     }
     for render in RENDERERS.values():
         assert "Loop" in render(loop, "h")
+
+
+def test_a_pipe_in_code_is_a_pipe_on_github_and_in_mkdocs(schema: dict[str, Any]) -> None:
+    """In a table cell GitHub ends the cell at a bare ``|`` even inside code, and mkdocs shows
+    the backslash of a ``\\|`` inside code: code holding a pipe is HTML with ``&#124;``."""
+    text = render_markdown(schema, HASH)
+    assert "<code>^(env&#124;secret):" in text
+    spans = [m.group(2) for line in text.splitlines() for m in re.finditer(r"(`+)(.+?)\1", line)]
+    assert spans
+    assert not [span for span in spans if "|" in span]

@@ -12,20 +12,36 @@ import xxhash
 
 import protocol.sessions
 from protocol._base import WireModel
-from protocol.export import PACKAGE_DIR, SCHEMA_FILE, check, render_all, write_all
+from protocol.export import (
+    DOCS_DIR,
+    PACKAGE_DIR,
+    ROOT,
+    SCHEMA_FILE,
+    check,
+    render_all,
+    write_all,
+)
+from protocol.export._markdown import render_pages
 from protocol.export._schema import build_schema
 from protocol.methods import ALL_METHODS, CLIENT_METHODS, MethodSpec
 from protocol.server import PROTOCOL_VERSION
 from sidecar.demo import contract_line
 from sidecar.methods.capabilities import capabilities_block, schema_facts
 
-REPO = PACKAGE_DIR.parent
-ARTEFACTS = {
-    SCHEMA_FILE,
-    "typescript/context-sidecar.ts",
-    "lua/context_sidecar/types.lua",
-    "PROTOCOL.md",
+REPO = ROOT
+SCHEMA = f"protocol/{SCHEMA_FILE}"
+TYPESCRIPT = "protocol/typescript/context-sidecar.ts"
+LUA = "protocol/lua/context_sidecar/types.lua"
+#: The reference pages: an overview, one page per method family, the shared types.
+PAGES = {
+    f"{DOCS_DIR}/{page}"
+    for page in (
+        "index.md",
+        *(f"{family}.md" for family in dict.fromkeys(m.name.split("/")[0] for m in ALL_METHODS)),
+        "types.md",
+    )
 }
+ARTEFACTS = {SCHEMA, TYPESCRIPT, LUA, *PAGES}
 
 
 def run_export(*args: str) -> subprocess.CompletedProcess[str]:
@@ -78,7 +94,7 @@ def test_one_tampered_byte_is_detected(generated: Path, rel: str) -> None:
 
 
 def test_check_command_fails_on_a_tampered_file_and_names_it(generated: Path) -> None:
-    rel = "typescript/context-sidecar.ts"
+    rel = TYPESCRIPT
     tamper(generated / rel)
     done = run_export("--check", "--root", str(generated))
     assert done.returncode == 1
@@ -89,15 +105,29 @@ def test_check_command_fails_on_a_tampered_file_and_names_it(generated: Path) ->
 
 
 def test_a_missing_artefact_is_detected(generated: Path) -> None:
-    (generated / "PROTOCOL.md").unlink()
-    assert check(generated) == ["PROTOCOL.md"]
+    (generated / DOCS_DIR / "run.md").unlink()
+    assert check(generated) == [f"{DOCS_DIR}/run.md"]
+
+
+def test_a_stray_page_is_detected_and_removed(generated: Path) -> None:
+    """The generator owns the pages' directory: a page of a family that is gone is stale."""
+    stray = generated / DOCS_DIR / "widget.md"
+    stray.write_text("# Family `widget`\n")
+    assert check(generated) == [f"{DOCS_DIR}/widget.md"]
+    done = run_export("--check", "--root", str(generated))
+    assert done.returncode == 1
+    assert f"{DOCS_DIR}/widget.md" in done.stderr
+    assert stray.exists()  # --check writes nothing
+    assert write_all(generated) == [f"{DOCS_DIR}/widget.md"]
+    assert not stray.exists()
+    assert check(generated) == []
 
 
 def test_regeneration_repairs_the_artefacts(generated: Path) -> None:
-    (generated / SCHEMA_FILE).write_text("{}\n")
+    (generated / SCHEMA).write_text("{}\n")
     done = run_export("--root", str(generated))
     assert done.returncode == 0, done.stderr
-    assert SCHEMA_FILE in done.stderr
+    assert SCHEMA in done.stderr
     assert check(generated) == []
 
 
@@ -121,8 +151,10 @@ def test_a_new_method_is_detected() -> None:
     extra = MethodSpec("widget/get", WidgetParams, WidgetParams, "Get a widget.")
     schema = build_schema((*ALL_METHODS, extra))
     assert "WidgetParams" in schema["$defs"]
-    stale = check(PACKAGE_DIR, schema)
-    assert set(stale) == ARTEFACTS
+    stale = check(REPO, schema)
+    # the overview names the schema hash and lists the method; its family's page is missing
+    assert stale == [SCHEMA, TYPESCRIPT, LUA, f"{DOCS_DIR}/index.md", f"{DOCS_DIR}/widget.md"]
+    assert "### WidgetParams" in render_pages(schema, "h")["widget.md"]
 
 
 def test_an_extra_field_on_an_existing_model_is_detected() -> None:
@@ -135,10 +167,11 @@ def test_an_extra_field_on_an_existing_model_is_detected() -> None:
     assert methods != ALL_METHODS
     schema = build_schema(methods)
     assert "includeTrash" in schema["$defs"]["SessionRef"]["properties"]
-    stale = check(PACKAGE_DIR, schema)
-    assert SCHEMA_FILE in stale
-    assert "typescript/context-sidecar.ts" in stale
-    assert "lua/context_sidecar/types.lua" in stale
+    stale = check(REPO, schema)
+    assert SCHEMA in stale
+    assert TYPESCRIPT in stale
+    assert LUA in stale
+    assert f"{DOCS_DIR}/session.md" in stale
 
 
 def test_a_changed_summary_is_detected() -> None:
@@ -146,11 +179,14 @@ def test_a_changed_summary_is_detected() -> None:
         dataclasses.replace(spec, summary=spec.summary + " Now with more.") if i == 0 else spec
         for i, spec in enumerate(ALL_METHODS)
     )
-    assert SCHEMA_FILE in check(PACKAGE_DIR, build_schema(methods))
+    stale = check(REPO, build_schema(methods))
+    assert SCHEMA in stale
+    assert f"{DOCS_DIR}/index.md" in stale  # the summary is in the method index
+    assert f"{DOCS_DIR}/{ALL_METHODS[0].name.split('/')[0]}.md" in stale  # and its family's
 
 
 def test_the_unchanged_registry_is_not_stale() -> None:
-    assert check(PACKAGE_DIR, build_schema(ALL_METHODS)) == []
+    assert check(REPO, build_schema(ALL_METHODS)) == []
 
 
 # --- determinism and the advertised hash -----------------------------------------------------
@@ -180,13 +216,22 @@ def test_rendering_in_a_fresh_interpreter_gives_the_same_bytes(tmp_path: Path) -
 
 
 def test_the_readme_quotes_the_demo_on_the_contract_as_it_is() -> None:
-    """The README shows ``make demo``'s output, whose second line names the schema hash and
-    the method count; both change with the contract, so the quote is held to what the demo
-    prints today (issue 20, item 5).  After a contract change, paste the line it asks for."""
-    readme = (PACKAGE_DIR.parent / "README.md").read_text(encoding="utf-8")
+    """The README and the getting-started page show ``make demo``'s output, whose second line
+    names the schema hash and the method count; both change with the contract, so every quote
+    is held to what the demo prints today (issue 20, item 5).  After a contract change, paste
+    the line it asks for."""
     line = contract_line(capabilities_block(store_path="/s", max_message_bytes=1 << 20))
-    quoted = [q for q in readme.splitlines() if q.startswith("  protocol v")]
-    assert quoted == [line], f"README's demo output should read:\n{line}"
+    quoting = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    quotes = {
+        path.relative_to(REPO).as_posix(): [
+            q for q in path.read_text(encoding="utf-8").splitlines() if q.startswith("  protocol v")
+        ]
+        for path in quoting
+    }
+    assert quotes["README.md"] == [line], f"README's demo output should read:\n{line}"
+    assert quotes["docs/getting-started.md"] == [line], f"and the getting-started page's:\n{line}"
+    stale = {path: q for path, q in quotes.items() if q and q != [line]}
+    assert not stale, f"these quote the demo's contract line; it should read:\n{line}"
 
 
 def test_schema_hash_is_the_hash_of_the_committed_schema() -> None:
@@ -201,6 +246,6 @@ def test_schema_hash_is_the_hash_of_the_committed_schema() -> None:
     assert not set(facts.methods) & {m.name for m in ALL_METHODS if m.direction != "clientToServer"}
     assert facts.protocol_version == PROTOCOL_VERSION
     # The generated clients carry the same hash, so a client can compare it at initialize.
-    ts = (PACKAGE_DIR / "typescript/context-sidecar.ts").read_text()
+    ts = (REPO / TYPESCRIPT).read_text()
     assert f'SCHEMA_HASH = "{digest}"' in ts
-    assert digest in (PACKAGE_DIR / "PROTOCOL.md").read_text()
+    assert digest in (REPO / DOCS_DIR / "index.md").read_text()

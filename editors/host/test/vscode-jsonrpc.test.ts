@@ -1,6 +1,6 @@
 // An extension author's client, not this package: vscode-jsonrpc's own MessageConnection over the
 // stdio of `$SIDECAR_PYTHON -m sidecar serve --store <fresh temp dir>`, with hand-written types, as
-// someone who only read PROTOCOL.md would write it (issue 11, item 13).
+// someone who only read the protocol reference (docs/protocol/) would write it (issue 11, item 13).
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";

@@ -1,6 +1,6 @@
 // Scripted-model runs for tests and demos, as `context-sidecar acp --script` has them: when
 // $CONTEXT_SIDECAR_CHAT_SCRIPTS names a JSON file `{"<prompt>": {"rounds": [...]}, ...}`, a
-// chat prompt found in it runs with that script (see protocol/PROTOCOL.md, *Scripted runs*).
+// chat prompt found in it runs with that script (see docs/protocol/index.md, *Scripted runs*).
 // Read at each prompt, so a test can change it between prompts.
 import * as fs from "node:fs";
 
