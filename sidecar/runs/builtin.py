@@ -33,7 +33,6 @@ from protocol.errors import ErrorCode
 from protocol.runs import ApprovalRequestParams
 from protocol.tools import BuiltinTools as BuiltinToolsWire
 from protocol.tools import FileChange, ToolApproval, ToolLocation, ToolResultStored
-from sidecar.tools.recall import recall
 from sidecar.errors import InvalidRequestError
 from sidecar.tools.approvals import ApprovalMode, default_mode, mode_named, session_mode
 from sidecar.tools.bounds import DEFAULT_BOUNDS
@@ -43,6 +42,7 @@ from sidecar.tools.errors import ToolError
 from sidecar.tools.host import BuiltinTools
 from sidecar.tools.output import ToolOutput
 from sidecar.tools.presentation import call_title
+from sidecar.tools.recall import recall
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable

@@ -210,3 +210,21 @@ def test_the_check_sees_a_circle(tmp_path: Path) -> None:
     )
     (package / "d.py").write_text("import pkg.a\n")
     assert circles(module_graph(package)) == [["pkg.a", "pkg.sub.b", "pkg.sub.c"]]
+
+
+# --- rooms of one size ------------------------------------------------------------------------
+
+LAYOUT_PAGE = ROOT / "docs" / "develop" / "layout.md"
+MAX_LINES = 500
+
+
+def test_no_module_over_500_lines_without_a_written_reason() -> None:
+    """A module over 500 lines is named, with its reason, in the layout page's list of them."""
+    page = LAYOUT_PAGE.read_text(encoding="utf-8")
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in sorted((ROOT / "sidecar").rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    unexplained = {m: n for m, n in long.items() if f"`{m}`" not in page}
+    assert unexplained == {}
