@@ -93,6 +93,15 @@ for (const name of entries.keys()) {
   }
 }
 
+// The README is the extension's page in VS Code: every relative image or link it has is
+// shipped beside it (the package keeps relative links as they are: no repository to point at).
+const readme = readEntry(buf, entries.get("extension/readme.md")).toString("utf8");
+for (const [, target] of readme.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
+  if (/^[a-z]+:/i.test(target)) continue;
+  const shipped = path.posix.normalize(`extension/${target}`);
+  assert.ok(entries.has(shipped), `README.md points at ${target}, which ${file} does not ship`);
+}
+
 const manifest = JSON.parse(readEntry(buf, entries.get("extension/package.json")).toString("utf8"));
 const commands = (manifest.contributes?.commands ?? []).map((c) => c.command);
 for (const id of COMMANDS) assert.ok(commands.includes(id), `package.json lacks command ${id}`);
