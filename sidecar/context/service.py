@@ -3,8 +3,8 @@ it remembers of each session between requests.
 
 Every assembly takes one path, in two steps: :meth:`ContextService.capture` reads the world
 once into a :class:`protocol.inputs.FrozenInput` (:mod:`sidecar.context.capture`);
-:meth:`ContextService.build` turns a frozen input plus a profile into the inputs of the pure
-:func:`~sidecar.context.assemble.assemble` (:mod:`sidecar.context.build`).  A live
+:func:`~sidecar.context.build.build_inputs` turns a frozen input plus a profile into the inputs
+of the pure :func:`~sidecar.context.assemble.assemble`.  A live
 ``context/assemble`` (:meth:`ContextService.assemble_live`) is capture (nothing persisted),
 build, assemble, then the cache prediction on the body as a run would send it.
 
@@ -45,11 +45,9 @@ from sidecar.errors import NotFoundError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from protocol.context import ContextAssembleParams, HostSource, PromptProfile
-    from protocol.inputs import FrozenInput
-    from sidecar.context.build import Built
+    from protocol.context import ContextAssembleParams, HostSource
     from sidecar.context.cache_accounting import RequestShape
-    from sidecar.context.capture import Captured, Material
+    from sidecar.context.capture import Captured
     from sidecar.context.tokens import Tokenizer, Tokenizers
     from sidecar.store import Store
 
@@ -213,45 +211,6 @@ class ContextService:
         memory.instruction_hashes = {f.info.path: f.info.hash for f in current.files}
         return dump_wire(diff)
 
-    # --- 2. build --------------------------------------------------------------------------
-
-    def build(
-        self,
-        frozen: FrozenInput,
-        material: Material,
-        profile: PromptProfile,
-        *,
-        seed: str,
-        agent_prompt: str = "",
-        components: list[Any] | None = None,
-        parameters: dict[str, Any] | None = None,
-        reuse_instructions: dict[str, str] | None = None,
-        extra_sources: list[HostSource] | None = None,
-        diagnostics: list[dict[str, Any]] | None = None,
-        instructions_diff: dict[str, Any] | None = None,
-        turn: list[dict[str, Any]] | None = None,
-        compaction: dict[str, Any] | None = None,
-    ) -> Built:
-        """Assembly inputs from a frozen input (blocking: reads blobs, may count tokens):
-        :func:`~sidecar.context.build.build_inputs`."""
-        return build_inputs(
-            self.store.sessions,
-            self.tokenizers,
-            frozen,
-            material,
-            profile,
-            seed=seed,
-            agent_prompt=agent_prompt,
-            components=components,
-            parameters=parameters,
-            reuse_instructions=reuse_instructions,
-            extra_sources=extra_sources,
-            diagnostics=diagnostics,
-            instructions_diff=instructions_diff,
-            turn=turn,
-            compaction=compaction,
-        )
-
     def assemble_live(
         self, params: ContextAssembleParams, turn: list[dict[str, Any]] | None = None
     ) -> tuple[dict[str, Any], bytes]:
@@ -273,7 +232,9 @@ class ContextService:
         )
         sources = {**self.host_sources(params.session_id), **{s.id: s for s in params.sources}}
         diff = self.instructions_diff(params.session_id, captured.instruction_scan)
-        built = self.build(
+        built = build_inputs(
+            self.store.sessions,
+            self.tokenizers,
             captured.frozen,
             captured.material,
             params.profile,

@@ -87,9 +87,12 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
         profile, preset = load_profile(state.store, p.profile_id, p.profile)
         profile_id = p.profile_id if p.profile is None else None
         effective = resolve(profile, preset, frozen)
+        from sidecar.context.build import build_inputs
         from sidecar.context.capture import Material
 
-        built = state.context.build(
+        built = build_inputs(
+            state.store.sessions,
+            state.context.tokenizers,
             frozen,
             Material(state.store, persist=False),
             effective.profile,

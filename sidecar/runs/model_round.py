@@ -59,11 +59,14 @@ class ModelRound:
         """The request sent before the next one (where its cache entries are)."""
 
     def _assemble(self) -> tuple[dict[str, Any], str]:
+        from sidecar.context.build import build_inputs
         from sidecar.context.capture import Material
 
         loop = self.loop
         eff = loop.s.effective
-        built = loop.context.build(
+        built = build_inputs(
+            loop.store.sessions,
+            loop.context.tokenizers,
             loop.s.frozen,
             Material(loop.store, persist=False),
             eff.profile,

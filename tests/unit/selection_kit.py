@@ -17,7 +17,7 @@ from protocol.context import PromptProfile
 from protocol.inputs import InputFreezeParams
 from protocol.sessions import SessionAppendParams
 from sidecar.context.assemble import assemble, assemble_with_json
-from sidecar.context.build import seed_of
+from sidecar.context.build import build_inputs, seed_of
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers, count_entries
 from sidecar.store import Store
@@ -93,7 +93,9 @@ def assemble_entries(
 
             def once() -> dict[str, Any]:
                 captured = service.capture(params, persist=False)
-                built = service.build(
+                built = build_inputs(
+                    service.store.sessions,
+                    service.tokenizers,
                     captured.frozen,
                     captured.material,
                     profile,
@@ -163,7 +165,9 @@ class GrowingSession:
             by_alias=True,
         )
         captured = self.service.capture(params, persist=False)
-        built = self.service.build(
+        built = build_inputs(
+            self.service.store.sessions,
+            self.service.tokenizers,
             captured.frozen,
             captured.material,
             self.profile,

@@ -19,6 +19,7 @@ from protocol.context import CacheAccounting, PromptProfile
 from protocol.inputs import InputFreezeParams
 from protocol.sessions import SessionAppendParams
 from sidecar.context.assemble import assemble
+from sidecar.context.build import build_inputs
 from sidecar.context.cache import place_breakpoints
 from sidecar.context.cache_accounting import RequestShape, predict_cache, predict_for, shape_of
 from sidecar.context.limits import CacheRules, Prices, cache_rules, prices_of
@@ -355,7 +356,14 @@ def test_the_system_prompt_does_not_change_with_the_time_of_day() -> None:
                     by_alias=True,
                 )
                 captured = service.capture(freeze, persist=False)
-                built = service.build(captured.frozen, captured.material, SONNET, seed="s")
+                built = build_inputs(
+                    service.store.sessions,
+                    service.tokenizers,
+                    captured.frozen,
+                    captured.material,
+                    SONNET,
+                    seed="s",
+                )
                 systems.append(assemble(built.inputs)["system"])
             assert systems[0] == systems[1] == systems[2]
         finally:
