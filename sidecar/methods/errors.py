@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MethodError",
-    "error_payload",
     "from_domain",
     "from_unexpected",
     "from_validation",
@@ -48,11 +47,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-def error_payload(code: int, message: str, data: ErrorData) -> dict[str, Any]:
-    """The ``error`` member of a response, as JSON."""
-    return {"code": code, "message": message, "data": dump_wire(data)}
 
 
 class MethodError(Exception):

@@ -211,11 +211,11 @@ class EarlyDispatch:
             from sidecar.methods import errors
 
             answer.pop("result", None)
-            answer["error"] = errors.error_payload(
+            answer["error"] = errors.rpc_error(
                 REQUEST_CANCELLED,
                 f"request {msg_id} was cancelled",
                 ErrorData(code=ErrorCode.CANCELLED),
-            )
+            ).payload()
         self.served += 1
         assert self._send is not None
         self._send(dumps_bytes(answer))

@@ -281,8 +281,8 @@ class SidecarProtocol(LanguageServerProtocol):
         data_code: str,
         details: dict[str, Any] | None = None,
     ) -> None:
-        payload = errors.error_payload(code, message, ErrorData(code=data_code, details=details))
-        self.send_body(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "error": payload}))
+        data = ErrorData(code=data_code, details=details)
+        self._send_method_error(msg_id, errors.rpc_error(code, message, data))
 
     def _send_method_error(self, msg_id: MsgId | None, exc: errors.MethodError) -> None:
         self.send_body(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "error": exc.payload()}))
