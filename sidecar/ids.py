@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from datetime import UTC, datetime
 
 __all__ = ["new_id", "now_iso"]
 
@@ -44,6 +43,20 @@ def new_id(prefix: str) -> str:
         return f"{prefix}_{_encode_128((ms << 80) | (_last_rand & ((1 << 80) - 1)))}"
 
 
+#: The last timestamp made, ``(milliseconds, text)``: a burst of events (a run streams
+#: tens of thousands a second) formats each millisecond once.  One tuple, replaced whole,
+#: so threads never see half of it.
+_last_iso: tuple[int, str] = (-1, "")
+
+
 def now_iso() -> str:
     """Current UTC time as ISO-8601 with milliseconds and a ``Z`` suffix."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    global _last_iso
+    ms = time.time_ns() // 1_000_000
+    cached = _last_iso
+    if cached[0] == ms:
+        return cached[1]
+    seconds, millis = divmod(ms, 1000)
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+    _last_iso = (ms, text)
+    return text

@@ -33,6 +33,27 @@ class RawJSON:
         self.data = data
 
 
+class _Raw(Exception):
+    """A :class:`RawJSON` met by the fast encoder: the splicing path takes over."""
+
+
+def _no_default(obj: Any) -> Any:
+    if isinstance(obj, RawJSON):
+        raise _Raw
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _encoder(sort_keys: bool, ascii_only: bool) -> json.JSONEncoder:
+    return json.JSONEncoder(
+        ensure_ascii=ascii_only, separators=(",", ":"), sort_keys=sort_keys, default=_no_default
+    )
+
+
+# Built once: ``json.dumps`` with any non-default argument builds an encoder on every call,
+# which is most of the cost of a small object (a run event, an RPC answer).
+_FAST = {(sort, asc): _encoder(sort, asc) for sort in (False, True) for asc in (False, True)}
+
+
 def _encode(value: Any, sort_keys: bool, default: Callable[[Any], Any] | None) -> bytes:
     text = json.dumps(
         value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys, default=default
@@ -48,6 +69,16 @@ def _encode(value: Any, sort_keys: bool, default: Callable[[Any], Any] | None) -
 def dumps_bytes(
     value: Any, *, sort_keys: bool = False, default: Callable[[Any], Any] | None = None
 ) -> bytes:
+    if default is None:
+        try:
+            text = _FAST[sort_keys, False].encode(value)
+        except _Raw:
+            pass  # spliced below
+        else:
+            try:
+                return text.encode("utf-8")
+            except UnicodeEncodeError:
+                return _FAST[sort_keys, True].encode(value).encode("ascii")
     raws: list[bytes] = []
 
     def hook(obj: Any) -> Any:

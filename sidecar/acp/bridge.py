@@ -82,7 +82,10 @@ class AcpRunBridge:
         else:  # run/lagged cannot happen: see backlog()
             logger.debug("not forwarded to the ACP client: %s", method)
 
-    def send_event(self, line: bytes, event: dict[str, Any] | None = None) -> None:
+    def send_event(
+        self, line: bytes, journaled: Callable[[], None], event: dict[str, Any] | None = None
+    ) -> None:
+        journaled()  # the prompt sends it later, as a session/update: written first
         self._deliver(event if event is not None else json.loads(line))
 
     def after_answer(self, fn: Callable[[], object]) -> None:

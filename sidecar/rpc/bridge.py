@@ -35,8 +35,12 @@ class PyglsBridge:
     def notify(self, method: str, params: Any) -> None:
         self._protocol.notify(method, params)
 
-    def send_event(self, line: bytes, event: dict[str, Any] | None = None) -> None:
-        """The journal line is the params, spliced as it is (no second encoding)."""
+    def send_event(
+        self, line: bytes, journaled: Callable[[], None], event: dict[str, Any] | None = None
+    ) -> None:
+        """The journal line is the params, spliced as it is (no second encoding); the
+        writer writes the journal before the frame (``before_write``)."""
+        self._protocol.before_write(journaled)
         self._protocol.send_body(_EVENT_HEAD + line + b"}")
 
     def after_answer(self, fn: Callable[[], object]) -> None:

@@ -86,6 +86,8 @@ class SidecarProtocol(LanguageServerProtocol):
     state: SidecarState
     #: Called with raw body bytes to frame and write (set by the transport).
     send_body: Callable[[bytes], None]
+    #: Called with what must run before the next frames leave (set by the transport).
+    before_write: Callable[[Callable[[], None]], None]
     #: Called with the process exit code when the client sends ``exit``.
     on_exit: Callable[[int], None]
     #: Called with the client's process id after ``initialize``.

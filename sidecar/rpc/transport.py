@@ -153,11 +153,14 @@ class StdioTransport:
         self._pending: list[bytes] = []
         """Frames of this loop iteration, written together at its end."""
         self._pending_bytes = 0
+        self._before: list[Callable[[], None]] = []
+        """What must run before the pending frames leave (a run journal's write)."""
 
     def attach(self, protocol: SidecarProtocol) -> None:
         """Hand incoming frames to the loaded protocol: first ``initialize`` when it was
         answered early (for pygls' own state), then what the interim receiver held, in order."""
         protocol.send_body = self.send_body
+        protocol.before_write = self.before_write
         protocol.on_exit = self.stop
         protocol.on_initialized = self._watch_client
         early = self._early
@@ -168,6 +171,19 @@ class StdioTransport:
         self._attached.set()
 
     # --- output --------------------------------------------------------------------------
+
+    def before_write(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` before the next frames are written (once, however many ask)."""
+        if fn not in self._before:
+            self._before.append(fn)
+
+    def _run_before(self) -> None:
+        before, self._before = self._before, []
+        for fn in before:
+            try:
+                fn()
+            except Exception:  # the disk refused a journal: its run stops at its next event
+                logger.exception("could not write ahead of the frames")
 
     def send_body(self, body: bytes) -> None:
         if self._closed_out:
@@ -189,6 +205,7 @@ class StdioTransport:
                 self._write_pending()
             return
         try:
+            self._run_before()
             write_all(self._out_fd, frame)
         except OSError as exc:
             if exc.errno in (errno.EPIPE, errno.EBADF):
@@ -202,6 +219,7 @@ class StdioTransport:
         if not self._pending:
             return  # written already (a long burst)
         frames, self._pending, self._pending_bytes = self._pending, [], 0
+        self._run_before()
         if self._writer is not None and not self._writer.is_closing():
             self._writer.write(b"".join(frames))  # buffered while the client is slow
 

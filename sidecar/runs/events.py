@@ -1,7 +1,8 @@
 """A run's events on their way to the connection: journal first, then live or replayed.
 
 - :meth:`RunEvents.emit` appends an event to the run's journal and only then sends it, to
-  this connection, if it is subscribed to the run.
+  this connection, if it is subscribed to the run; the journal's line is written before the
+  notification leaves (the bridge's ``journaled``), the lines of a burst in one ``write``.
 - :meth:`RunEvents.subscribe` ``{afterSeq}`` sends the journal's events after ``afterSeq`` and
   registers the subscription in one step with no ``await`` in between, so every later event is
   sent live: no gap and no duplicate.
@@ -37,9 +38,13 @@ LAGGED_RETRY_MS = 250
 
 
 class RunBridge(ClientBridge, Protocol):
-    def send_event(self, line: bytes, event: dict[str, Any] | None = None) -> None:
+    def send_event(
+        self, line: bytes, journaled: Callable[[], None], event: dict[str, Any] | None = None
+    ) -> None:
         """A ``run/event`` notification: ``line`` is the event's JSON as journaled, ``event``
-        the same decoded when the caller has it."""
+        the same decoded when the caller has it.  ``journaled`` writes the journal's pending
+        lines: it must be called before the notification leaves the process (once for a
+        burst of them is enough)."""
         ...
 
     def after_answer(self, fn: Callable[[], object]) -> None:
@@ -67,7 +72,7 @@ class RunEvents:
                 event["seq"] - 1,
             )
             return
-        self.bridge.send_event(line, event)
+        self.bridge.send_event(line, journal.flush, event)
 
     def _overloaded(self, journal: RunJournal, last_sent: int) -> bool:
         """Whether the client left more than the bound unread.  If so, this run's events stop
@@ -97,7 +102,7 @@ class RunEvents:
             if self._overloaded(journal, seq - 1):
                 paused = True
                 break
-            self.bridge.send_event(line)
+            self.bridge.send_event(line, journal.flush)
             replayed += 1
         live = not paused and journal.record["status"] not in TERMINAL
         if live:

@@ -3,9 +3,11 @@
 Layout: ``runs/<runId>/run.json`` (the run's state, replaced atomically on each status
 change) and ``runs/<runId>/events.jsonl`` (append-only, one event per line, seq = line
 number).  An event is written to the journal *before* it is sent to any client, so replay
-can never miss what a client saw.  The journal is fsynced at every status change and at the
-end of the run; between those points a ``kill -9`` loses nothing either (the writes are in
-the page cache) — only a power loss can cut the unsynced tail, and a torn last line is
+can never miss what a client saw: the lines of one turn of the event loop are written
+together, by the face's writer just before the frames that carry them leave (or at the end of
+that turn when nobody is subscribed).  The journal is fsynced at every status change and at
+the end of the run; between those points a ``kill -9`` loses nothing a client saw (the writes
+are in the page cache) — only a power loss can cut the unsynced tail, and a torn last line is
 repaired on open like any JSONL file of the store.
 
 A run that was not finished when its sidecar died is marked ``failed`` with
@@ -17,6 +19,8 @@ brought up to date from the journal.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import itertools
 import json
 import os
@@ -27,13 +31,13 @@ import anyio
 import anyio.to_thread
 
 from protocol.errors import ErrorCode
-from sidecar.errors import NotFoundError
+from sidecar.errors import NotFoundError, StoreIOError
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.jsonl import AppendLog, write_file_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 __all__ = ["TERMINAL", "RunJournal", "RunStore"]
@@ -50,6 +54,13 @@ class RunJournal:
         self._lines = events
         self._log: AppendLog | None = None
         self._persisting = anyio.Lock()
+        self._unwritten: list[bytes] = []
+        """Lines appended but not yet written (see :meth:`flush`)."""
+        self._failed: StoreIOError | None = None
+        head = dumps_bytes({"runId": record["runId"], "sessionId": record["sessionId"]})
+        self._head = head[:-1] + b',"seq":' if head.isascii() else None
+        """The start of every line, encoded once (ids are ASCII; were one not, a payload
+        that must be written in ASCII would make the whole line ASCII: no template then)."""
 
     @property
     def run_id(self) -> str:
@@ -68,26 +79,72 @@ class RunJournal:
         return self._log
 
     def append(self, event_type: str, payload: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        """Write the next event (not yet fsynced); return it and its JSON (the journal line,
-        which is also what goes on the wire: it is encoded once)."""
-        log = self._open()
+        """Add the next event; return it and its JSON (the journal line, which is also what
+        goes on the wire: it is encoded once).
+
+        The line is written by :meth:`flush`, which the caller must have run before the
+        event leaves the process (a face's writer does it before its next write); failing
+        that, it runs at the end of this turn of the event loop.  A burst of events is thus
+        one ``write``, and the journal is still ahead of every client."""
+        if self._failed is not None:
+            raise self._failed
+        self._open()
+        seq = len(self._lines) + 1
+        time = now_iso()
         event = {
-            "runId": self.run_id,
+            "runId": self.record["runId"],
             "sessionId": self.record["sessionId"],
-            "seq": self.head + 1,
-            "time": now_iso(),
+            "seq": seq,
+            "time": time,
             "type": event_type,
             "payload": payload,
         }
-        line = dumps_bytes(event)
-        log.write(line + b"\n")  # before anyone is told; fsynced at the next sync()
+        if self._head is None:
+            line = dumps_bytes(event)
+        else:  # the same bytes, without encoding the envelope again for every event
+            line = b"".join(
+                (
+                    self._head,
+                    str(seq).encode(),
+                    b',"time":"',
+                    time.encode(),
+                    b'","type":',
+                    _type_json(event_type),
+                    b',"payload":',
+                    dumps_bytes(payload),
+                    b"}",
+                )
+            )
+        self._unwritten.append(line)
+        if len(self._unwritten) == 1 and not _flush_soon(self.flush):
+            self.flush()  # no event loop here (recovery at open, a tool): written at once
         self._lines.append(line)
-        self.record["headSeq"] = self.head
+        self.record["headSeq"] = seq
         return event, line
+
+    def flush(self) -> None:
+        """Write the lines appended since the last flush, in one ``write`` (not fsynced: a
+        killed process leaves them in the page cache; :meth:`sync` makes them durable).
+
+        When the disk refuses, the lines stay unwritten, the file as it was, and every later
+        :meth:`append` or flush raises the same error: the run stops with ``store.io`` at its
+        next event rather than go on with a journal whose line numbers are no longer seqs."""
+        if self._failed is not None:
+            raise self._failed
+        if not self._unwritten or self._log is None:
+            return
+        try:
+            self._log.write(b"\n".join(self._unwritten) + b"\n")
+        except StoreIOError as exc:
+            self._failed = exc
+            raise
+        self._unwritten = []
 
     def sync(self) -> None:
         """fsync the journal and rewrite the record (status changes, the end)."""
-        self._open().sync()
+        log = self._open()
+        self.flush()
+        log.sync()
         self.record["updatedAt"] = now_iso()
         write_file_atomic(self.dir / "run.json", dumps_bytes(self.record))
 
@@ -96,6 +153,7 @@ class RunJournal:
         stalls the event loop (every other request and run waits on it otherwise).  The
         record is serialised first, on the loop; rewrites of ``run.json`` keep their order."""
         log = self._open()
+        self.flush()
         self.record["updatedAt"] = now_iso()
         data = dumps_bytes(self.record)
 
@@ -122,6 +180,7 @@ class RunJournal:
 
     def close(self) -> None:
         if self._log is not None:
+            self.flush()
             self._log.close()
             self._log = None
 
@@ -259,6 +318,21 @@ class RunStore:
             journal.sync()
             self.finish(journal)
         return recovered
+
+
+def _flush_soon(flush: Callable[[], None]) -> bool:
+    """Call ``flush`` at the end of this turn of the running event loop, if there is one."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    loop.call_soon(flush)
+    return True
+
+
+@functools.cache
+def _type_json(event_type: str) -> bytes:
+    return dumps_bytes(event_type)
 
 
 def _usage(events: list[dict[str, Any]]) -> dict[str, int]:

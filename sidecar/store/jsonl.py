@@ -159,9 +159,18 @@ class AppendLog:
 
     def write(self, payload: bytes) -> None:
         """Write complete lines without fsync (see :meth:`sync`); for journals whose events
-        must survive a process kill (the page cache holds them) but may batch their fsyncs."""
-        write_fully(self._fd, payload)
-        self._size += len(payload)
+        must survive a process kill (the page cache holds them) but may batch their fsyncs.
+        A failed write leaves no trace and raises."""
+        before = self._size
+        try:
+            write_fully(self._fd, payload)
+        except OSError as exc:
+            self._rollback(before)
+            raise StoreIOError(
+                f"could not write {self.path.name}: {exc.strerror or exc}",
+                details={"path": str(self.path)},
+            ) from exc
+        self._size = before + len(payload)
 
     def sync(self) -> None:
         os.fsync(self._fd)
