@@ -8,7 +8,10 @@ without the sidecar: same stdio framing, same client, no store, no journal, no p
 - ``run/event`` notifications delivered: a scripted run streaming 20,000 deltas, from the
   first event to ``run.completed``, every ``seq`` checked present and in order (the sidecar
   journals each event before sending it) — target >= 20,000/s; the peer floods the same
-  number of notifications of the same shape with nothing behind them;
+  number of notifications of the same shape with nothing behind them.  The same figure again
+  with a reader that does not decode events (``bench/raw_events.py``): the Python client
+  costs about what the server does per event, so this row is the server's own rate.  The
+  runs of the sidecar and the peer are interleaved;
 - process start to ``initialize`` answered — target <= 300 ms; and process start to the first
   request answered — target <= 250 ms — for a real first request (``session/list``, what an
   editor's session picker sends) and for ``server/ping``; the peer's first request is its
@@ -37,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.common import Options, Row, Target, percentile
+from bench.raw_events import raw_event_rate
 from sidecar.client import RpcError, SidecarClient
 
 if TYPE_CHECKING:
@@ -269,6 +273,21 @@ async def _measure(
         out[key][what] = exc
 
 
+async def _measure_run(
+    out: dict[str, Any], key: str, what: str, measure: Callable[[], Awaitable[Any]]
+) -> None:
+    """One more run of a repeated figure into the list ``out[key][what]``; the figure fails
+    (the exception replaces the list) at the first run that does."""
+    runs = out[key].setdefault(what, [])
+    if isinstance(runs, BaseException):
+        return
+    try:
+        runs.append(await measure())
+    except Exception as exc:
+        sys.stderr.write(f"rpc: {key} {what} failed: {exc!r}\n")
+        out[key][what] = exc
+
+
 def run(options: Options) -> list[Row]:
     samples = 400 * (1 if options.quick else max(options.runs, 5))
     events = 5_000 if options.quick else EVENTS
@@ -285,12 +304,22 @@ def run(options: Options) -> list[Row]:
                 async def trips(peer: bool = peer) -> list[float]:
                     return await round_trips(peer, store, samples)
 
-                async def rates(peer: bool = peer) -> list[EventRate]:
-                    return [await event_rate(peer, store, events) for _ in range(options.runs)]
-
                 await _measure(out, key, "trips", trips)
-                await _measure(out, key, "events", rates)
-                sys.stderr.write(f"rpc: measured {'peer' if peer else 'sidecar'}\n")
+            # event rates: the sidecar's and the peer's runs interleaved, with each client
+            for _ in range(options.runs):
+                for peer in (False, True):
+                    key = "peer" if peer else "ours"
+
+                    async def rate(peer: bool = peer) -> EventRate:
+                        return await event_rate(peer, store, events)
+
+                    async def raw(peer: bool = peer) -> float:
+                        command = PEER if peer else None
+                        return await raw_event_rate(command, store, events, {**os.environ, **_ENV})
+
+                    await _measure_run(out, key, "events", rate)
+                    await _measure_run(out, key, "raw_events", raw)
+            sys.stderr.write("rpc: measured round trips and events\n")
             # the peer serves no sessions: its first request is the ping
             await start_ups(store, starts, out)
             sys.stderr.write("rpc: measured start-ups\n")
@@ -348,6 +377,17 @@ def run(options: Options) -> list[Row]:
             target=Target(20_000, ">= 20,000/s"),
             notes=f"a client that falls behind catches up as front ends do ({recovered})",
             extra={"lagged_recoveries": recovered},
+        ),
+        row(
+            "`run/event` notifications, read by a raw reader (journaled, in order)",
+            "events/s",
+            lambda d: statistics.median(d["raw_events"]),
+            keys={"ours": ["raw_events"], "peer": ["raw_events"]},
+            better="higher",
+            peer_name=f"{PEER_NAME} (notify loop, no journal)",
+            target=Target(20_000, ">= 20,000/s"),
+            notes="frames split on Content-Length, seq found by a byte search: the server's "
+            "rate, not the client's (bench/raw_events.py)",
         ),
         row(
             "process start to `initialize` answered",

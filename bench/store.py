@@ -8,7 +8,10 @@ Every figure is measured in this run, on this machine, next to its peer:
   committing the same JSON entries in transactions of the same size (a host writing its own
   store).  The in-process ``Store.sessions.append`` is a separate row against the same peer.
 - **durable appends, single**: one entry per request, awaited one by one, vs one sqlite
-  transaction per entry.
+  transaction per entry; and the same in-process (``Store.sessions.append``), which is what
+  the sidecar itself spends: over stdio the Python client's round trip (~0.3 ms, the
+  ``server/ping`` row) is as long as a whole sqlite transaction; and over stdio again from a
+  blocking client with no event loop (``bench/raw_client.py``, ~0.05 ms a ping).
 - **resident memory**: a real sidecar that has loaded a 100k-entry session (one
   ``context/assemble``: history index plus persisted token counts), VmRSS from
   ``/proc/<pid>/status``, vs a plain Python process holding the same 100k entries as
@@ -43,8 +46,9 @@ import anyio
 from bench.assembly import BUDGET, build_store, conversation
 from bench.assembly import request as assemble_request
 from bench.common import Options, Row, Target, percentile
+from bench.raw_client import RawClient
 from protocol.sessions import SessionAppendParams
-from sidecar.client import SidecarClient
+from sidecar.client import SidecarClient, sidecar_command
 from sidecar.store import Store
 
 if TYPE_CHECKING:
@@ -165,6 +169,32 @@ async def _rpc_appends(
         if index:
             result.rates.append(len(entries) / elapsed)
             result.latencies_ms.extend(latencies)
+    return result
+
+
+def raw_single_appends(root: Path, entries: Sequence[dict[str, Any]], runs: int) -> AppendResult:
+    """``session/append`` of one entry at a time from :class:`bench.raw_client.RawClient` (no
+    event loop in the client): the server's time per durable append, and the pipes'."""
+    client = RawClient([*sidecar_command("serve"), "--store", str(root)])
+    result = AppendResult([], [])
+    try:
+        for index in range(runs + 1):  # the first run warms the process and is not counted
+            created = client.request("session/create", {"title": f"raw-{index}"})
+            latencies: list[float] = []
+            started = time.perf_counter()
+            for head, entry in enumerate(entries, start=1):
+                sent = time.perf_counter()
+                answer = client.request(
+                    "session/append", {"sessionId": created["sessionId"], "entries": [entry]}
+                )
+                latencies.append((time.perf_counter() - sent) * 1000)
+                if answer["headSeq"] != head:
+                    raise RuntimeError(f"session/append answered {answer['headSeq']}, not {head}")
+            if index:
+                result.rates.append(len(entries) / (time.perf_counter() - started))
+                result.latencies_ms.extend(latencies)
+    finally:
+        client.close()
     return result
 
 
@@ -478,6 +508,10 @@ def _append_rows(work: Path, s: Sizes) -> list[Row]:
         work / "rpc-store", [(BATCH, entries), (1, entries[: s.single_entries])], s.runs
     )
     in_process = store_appends(work / "inproc-store", entries, BATCH, s.runs)
+    in_process_single = store_appends(
+        work / "inproc-single", entries[: s.single_entries], 1, s.runs
+    )
+    raw_single = raw_single_appends(work / "raw-single", entries[: s.single_entries], s.runs)
     sqlite_batched = sqlite_appends(work / "peer.sqlite3", entries, BATCH, s.runs)
     sqlite_single = sqlite_appends(work / "peer.sqlite3", entries[: s.single_entries], 1, s.runs)
     fs = _filesystem(work)
@@ -534,6 +568,35 @@ def _append_rows(work: Path, s: Sizes) -> list[Row]:
                 "request_p50_ms": percentile(single.latencies_ms, 50),
                 "request_p99_ms": percentile(single.latencies_ms, 99),
             },
+        ),
+        Row(
+            suite=SUITE,
+            what="durable appends, single (1/request, RPC, blocking client)",
+            ours=_median(raw_single.rates),
+            unit="entries/s",
+            better="higher",
+            peer_name=f"{peer}, 1/txn",
+            peer=_median(sqlite_single),
+            notes="the same requests from a client with no event loop (bench/raw_client.py): "
+            "the server's time and the pipes'",
+            extra={
+                **common,
+                "ours_runs": raw_single.rates,
+                "request_p50_ms": percentile(raw_single.latencies_ms, 50),
+                "request_p99_ms": percentile(raw_single.latencies_ms, 99),
+            },
+        ),
+        Row(
+            suite=SUITE,
+            what="durable appends, single (1/call, in-process Store)",
+            ours=_median(in_process_single),
+            unit="entries/s",
+            better="higher",
+            peer_name=f"{peer}, 1/txn",
+            peer=_median(sqlite_single),
+            notes="sidecar.store.Store sessions.append of one entry, awaited one by one: "
+            "what the sidecar spends, without the client's round trip",
+            extra={**common, "ours_runs": in_process_single},
         ),
     ]
 

@@ -27,6 +27,7 @@ subclass changes only what a stdio sidecar needs done differently:
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -57,7 +58,7 @@ from sidecar.rpc.handshake import initialize_result
 from sidecar.rpc.initialize_params import check_initialize_params
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator
+    from collections.abc import Callable, Generator, Iterable
     from concurrent.futures import Future
 
     from cattrs import Converter
@@ -98,9 +99,15 @@ class SidecarProtocol(LanguageServerProtocol):
         self._after_answer: dict[MsgId, list[Callable[[], object]]] = {}
         self._withdrawn: dict[MsgId, None] = {}  # insertion-ordered: the oldest go first
         self._initialize_handled = False
+        self._plain_requests: frozenset[str] = frozenset()
         builtins = self.fm.builtin_features
         for name in [name for name in builtins if name not in _PYGLS_BUILTINS]:
             del builtins[name]
+
+    def route_plainly(self, methods: Iterable[str]) -> None:
+        """Requests of these methods (the table's, none of them LSP's) go to their handlers
+        with their params as they came: nothing for pygls to structure."""
+        self._plain_requests = frozenset(m for m in methods if self.get_message_type(m) is None)
 
     # --- incoming ------------------------------------------------------------------------
 
@@ -161,12 +168,20 @@ class SidecarProtocol(LanguageServerProtocol):
                 msg_id, INVALID_REQUEST, "the server is shutting down", ErrorCode.SHUTTING_DOWN
             )
             return
+        method = message.get("method")
+        if msg_id is not None and method in self._plain_requests:
+            # a method of the table: its params go to it as they are, so pygls' structuring
+            # (cattrs, for nothing) and its checks (made above) are skipped
+            contextvars.copy_context().run(
+                self._handle_request, msg_id, method, message.get("params")
+            )
+            return
         try:
-            if message.get("method") == types.INITIALIZE and msg_id is not None:
+            if method == types.INITIALIZE and msg_id is not None:
                 message["params"] = check_initialize_params(message.get("params"))
             structured = self._structure(message, msg_id)
         except errors.MethodError as exc:
-            if msg_id is not None and "method" in message:
+            if msg_id is not None and method is not None:
                 self._send_method_error(msg_id, exc)
             return
         if structured is not None:
@@ -274,6 +289,16 @@ class SidecarProtocol(LanguageServerProtocol):
             logger.exception("could not serialise an outgoing message")
             return
         self.send_body(body)
+
+    def _send_response(
+        self, msg_id: MsgId, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        if error is None and msg_id not in self._result_types:
+            # a method of the table answers wire JSON already: written as it is, not built
+            # into pygls' response class and taken apart again
+            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            return
+        super()._send_response(msg_id, result, error)
 
     def _send_error(
         self,

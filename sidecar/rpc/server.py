@@ -48,6 +48,7 @@ def build_server(state: SidecarState) -> LanguageServer:
         raise RuntimeError(f"methods without a handler: {missing}")
     for route in ROUTES:
         server.feature(route.spec.name)(bind(state, route))
+    protocol.route_plainly(routed)
     return server
 
 

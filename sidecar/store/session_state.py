@@ -30,6 +30,7 @@ from sidecar.store.history import HistoryIndex
 from sidecar.store.jsonl import AppendLog
 from sidecar.store.lines import FileLines
 from sidecar.store.loaded import Lease, LoadedSessions
+from sidecar.store.sync_place import SyncPlace
 from sidecar.store.token_counts import TokenCountCache
 
 if TYPE_CHECKING:
@@ -109,6 +110,8 @@ class SessionStates:
             fresh=self._fresh,
         )
         self._dir.mkdir(parents=True, exist_ok=True)
+        self.sync_place = SyncPlace()
+        """Where appends wait for the disk (the loop while it is fast; see sync_place)."""
 
     @property
     def max_loaded(self) -> int:
