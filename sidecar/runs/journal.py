@@ -23,6 +23,7 @@ import asyncio
 import functools
 import itertools
 import json
+import logging
 import os
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["TERMINAL", "RunJournal", "RunStore"]
+
+logger = logging.getLogger(__name__)
 
 TERMINAL = frozenset({"completed", "cancelled", "failed"})
 
@@ -116,7 +119,7 @@ class RunJournal:
                 )
             )
         self._unwritten.append(line)
-        if len(self._unwritten) == 1 and not _flush_soon(self.flush):
+        if len(self._unwritten) == 1 and not _flush_soon(self._flush_later):
             self.flush()  # no event loop here (recovery at open, a tool): written at once
         self._lines.append(line)
         self.record["headSeq"] = seq
@@ -139,6 +142,14 @@ class RunJournal:
             self._failed = exc
             raise
         self._unwritten = []
+
+    def _flush_later(self) -> None:
+        """:meth:`flush` at the end of a loop turn: a refusal is kept for the run's next
+        event to raise (nobody to tell here)."""
+        try:
+            self.flush()
+        except StoreIOError:
+            logger.exception("could not write the journal of run %s", self.run_id)
 
     def sync(self) -> None:
         """fsync the journal and rewrite the record (status changes, the end)."""
@@ -180,7 +191,8 @@ class RunJournal:
 
     def close(self) -> None:
         if self._log is not None:
-            self.flush()
+            if self._failed is None:  # else the run already stopped on it: nothing to add
+                self.flush()
             self._log.close()
             self._log = None
 

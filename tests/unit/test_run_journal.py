@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from sidecar.errors import StoreIOError
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.rpc.bridge import PyglsBridge
 from sidecar.rpc.transport import StdioTransport
@@ -130,3 +131,25 @@ def test_a_journal_line_is_the_json_of_its_event(
     finally:
         journal.close()
     assert (tmp_path / "runs" / "run_01AB" / "events.jsonl").read_bytes() == line + b"\n"
+
+
+def test_a_journal_the_disk_refuses_stops_its_run_at_the_next_event(tmp_path: Path) -> None:
+    """Lines whose write failed are not dropped while later ones are written (line numbers
+    would no longer be seqs): the refusal is kept and raised by every later append."""
+    runs = RunStore(tmp_path / "runs")
+    journal = runs.create({"runId": "run_01", "sessionId": "ses_01", "status": "running"})
+    journal.append("run.created", {})  # no event loop here: written at once
+    log = journal._log
+    assert log is not None
+    full = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC
+    try:
+        os.dup2(full, log._fd)
+        with pytest.raises(StoreIOError, match=r"could not write events\.jsonl"):
+            journal.append("model.delta", {"round": 1, "text": "lost"})
+        with pytest.raises(StoreIOError):
+            journal.append("model.delta", {"round": 1, "text": "after"})
+    finally:
+        os.close(full)
+        journal.close()
+    lines = (tmp_path / "runs" / "run_01" / "events.jsonl").read_bytes().splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == [1]
