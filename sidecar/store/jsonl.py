@@ -145,25 +145,20 @@ class AppendLog:
 
     def append(self, payload: bytes) -> None:
         """Write ``payload`` (complete lines) and make it durable, or leave no trace and raise."""
-        before = self._size
-        try:
-            write_fully(self._fd, payload)
-            os.fsync(self._fd)
-        except OSError as exc:
-            self._rollback(before)
-            raise StoreIOError(
-                f"could not write {self.path.name}: {exc.strerror or exc}",
-                details={"path": str(self.path)},
-            ) from exc
-        self._size = before + len(payload)
+        self._write(payload, durable=True)
 
     def write(self, payload: bytes) -> None:
         """Write complete lines without fsync (see :meth:`sync`); for journals whose events
         must survive a process kill (the page cache holds them) but may batch their fsyncs.
         A failed write leaves no trace and raises."""
+        self._write(payload, durable=False)
+
+    def _write(self, payload: bytes, *, durable: bool) -> None:
         before = self._size
         try:
             write_fully(self._fd, payload)
+            if durable:
+                os.fsync(self._fd)
         except OSError as exc:
             self._rollback(before)
             raise StoreIOError(
