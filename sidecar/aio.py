@@ -9,9 +9,20 @@ cancelled meanwhile, the cancellation is absorbed, the commit finishes, and the 
 returns the real result (LSP allows answering a cancelled request normally when the work was
 already done, and for a durable write that is the only truthful answer).
 
-``in_thread`` is ``anyio.to_thread.run_sync``.  Neither imports asyncio or anyio until it
-is called: the store imports this module, and ``serve`` opens the store, and answers its
-first requests from it, before the event loop exists (:mod:`sidecar.rpc.first_requests`).
+``in_thread`` is ``anyio.to_thread.run_sync``: for work that waits (a disk, a subprocess).
+``in_cpu_lane`` is for work that computes (assembly, tokenising, lowering): one such job at a
+time per event loop.  The interpreter runs one thread at a time anyway, so a second job
+beside the first adds no throughput; what it adds is a thread the event loop must win the
+interpreter back from whenever it wakes.  CPython hands the interpreter over after 5 ms to
+any of the threads that wait for it, not to the one that asked; with four assemblies in
+threads (``make soak``: three runs and a ``context/assemble``) the loop lost several turns
+per wake-up, and a 1 ms ``session/append`` answered in 50.  With one job in the lane it
+waits for one thread at most, and the jobs' own latency is first-come first-served instead
+of all of them slowed together.
+
+None of these imports asyncio or anyio until it is called: the store imports this module,
+and ``serve`` opens the store, and answers its first requests from it, before the event loop
+exists (:mod:`sidecar.rpc.first_requests`).
 """
 
 from __future__ import annotations
@@ -22,7 +33,10 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import Awaitable, Callable
 
-__all__ = ["in_thread", "run_to_completion"]
+    from anyio import CapacityLimiter
+    from anyio.lowlevel import RunVar
+
+__all__ = ["in_cpu_lane", "in_thread", "run_to_completion"]
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -34,6 +48,32 @@ async def in_thread(fn: Callable[[*Ts], T], *args: *Ts) -> T:
     import anyio.to_thread
 
     return await anyio.to_thread.run_sync(fn, *args)
+
+
+async def in_cpu_lane(fn: Callable[[*Ts], T], *args: *Ts) -> T:
+    """Run ``fn(*args)`` in a worker thread, after the lane's previous jobs (see above)."""
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(fn, *args, limiter=_lane())
+
+
+def _lane() -> CapacityLimiter:
+    """This event loop's CPU lane (one token), made on first use."""
+    import anyio
+    from anyio.lowlevel import RunVar
+
+    global _LANE
+    if _LANE is None:
+        _LANE = RunVar("sidecar_cpu_lane")
+    try:
+        return _LANE.get()
+    except LookupError:
+        lane = anyio.CapacityLimiter(1)
+        _LANE.set(lane)
+        return lane
+
+
+_LANE: RunVar[CapacityLimiter] | None = None
 
 
 async def run_to_completion(fn: Callable[[], Awaitable[T]]) -> T:

@@ -33,6 +33,7 @@ from protocol.entries import (
     UnpinInput,
 )
 from protocol.errors import ErrorCode
+from sidecar.aio import in_cpu_lane
 from sidecar.errors import NotFoundError
 from sidecar.jsonbytes import RawJSON
 from sidecar.methods.route import route
@@ -132,7 +133,7 @@ async def assemble(state: SidecarState, p: ContextAssembleParams) -> dict[str, A
         result["messages"] = RawJSON(messages_json)  # cached groups, not serialised again
         return result
 
-    return await anyio.to_thread.run_sync(work)
+    return await in_cpu_lane(work)
 
 
 async def register_source(state: SidecarState, p: RegisterSourceParams) -> SourceRegistration:

@@ -29,6 +29,7 @@ from protocol.snapshots import (
     StoreGcParams,
     StoreGcResult,
 )
+from sidecar.aio import in_cpu_lane
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import request_shape
 from sidecar.errors import NotFoundError
@@ -66,7 +67,7 @@ async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
         input_id = state.store.blobs.put(dumps_bytes(body))
         return {"inputId": input_id, "input": body, "diagnostics": captured.diagnostics}
 
-    return await anyio.to_thread.run_sync(work)
+    return await in_cpu_lane(work)
 
 
 async def get_input(state: SidecarState, p: InputGetParams) -> FrozenInput:
@@ -139,7 +140,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
             previous != snapshot_id,
         )
 
-    answer, snapshot_id, new = await anyio.to_thread.run_sync(work)
+    answer, snapshot_id, new = await in_cpu_lane(work)
     if new:
         await state.store.snapshot_index.record(p.session_id, snapshot_id, p.input_id)
     return answer
@@ -164,7 +165,7 @@ async def snapshot_lower(state: SidecarState, p: SnapshotLowerParams) -> dict[st
             body.setdefault(key, value)
         return {"snapshotId": p.snapshot_id, "target": p.target, "body": body}
 
-    return await anyio.to_thread.run_sync(work)
+    return await in_cpu_lane(work)
 
 
 async def snapshot_diff(state: SidecarState, p: SnapshotDiffParams) -> dict[str, Any]:
@@ -178,7 +179,7 @@ async def snapshot_diff(state: SidecarState, p: SnapshotDiffParams) -> dict[str,
         before = load_snapshot(state.store.blobs, before_id) if before_id else None
         return diff_snapshots(before, after)
 
-    return await anyio.to_thread.run_sync(work)
+    return await in_cpu_lane(work)
 
 
 async def blob_read(state: SidecarState, p: BlobReadParams) -> BlobReadResult:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
-
 from protocol import methods as m
 from protocol.sessions import (
     Session,
@@ -19,6 +17,7 @@ from protocol.sessions import (
     SessionRef,
     SessionRenameParams,
 )
+from sidecar.aio import in_cpu_lane
 from sidecar.context.tokens import count_entries
 from sidecar.methods.route import route
 
@@ -59,7 +58,7 @@ async def read(state: SidecarState, p: SessionReadParams) -> dict[str, Any]:
         tokenizer = state.tokenizers.get(p.tokenizer)
         tok_id = tokenizer.info.id
         seqs = [e["seq"] for e in page.entries]
-        counts: list[int] = await anyio.to_thread.run_sync(
+        counts: list[int] = await in_cpu_lane(
             lambda: sessions.token_counts(
                 p.session_id, seqs, tok_id, lambda recs: count_entries(tokenizer, recs)
             )

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
-
 from protocol import methods as m
 from protocol.errors import ErrorCode
 from protocol.limits import MAX_COUNT_BYTES
 from protocol.tokens import TokensCountParams, TokensCountResult
+from sidecar.aio import in_cpu_lane
 from sidecar.errors import InvalidRequestError
 from sidecar.methods.route import route
 
@@ -34,7 +33,7 @@ async def count(state: SidecarState, p: TokensCountParams) -> TokensCountResult:
     if chars <= _INLINE_CHARS:
         counts = [tokenizer.count(t) for t in p.texts]
     else:
-        counts = await anyio.to_thread.run_sync(lambda: [tokenizer.count(t) for t in p.texts])
+        counts = await in_cpu_lane(lambda: [tokenizer.count(t) for t in p.texts])
     return TokensCountResult(tokenizer=tokenizer.info, counts=counts, total=sum(counts))
 
 

@@ -81,9 +81,10 @@ def _take_stdout() -> int:
 def serve_stdio(options: ServeOptions) -> int:
     """Serve JSON-RPC on stdin/stdout until EOF, ``exit`` or the client's death."""
     out_fd = _take_stdout()
-    from sidecar.rpc.collector import tune
+    from sidecar.rpc import collector, switching
 
-    tune()
+    collector.tune()
+    switching.tune()
     trace_memory = os.environ.get(MEMORY_TRACE_ENV)
     if trace_memory:  # a debugging aid (soaks): see sidecar._memory_trace
         from sidecar._memory_trace import start

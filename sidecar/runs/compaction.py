@@ -14,10 +14,9 @@ from __future__ import annotations
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
+from sidecar.aio import in_cpu_lane
 from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import lower_result
 from sidecar.runs.failures import RunStopped, run_failure
@@ -88,7 +87,7 @@ class Compaction:
                     ) from exc
                 continue
             before = advice
-            result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
+            result, snapshot_id = await in_cpu_lane(self._assemble)
             advice = result["compaction"]
             if advice["advised"] and advice["transcriptTokens"] >= before["transcriptTokens"]:
                 self._give_up(advice, "the summary made no room")

@@ -33,7 +33,7 @@ from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from protocol.inputs import InputFreezeParams
 from protocol.runs import RunStartSettings
-from sidecar.aio import run_to_completion
+from sidecar.aio import in_cpu_lane, run_to_completion
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id, now_iso
 from sidecar.inputs.loading import load_frozen_input, load_profile
@@ -57,6 +57,8 @@ from sidecar.runs.start_settings import (
 )
 
 if TYPE_CHECKING:
+    from protocol.context import ToolDefinition
+    from protocol.entries import ContentPart
     from protocol.inputs import FrozenInput
     from protocol.runs import RunResumeParams, RunStartParams
     from protocol.snapshots import ProfileInput
@@ -169,18 +171,7 @@ class RunManager:
             else:
                 assert p.user_turn is not None
                 tools = builtin_definitions(builtin, p)
-                captured = await anyio.to_thread.run_sync(
-                    lambda: self.context.capture(
-                        InputFreezeParams(
-                            session_id=p.session_id,
-                            user_turn=p.user_turn or [],
-                            tools=tools,
-                        ),
-                        persist=True,
-                    )
-                )
-                frozen = captured.frozen
-                input_id = self.store.blobs.put(dumps_bytes(dump_wire(frozen)))
+                frozen, input_id = await in_cpu_lane(self._freeze, p.session_id, p.user_turn, tools)
             started = RunStartSettings(
                 profile_id=p.profile_id,
                 profile=plain_profile(profile),
@@ -206,7 +197,17 @@ class RunManager:
         )
         settings.builtin = runner_for(builtin, session, self.store)
         settings.turn_seqs = [refs[0]["seq"]]
-        return self._launch(p.session_id, input_id, started, settings, provider, p.subscribe)
+        return await self._launch(p.session_id, input_id, started, settings, provider, p.subscribe)
+
+    def _freeze(
+        self, session_id: str, user_turn: list[ContentPart], tools: list[ToolDefinition]
+    ) -> tuple[FrozenInput, str]:
+        """Capture a run's input and store it (a blob): in a worker thread, disk included."""
+        captured = self.context.capture(
+            InputFreezeParams(session_id=session_id, user_turn=user_turn, tools=tools),
+            persist=True,
+        )
+        return captured.frozen, self.store.blobs.put(dumps_bytes(dump_wire(captured.frozen)))
 
     async def _keep_script(self, script: dict[str, Any] | None) -> str | None:
         """Store a scripted provider's script (a blob) so that a resume can play the rest."""
@@ -271,7 +272,7 @@ class RunManager:
         settings.compacted = next(
             (e for e in reversed(page.entries) if e["kind"] == "compaction"), None
         )
-        return self._launch(
+        return await self._launch(
             session_id,
             old["inputId"],
             started,
@@ -283,7 +284,7 @@ class RunManager:
             pending=unanswered(rest),
         )
 
-    def _launch(
+    async def _launch(
         self,
         session_id: str,
         input_id: str,
@@ -311,7 +312,8 @@ class RunManager:
         }
         if resume_of:
             record["resumeOf"] = resume_of
-        journal = self.runs.create(record)
+        # past the session's append: a cancelled request still starts its run (and answers)
+        journal = await run_to_completion(lambda: self.runs.create_in_thread(record))
         run_id = journal.run_id
         self._busy[session_id] = run_id
         if subscribe:  # run.created (and whatever follows it) is replayed after the answer

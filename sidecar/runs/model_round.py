@@ -21,6 +21,7 @@ import anyio.lowlevel
 
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
+from sidecar.aio import in_cpu_lane
 from sidecar.context.assemble import assemble
 from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.context.sent import PROVIDER_TARGET
@@ -96,7 +97,7 @@ class ModelRound:
         """One round: the tool calls the model asked for (none: the turn is answered)."""
         loop = self.loop
         await loop.status("assembling")
-        result, snapshot_id = await anyio.to_thread.run_sync(self._assemble)
+        result, snapshot_id = await in_cpu_lane(self._assemble)
         if loop.agent is not None and loop.host_assembles:
             result = await self._host_assembly(result)
         if loop.s.compaction == "auto" and not self.compaction.given_up:
@@ -120,9 +121,7 @@ class ModelRound:
         body: dict[str, Any] = {}
         target = PROVIDER_TARGET.get(profile.provider)
         if loop.provider.name != "scripted" and target is not None:
-            body, predicted = await anyio.to_thread.run_sync(
-                self._lower, target, result, snapshot_id
-            )
+            body, predicted = await in_cpu_lane(self._lower, target, result, snapshot_id)
         loop.emit(
             "model.requestCreated",
             {"round": rounds, "provider": loop.provider.name, "model": profile.model},

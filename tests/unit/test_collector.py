@@ -4,10 +4,12 @@ soak spent 2-3 s of every 15 in full collections that grew with the heap (issue 
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
 
 import pytest
 
+from sidecar.rpc import switching
 from sidecar.rpc.collector import YOUNG, freeze_loaded, tune
 
 
@@ -39,3 +41,12 @@ def test_the_loaded_server_is_frozen_out_of_full_collections() -> None:
     loaded = [{"module": i} for i in range(1_000)]
     freeze_loaded()
     assert gc.get_freeze_count() >= len(loaded)
+
+
+def test_serve_takes_the_interpreter_back_from_a_worker_thread_within_a_millisecond() -> None:
+    interval = sys.getswitchinterval()
+    try:
+        switching.tune()
+        assert sys.getswitchinterval() == switching.INTERVAL_S <= 0.001
+    finally:
+        sys.setswitchinterval(interval)
