@@ -55,26 +55,27 @@ _LOCK = threading.Lock()
 
 def _bare(block: Block) -> tuple[Block, int]:
     """``block`` without its cache marker and image data, and the images it held."""
-    images = 0
+    images: list[int] = []
+    return _strip(block, images), len(images)
 
-    def walk(node: Any) -> Any:
-        nonlocal images
-        if isinstance(node, dict):
-            out = {}
-            for key, value in node.items():
-                if key == "cache_control":
-                    continue
-                if isinstance(value, str) and _is_image_data(node, key, value):
-                    images += 1
-                    out[key] = ""
-                    continue
-                out[key] = walk(value)
-            return out
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
 
-    return walk(block), images
+def _strip(node: Any, images: list[int]) -> Any:
+    """:func:`_bare`'s walk (not a closure: a recursive inner function is a reference cycle,
+    garbage for the cyclic collector at every call); one item in ``images`` per image."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == "cache_control":
+                continue
+            if isinstance(value, str) and _is_image_data(node, key, value):
+                images.append(1)
+                out[key] = ""
+                continue
+            out[key] = _strip(value, images)
+        return out
+    if isinstance(node, list):
+        return [_strip(v, images) for v in node]
+    return node
 
 
 def _is_image_data(node: dict[str, Any], key: str, value: str) -> bool:

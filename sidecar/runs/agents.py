@@ -73,6 +73,8 @@ async def run_agent(parent: RunLoop, call: ToolCall) -> None:
         failed = False
     except RunStopped as exc:
         answer, failed = f"the sub-agent stopped: {exc.failure['message']}", True
+    finally:
+        child.close()
     child.emit("agent.completed", {"kind": kind, "failed": failed, "answer": answer})
     if kind == "delegate" or failed:
         await parent.tool_round.store_result(call, [{"type": "text", "text": answer}], failed)

@@ -41,19 +41,23 @@ SUMMARY_PROMPT = (
 
 
 class Compaction:
-    """One run's compaction; ``assemble`` is its model round's (the prompt and its snapshot
-    id, assembled again once a summary is stored)."""
+    """One run's compaction."""
 
-    def __init__(self, loop: LoopState, assemble: Callable[[], tuple[dict[str, Any], str]]) -> None:
+    def __init__(self, loop: LoopState) -> None:
         self.loop = loop
-        self._assemble = assemble
         self.given_up = False
         """Compaction could not bring this run's transcript under the threshold."""
 
     async def make_room(
-        self, result: dict[str, Any], snapshot_id: str
+        self,
+        result: dict[str, Any],
+        snapshot_id: str,
+        assemble: Callable[[], tuple[dict[str, Any], str]],
     ) -> tuple[dict[str, Any], str]:
-        """Compact while the assembly advises it and a summary can still make room.
+        """Compact while the assembly advises it and a summary can still make room;
+        ``assemble`` is the model round's (the prompt and its snapshot id, assembled again once
+        a summary is stored: given per call, not kept, so that the round and its compaction do
+        not point at each other).
 
         A summary is a paid model call, so one is asked for only when it would archive
         history no summary of this run stands for yet, and asked for again only when the
@@ -87,7 +91,7 @@ class Compaction:
                     ) from exc
                 continue
             before = advice
-            result, snapshot_id = await in_cpu_lane(self._assemble)
+            result, snapshot_id = await in_cpu_lane(assemble)
             advice = result["compaction"]
             if advice["advised"] and advice["transcriptTokens"] >= before["transcriptTokens"]:
                 self._give_up(advice, "the summary made no room")

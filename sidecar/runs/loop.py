@@ -87,6 +87,14 @@ class RunLoop(LoopState):
         # handed off, in a round of this loop or by a call dispatched before it (run/resume)
         await self.store_message("assistant", [{"type": "text", "text": self.handoff}])
 
+    def close(self) -> None:
+        """Let go of the rounds, which point back at this loop (and the tool round's delegate
+        at it too): a finished run, with every prompt and request shape its rounds hold, is
+        then freed by reference counting when it ends.  Left as a cycle, it waited for a full
+        collection, and the garbage of every run of the last minute made those pauses grow
+        with the load (``make soak``)."""
+        del self.model_round, self.tool_round
+
     async def dispatch(self, calls: list[ToolCall]) -> None:
         """Run one round's tool calls (see :meth:`ToolRound.dispatch`); also a resumed run's
         calls left without a result."""

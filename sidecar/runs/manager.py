@@ -371,6 +371,8 @@ class RunManager:
                 failure = run_failure(
                     "agent.internal_error", f"internal error: {type(exc).__name__}"
                 )
+            finally:
+                loop.close()
         if active.scope.cancel_called:
             status, failure = "cancelled", None
         # no await until the terminal event is journaled; its fsync cannot be interrupted

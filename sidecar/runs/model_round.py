@@ -54,7 +54,7 @@ class ModelRound:
 
     def __init__(self, loop: LoopState) -> None:
         self.loop = loop
-        self.compaction = Compaction(loop, self._assemble)
+        self.compaction = Compaction(loop)
         self._previous: RequestShape | None = None
         self._previous_sent: RequestShape | None = None
         """The request sent before the next one (where its cache entries are)."""
@@ -101,7 +101,9 @@ class ModelRound:
         if loop.agent is not None and loop.host_assembles:
             result = await self._host_assembly(result)
         if loop.s.compaction == "auto" and not self.compaction.given_up:
-            result, snapshot_id = await self.compaction.make_room(result, snapshot_id)
+            result, snapshot_id = await self.compaction.make_room(
+                result, snapshot_id, self._assemble
+            )
         if loop.agent is None:  # the session's own prompts: snapshot/diff's default "before"
             await loop.store.snapshot_index.record(loop.session_id, snapshot_id, loop.s.input_id)
         loop.emit(
