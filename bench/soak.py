@@ -38,7 +38,7 @@ messages per ``context/assemble`` is reported per window to show it.  What does 
 soak is what the sidecar holds: sessions load until ``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS``
 (64) are loaded — a few minutes in — and the heap with them.  Memory must level off there;
 latency must not follow the heap (CPython's full collections walk all of it: see
-``sidecar/rpc/collector.py``).  A memory leak or a latency drift shows as growth over the
+``sidecar/interpreter/collector.py``).  A memory leak or a latency drift shows as growth over the
 second half, long after that point.
 
 ``--memory-trace FILE`` makes the sidecar append to FILE, at the end of the warm-up and of

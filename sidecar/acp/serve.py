@@ -90,6 +90,9 @@ def _take_stdout() -> int:
 def serve_acp(options: AcpOptions) -> int:
     """Speak ACP on stdin/stdout until stdin closes; the process exit code."""
     out_fd = _take_stdout()
+    from sidecar import interpreter
+
+    interpreter.tune()
     try:
         choice = model_choice(options)
     except (ModelChoiceError, ValueError) as exc:

@@ -81,10 +81,9 @@ def _take_stdout() -> int:
 def serve_stdio(options: ServeOptions) -> int:
     """Serve JSON-RPC on stdin/stdout until EOF, ``exit`` or the client's death."""
     out_fd = _take_stdout()
-    from sidecar.rpc import collector, switching
+    from sidecar import interpreter
 
-    collector.tune()
-    switching.tune()
+    interpreter.tune()
     trace_memory = os.environ.get(MEMORY_TRACE_ENV)
     if trace_memory:  # a debugging aid (soaks): see sidecar._memory_trace
         from sidecar._memory_trace import start
@@ -164,7 +163,7 @@ async def _serve(
         async def preload() -> None:
             # warm the encoding off the hot path; then the loaded server is frozen for good
             await anyio.to_thread.run_sync(state().tokenizers.preload)
-            from sidecar.rpc.collector import freeze_loaded
+            from sidecar.interpreter import freeze_loaded
 
             freeze_loaded()
 

@@ -1,4 +1,4 @@
-"""``serve``'s collector settings (``sidecar/rpc/collector.py``): with CPython's defaults the
+"""The interpreter's settings for both faces (``sidecar/interpreter/``): with CPython's defaults the
 soak spent 2-3 s of every 15 in full collections that grew with the heap (issue 20)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from sidecar.rpc import switching
-from sidecar.rpc.collector import OLD, YOUNG, freeze_loaded, tune
+from sidecar.interpreter import switching
+from sidecar.interpreter.collector import OLD, YOUNG, freeze_loaded, tune
 
 
 @pytest.fixture

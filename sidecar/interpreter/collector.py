@@ -9,7 +9,7 @@ full collections frequent.  ``make soak`` measured about ten full collections pe
 each 100-400 ms with 64 sessions loaded: 2-3 s of every 15 stopped, and the p99 of every
 method made of those pauses (issue 20).
 
-So ``serve`` sets, once:
+So both faces set, once (the figures are ``serve``'s; the freeze is ``serve``'s only):
 
 - a young generation of :data:`YOUNG` allocations (not 700): request-scoped objects die young,
   collected by a cheap young collection, and are no longer promoted to be found by a full one;
@@ -48,7 +48,7 @@ OLD = 100
 
 
 def tune() -> None:
-    """Set the thresholds (at ``serve``'s start)."""
+    """Set the thresholds (at a face's start)."""
     _, middle, _ = gc.get_threshold()
     gc.set_threshold(YOUNG, middle, OLD)
 
