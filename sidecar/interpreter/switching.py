@@ -19,7 +19,7 @@ import sys
 
 __all__ = ["INTERVAL_S", "tune"]
 
-#: The switch interval ``serve`` runs with, seconds (CPython's default: 0.005).
+#: The switch interval both faces run with, seconds (CPython's default: 0.005).
 INTERVAL_S = 0.001
 
 

@@ -218,19 +218,19 @@ class RunStore:
         """A new run's journal, on disk (its directory, an empty event log and ``run.json``,
         fsynced) before it is returned.  Blocking: on the event loop, use
         :meth:`create_in_thread`."""
-        journal = RunJournal(self.root / record["runId"], record, [])
-        _write_new(journal)
+        directory = self.root / record["runId"]
+        directory.mkdir()
+        journal = RunJournal(directory, record, [])
+        journal.sync()
         self._open[journal.run_id] = journal
         return journal
 
     async def create_in_thread(self, record: dict[str, Any]) -> RunJournal:
-        """:meth:`create` with its disk work in a worker thread: a ``run/start`` that waited
-        on three fsyncs on the event loop stalled every other request behind it whenever the
-        disk was busy (the tail of ``make soak``)."""
-        journal = RunJournal(self.root / record["runId"], record, [])
-        await anyio.to_thread.run_sync(_write_new, journal)
-        self._open[journal.run_id] = journal
-        return journal
+        """:meth:`create` in a worker thread: a ``run/start`` that waited on its three fsyncs
+        on the event loop stalled every other request behind it whenever the disk was busy
+        (the tail of ``make soak``).  The one shared write, ``_open``'s new key, is a single
+        dict store of an id nobody knows yet."""
+        return await anyio.to_thread.run_sync(self.create, record)
 
     def finish(self, journal: RunJournal) -> None:
         """The run ended and its journal is synced: close it, keep it among the recent."""
@@ -365,8 +365,3 @@ def _usage(events: list[dict[str, Any]]) -> dict[str, int]:
             for key, value in event["payload"].get("usage", {}).items():
                 totals[key] = totals.get(key, 0) + int(value)
     return totals
-
-
-def _write_new(journal: RunJournal) -> None:
-    journal.dir.mkdir()
-    journal.sync()
