@@ -111,6 +111,22 @@ class HistoryIndex:
             if kind in CONTROL_KINDS:
                 self.control_seqs.append(first_seq + offset)
 
+    def bulk(self) -> list[list[Any] | dict[Any, Any]]:
+        """The containers holding most of the index's memory (its parsed records, built groups
+        and per-entry lists), for :func:`sidecar.interpreter.reaper.dismantle` once the
+        session is dropped."""
+        parts: list[list[Any] | dict[Any, Any]] = [
+            self._records,
+            self.group_cache,
+            self.kinds,
+            self.shapes,
+            self.message_cum,
+            self.result_cum,
+        ]
+        for tokens in self._tokens.values():
+            parts += [tokens.counts, tokens.cum, tokens.tool_cum]
+        return parts
+
     def record(self, seq: int, lines: Sequence[bytes]) -> dict[str, Any]:
         with self._lock:
             cached = self._records.get(seq)

@@ -26,6 +26,7 @@ from protocol.error_codes import ErrorCode
 from sidecar.aio import in_thread
 from sidecar.defaults import max_loaded_sessions
 from sidecar.errors import BusyError, NotFoundError, StoreCorruptError
+from sidecar.interpreter.reaper import dismantle
 from sidecar.store.history import HistoryIndex
 from sidecar.store.jsonl import AppendLog
 from sidecar.store.lines import FileLines
@@ -62,9 +63,13 @@ class SessionState:
     index: HistoryIndex = field(default_factory=HistoryIndex)
 
     def close(self) -> None:
+        """Close the files and free the memory, the bulk of it in the background: a large
+        session freed at once would stop every thread (:mod:`sidecar.interpreter.reaper`).
+        Nothing reads the state afterwards."""
         self.lines.close()  # before the log: it may borrow the log's descriptor
         if self.log is not None:
             self.log.close()
+        dismantle([*self.index.bulk(), self.hashes, *self.tokens.bulk()])
 
 
 def session_wire(state: SessionState) -> dict[str, Any]:

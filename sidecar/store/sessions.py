@@ -122,8 +122,13 @@ class SessionStore(SessionStates):
             history=history,
             caches_from=caches_from,
         )
-        await run_to_completion(lambda: in_thread(write))
-        return self.get(session_id)
+
+        def write_and_load() -> dict[str, Any]:
+            write()
+            with self._lease(session_id) as state:  # loaded here, not on the event loop
+                return session_wire(state)
+
+        return _session_model(await run_to_completion(lambda: in_thread(write_and_load)))
 
     def create_now_wire(
         self, *, title: str, workspace_roots: Sequence[str], profile_id: str | None, meta: Any
