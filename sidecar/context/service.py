@@ -273,13 +273,9 @@ class ContextService:
 def lower_result(
     prompt: dict[str, Any], target: str, read_blob: Callable[[str], bytes], cache_key: str | None
 ) -> dict[str, Any]:
-    """An assembled prompt (or a snapshot) as ``target``'s request body."""
-    from protocol.context import AssembledPrompt
+    """An assembled prompt (or a snapshot) as ``target``'s request body (only what lowering
+    reads of it is validated: :mod:`sidecar.context.lower.prompt`)."""
     from sidecar.context.lower import lower
+    from sidecar.context.lower.prompt import lowering_prompt
 
-    fields = AssembledPrompt.model_fields
-    known = {f.alias or name for name, f in fields.items()}  # a snapshot has more: its own
-    validated = AssembledPrompt.model_validate(
-        {k: v for k, v in prompt.items() if k in known}, by_alias=True, by_name=False
-    )
-    return lower(validated, target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]
+    return lower(lowering_prompt(prompt), target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]

@@ -9,7 +9,6 @@ import anyio.to_thread
 
 from protocol import methods as m
 from protocol._base import dump_wire
-from protocol.context import AssembledPrompt
 from protocol.errors import ErrorCode
 from protocol.snapshots import (
     BlobReadParams,
@@ -32,6 +31,7 @@ from protocol.snapshots import (
 from sidecar.aio import in_cpu_lane
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import request_shape
+from sidecar.context.service import lower_result
 from sidecar.errors import NotFoundError
 from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import resolve
@@ -50,8 +50,6 @@ if TYPE_CHECKING:
     from sidecar.methods.state import SidecarState
 
 __all__ = ["ROUTES"]
-
-_PROMPT_FIELDS = {f.alias or n for n, f in AssembledPrompt.model_fields.items()}
 
 
 def _load_input(state: SidecarState, input_id: str) -> FrozenInput:
@@ -152,15 +150,8 @@ async def snapshot_get(state: SidecarState, p: SnapshotGetParams) -> dict[str, A
 
 async def snapshot_lower(state: SidecarState, p: SnapshotLowerParams) -> dict[str, Any]:
     def work() -> dict[str, Any]:
-        from sidecar.context.lower import lower
-
         snapshot = load_snapshot(state.store.blobs, p.snapshot_id)
-        prompt = AssembledPrompt.model_validate(
-            {k: v for k, v in snapshot.items() if k in _PROMPT_FIELDS}, by_alias=True, by_name=False
-        )
-        body = lower(
-            prompt, p.target, read_blob=state.store.blobs.get, cache_key=snapshot["sessionId"]
-        )
+        body = lower_result(snapshot, p.target, state.store.blobs.get, snapshot["sessionId"])
         for key, value in snapshot.get("parameters", {}).items():
             body.setdefault(key, value)
         return {"snapshotId": p.snapshot_id, "target": p.target, "body": body}

@@ -28,6 +28,8 @@ from sidecar.context.lower import LOWERINGS, lower
 from sidecar.context.lower._common import CONTINUATION_NOTE
 from sidecar.context.lower.anthropic_messages import MAX_CACHE_MARKERS
 from sidecar.context.lower.gemini_schema import function_parameters, to_gemini_schema
+from sidecar.context.lower.prompt import lowering_prompt
+from sidecar.context.service import lower_result
 from sidecar.store.blobs import git_blob_id
 
 # --- fixtures: a realistic prompt --------------------------------------------------------------
@@ -320,6 +322,23 @@ def test_same_prompt_lowers_to_the_same_bytes(prompt: AssembledPrompt, target: A
     third = lower(reparsed, target, read_blob=read_blob)
     assert json.dumps(first) == json.dumps(again) == json.dumps(third)
     assert first is not again
+
+
+@pytest.mark.parametrize("target", sorted(LOWERINGS))
+def test_what_lowering_validates_lowers_to_the_same_bytes_as_the_whole_prompt(
+    prompt: AssembledPrompt, target: Any
+) -> None:
+    """``lower_result`` validates only the fields a lowering reads (``LoweringPrompt``): the
+    body is the same, byte for byte, and the fields left out are not validated at all."""
+    wire = prompt.model_dump(mode="json", by_alias=True, exclude_none=True)
+    narrowed = lowering_prompt(wire)
+    assert not hasattr(narrowed, "ledger") and not hasattr(narrowed.messages[0], "provenance")
+    whole = lower(prompt, target, read_blob=read_blob)
+    assert json.dumps(lower(narrowed, target, read_blob=read_blob)) == json.dumps(whole)
+    assert json.dumps(lower_result(wire, target, read_blob, None)) == json.dumps(whole)
+    unread = {**wire, "ledger": [{"not": "a ledger item"}], "dashboard": None}
+    unread["messages"] = [{**m, "provenance": "unread"} for m in wire["messages"]]
+    assert json.dumps(lower_result(unread, target, read_blob, None)) == json.dumps(whole)
 
 
 @pytest.mark.parametrize("target", sorted(LOWERINGS))

@@ -26,7 +26,8 @@ from sidecar.context.lower.openai_responses import lower_openai_responses
 from sidecar.context.lower.system_as_user import lower_system_as_user
 
 if TYPE_CHECKING:
-    from protocol.context import AssembledPrompt, LowerTarget
+    from protocol.context import LowerTarget
+    from sidecar.context.lower.prompt import Lowerable
 
 __all__ = ["LOWERINGS", "ReadBlob", "lower"]
 
@@ -34,7 +35,7 @@ __all__ = ["LOWERINGS", "ReadBlob", "lower"]
 class _Lowering(Protocol):
     def __call__(
         self,
-        prompt: AssembledPrompt,
+        prompt: Lowerable,
         *,
         read_blob: ReadBlob,
         max_output: int,
@@ -53,7 +54,7 @@ LOWERINGS: dict[str, _Lowering] = {
 
 
 def lower(
-    prompt: AssembledPrompt,
+    prompt: Lowerable,
     target: LowerTarget,
     *,
     read_blob: ReadBlob,

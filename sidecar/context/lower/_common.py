@@ -41,7 +41,7 @@ from protocol.entries import (
 )
 
 if TYPE_CHECKING:
-    from protocol.context import AssembledPrompt
+    from sidecar.context.lower.prompt import Lowerable
 
 __all__ = [
     "ReadBlob",
@@ -123,7 +123,7 @@ def _side(role: Role, part: ContentPart) -> Role:
     return role
 
 
-def build_turns(prompt: AssembledPrompt, keep: Callable[[ContentPart], bool]) -> list[Turn]:
+def build_turns(prompt: Lowerable, keep: Callable[[ContentPart], bool]) -> list[Turn]:
     """Alternating turns of the parts ``keep`` accepts, in prompt order."""
     turns: list[Turn] = []
     for m_index, message in enumerate(prompt.messages):
@@ -159,7 +159,7 @@ def pair_tool_calls(turns: list[Turn]) -> frozenset[tuple[int, int]]:
     return frozenset(paired)
 
 
-def tool_names(prompt: AssembledPrompt) -> dict[str, str]:
+def tool_names(prompt: Lowerable) -> dict[str, str]:
     """Tool name by call id, from every tool call in the prompt (the first call wins)."""
     names: dict[str, str] = {}
     for message in prompt.messages:
@@ -172,12 +172,12 @@ def tool_names(prompt: AssembledPrompt) -> dict[str, str]:
 # --- text renderings ------------------------------------------------------------------------
 
 
-def system_texts(prompt: AssembledPrompt) -> list[str]:
+def system_texts(prompt: Lowerable) -> list[str]:
     """The texts of the system sections worth sending, in order (blank sections skipped)."""
     return [section.text for section in prompt.system if has_text(section.text)]
 
 
-def system_text(prompt: AssembledPrompt) -> str:
+def system_text(prompt: Lowerable) -> str:
     """The whole system prompt: the sections joined with a blank line."""
     return SYSTEM_SEPARATOR.join(system_texts(prompt))
 

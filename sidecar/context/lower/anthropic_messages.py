@@ -61,7 +61,8 @@ from sidecar.context.lower._common import (
 )
 
 if TYPE_CHECKING:
-    from protocol.context import AssembledPrompt, ToolDefinition
+    from protocol.context import ToolDefinition
+    from sidecar.context.lower.prompt import Lowerable
 
 __all__ = ["IMAGE_MEDIA_TYPES", "MAX_CACHE_MARKERS", "lower_anthropic_messages"]
 
@@ -76,7 +77,7 @@ _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def lower_anthropic_messages(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
+    prompt: Lowerable, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The Messages API request body for ``prompt``."""
     turns = build_turns(prompt, _keep)
@@ -126,7 +127,7 @@ def _safe_id(call_id: str) -> str:
     return _UNSAFE_ID.sub("_", call_id)
 
 
-def _system_blocks(prompt: AssembledPrompt) -> list[Block]:
+def _system_blocks(prompt: Lowerable) -> list[Block]:
     texts = system_texts(prompt)
     return [
         _text(text if index == len(texts) - 1 else text + SYSTEM_SEPARATOR)
@@ -213,7 +214,7 @@ def _cache_control(ttl: Ttl) -> Block:
 
 
 def _place_cache_markers(
-    prompt: AssembledPrompt,
+    prompt: Lowerable,
     system: list[Block],
     tools: list[Block],
     markable: dict[int, Block],

@@ -50,7 +50,8 @@ from sidecar.context.lower._common import (
 from sidecar.context.lower.gemini_schema import function_parameters
 
 if TYPE_CHECKING:
-    from protocol.context import AssembledPrompt, ToolDefinition
+    from protocol.context import ToolDefinition
+    from sidecar.context.lower.prompt import Lowerable
 
 __all__ = ["IMAGE_MEDIA_TYPES", "lower_gemini"]
 
@@ -62,7 +63,7 @@ _ROLES = {"user": "user", "assistant": "model"}
 
 
 def lower_gemini(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
+    prompt: Lowerable, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The ``generateContent`` request body for ``prompt``."""
     turns = build_turns(prompt, keep_visible)

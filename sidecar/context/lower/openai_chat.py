@@ -45,7 +45,8 @@ from sidecar.context.lower._common import (
 )
 
 if TYPE_CHECKING:
-    from protocol.context import AssembledPrompt, ToolDefinition
+    from protocol.context import ToolDefinition
+    from sidecar.context.lower.prompt import Lowerable
 
 __all__ = ["IMAGE_MEDIA_TYPES", "TOOL_ERROR_HEADER", "lower_openai_chat", "tool_output_text"]
 
@@ -58,7 +59,7 @@ Message = dict[str, Any]
 
 
 def lower_openai_chat(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
+    prompt: Lowerable, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The Chat Completions request body for ``prompt``."""
     turns = build_turns(prompt, keep_visible)

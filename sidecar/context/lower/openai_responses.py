@@ -52,7 +52,8 @@ from sidecar.context.lower._common import (
 from sidecar.context.lower.openai_chat import IMAGE_MEDIA_TYPES, TOOL_ERROR_HEADER, tool_output_text
 
 if TYPE_CHECKING:
-    from protocol.context import AssembledPrompt, ToolDefinition
+    from protocol.context import ToolDefinition
+    from sidecar.context.lower.prompt import Lowerable
 
 __all__ = ["lower_openai_responses"]
 
@@ -60,7 +61,7 @@ Item = dict[str, Any]
 
 
 def lower_openai_responses(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
+    prompt: Lowerable, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The Responses API request body for ``prompt``."""
     turns = build_turns(prompt, keep_visible)

@@ -38,13 +38,13 @@ from sidecar.context.lower._common import (
 )
 
 if TYPE_CHECKING:
-    from protocol.context import AssembledPrompt
+    from sidecar.context.lower.prompt import Lowerable
 
 __all__ = ["lower_system_as_user"]
 
 
 def lower_system_as_user(
-    prompt: AssembledPrompt, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
+    prompt: Lowerable, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The text-only, system-less request body for ``prompt`` (``read_blob`` is not needed:
     images are never sent)."""
