@@ -60,7 +60,11 @@ async def _new_session(store: Store, entries: int) -> str:
             {
                 "sessionId": session.session_id,
                 "entries": [
-                    {"kind": "message", "role": "user", "content": [{"type": "text", "text": f"{n}"}]}
+                    {
+                        "kind": "message",
+                        "role": "user",
+                        "content": [{"type": "text", "text": f"{n}"}],
+                    }
                     for n in range(start, min(start + 50, entries))
                 ],
             },

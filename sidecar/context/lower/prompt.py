@@ -7,8 +7,9 @@ validates just that from an assembled prompt or a snapshot as JSON, and ignores 
 
 Validating the whole ``AssembledPrompt`` before each lowering, as was done, also built a model
 for every ledger item and every message's provenance, none of them read: half the objects of
-a run round's lowering, alive until its body was built (``make soak``: the models of one or
-two lowered prompts were most of what every young collection walked).
+a run round's lowering, alive until its body was built (``make soak``: about a fifth of
+what each young collection walked), and took half of ``lower_result``'s time (6.7 -> 3.1 ms
+for a 500-message prompt).
 """
 
 from __future__ import annotations
