@@ -3,7 +3,7 @@
 CPython frees an object graph in one go when its last reference goes, in one C call that keeps
 the interpreter until the last object is freed: no other thread runs meanwhile, not even at the
 switch interval.  Dropping a loaded session — the records it parsed, the transcript groups it
-built, its counts: ~70,000 objects for the soak's 2,000-entry session — stopped the event loop
+built, its counts: ~55,000 objects for the soak's 2,000-entry session — stopped the event loop
 for 4-9 ms in ``make soak``, whichever thread dropped it, and longer for a longer session.
 
 :func:`dismantle` hands such containers to one background thread ("reaper"), which empties

@@ -2,7 +2,7 @@
 the event loop.
 
 ``make soak`` (issue 20, item 8): once its 64 loaded sessions were full, every new session
-evicted one, and freeing a 2,000-entry session — one C call, ~70,000 objects — held the
+evicted one, and freeing a 2,000-entry session — one C call, ~55,000 objects — held the
 interpreter for 4-9 ms on the event loop; each ``session/create`` also loaded its new session
 there.  The p99 of every method stepped up from that window on.
 """
