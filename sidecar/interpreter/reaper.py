@@ -3,7 +3,7 @@
 CPython frees an object graph in one go when its last reference goes, in one C call that keeps
 the interpreter until the last object is freed: no other thread runs meanwhile, not even at the
 switch interval.  Dropping a loaded session — the records it parsed, the transcript groups it
-built, its counts: ~55,000 objects for the soak's 2,000-entry session — stopped the event loop
+built: ~50,000 objects for the soak's 2,000-entry session — stopped the event loop
 for 4-9 ms in ``make soak``, whichever thread dropped it, and longer for a longer session.
 
 :func:`dismantle` hands such containers to one background thread ("reaper"), which empties
@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["SMALL", "dismantle"]
 
@@ -29,11 +32,11 @@ SMALL = 512
 
 Part = list[Any] | dict[Any, Any]
 
-_queue: queue.SimpleQueue[list[Part]] | None = None
+_queue: queue.SimpleQueue[Sequence[Part]] | None = None
 _started = threading.Lock()
 
 
-def dismantle(parts: list[Part]) -> None:
+def dismantle(parts: Sequence[Part]) -> None:
     """Empty ``parts`` (lists and dicts nobody reads any more) in the reaper thread, one
     element at a time; a total of fewer than :data:`SMALL` elements is left as it is."""
     if sum(len(part) for part in parts) < SMALL:
@@ -41,7 +44,7 @@ def dismantle(parts: list[Part]) -> None:
     _reaper().put(parts)
 
 
-def _reaper() -> queue.SimpleQueue[list[Part]]:
+def _reaper() -> queue.SimpleQueue[Sequence[Part]]:
     global _queue
     with _started:
         if _queue is None:
@@ -50,7 +53,7 @@ def _reaper() -> queue.SimpleQueue[list[Part]]:
         return _queue
 
 
-def _reap(work: queue.SimpleQueue[list[Part]]) -> None:
+def _reap(work: queue.SimpleQueue[Sequence[Part]]) -> None:
     while True:
         parts = work.get()
         for part in parts:

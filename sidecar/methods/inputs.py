@@ -28,10 +28,9 @@ from protocol.snapshots import (
     StoreGcParams,
     StoreGcResult,
 )
-from sidecar.aio import in_cpu_lane
+from sidecar.aio import in_cpu_lane, in_thread
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import request_shape
-from sidecar.context.service import lower_result
 from sidecar.errors import NotFoundError
 from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import resolve
@@ -59,13 +58,14 @@ def _load_input(state: SidecarState, input_id: str) -> FrozenInput:
 async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
     state.store.require_writer()
 
-    def work() -> dict[str, Any]:
+    def work() -> tuple[dict[str, Any], bytes, list[dict[str, Any]]]:
         captured = state.context.capture(p, persist=True)
         body = dump_wire(captured.frozen)
-        input_id = state.store.blobs.put(dumps_bytes(body))
-        return {"inputId": input_id, "input": body, "diagnostics": captured.diagnostics}
+        return body, dumps_bytes(body), captured.diagnostics
 
-    return await in_cpu_lane(work)
+    body, data, diagnostics = await in_cpu_lane(work)
+    input_id = await in_thread(state.store.blobs.put, data)  # waits: not in the lane
+    return {"inputId": input_id, "input": body, "diagnostics": diagnostics}
 
 
 async def get_input(state: SidecarState, p: InputGetParams) -> FrozenInput:
@@ -150,6 +150,8 @@ async def snapshot_get(state: SidecarState, p: SnapshotGetParams) -> dict[str, A
 
 async def snapshot_lower(state: SidecarState, p: SnapshotLowerParams) -> dict[str, Any]:
     def work() -> dict[str, Any]:
+        from sidecar.context.service import lower_result  # with its first use, not at start-up
+
         snapshot = load_snapshot(state.store.blobs, p.snapshot_id)
         body = lower_result(snapshot, p.target, state.store.blobs.get, snapshot["sessionId"])
         for key, value in snapshot.get("parameters", {}).items():

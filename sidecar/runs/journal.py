@@ -29,9 +29,9 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.to_thread
 
 from protocol.errors import ErrorCode
+from sidecar.aio import in_thread
 from sidecar.errors import NotFoundError, StoreIOError
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import dumps_bytes
@@ -173,7 +173,7 @@ class RunJournal:
             write_file_atomic(self.dir / "run.json", data)
 
         async with self._persisting:
-            await anyio.to_thread.run_sync(write)
+            await in_thread(write)
 
     def events_after(self, seq: int) -> list[dict[str, Any]]:
         return list(self.iter_after(seq))
@@ -230,7 +230,7 @@ class RunStore:
         on the event loop stalled every other request behind it whenever the disk was busy
         (the tail of ``make soak``).  The one shared write, ``_open``'s new key, is a single
         dict store of an id nobody knows yet."""
-        return await anyio.to_thread.run_sync(self.create, record)
+        return await in_thread(self.create, record)
 
     def finish(self, journal: RunJournal) -> None:
         """The run ended and its journal is synced: close it, keep it among the recent."""

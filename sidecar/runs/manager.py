@@ -33,7 +33,7 @@ from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from protocol.inputs import InputFreezeParams
 from protocol.runs import RunStartSettings
-from sidecar.aio import in_cpu_lane, run_to_completion
+from sidecar.aio import in_cpu_lane, in_thread, run_to_completion
 from sidecar.errors import BusyError, InvalidRequestError, SidecarError
 from sidecar.ids import new_id, now_iso
 from sidecar.inputs.loading import load_frozen_input, load_profile
@@ -171,7 +171,8 @@ class RunManager:
             else:
                 assert p.user_turn is not None
                 tools = builtin_definitions(builtin, p)
-                frozen, input_id = await in_cpu_lane(self._freeze, p.session_id, p.user_turn, tools)
+                frozen, data = await in_cpu_lane(self._freeze, p.session_id, p.user_turn, tools)
+                input_id = await in_thread(self.store.blobs.put, data)  # waits: not in the lane
             started = RunStartSettings(
                 profile_id=p.profile_id,
                 profile=plain_profile(profile),
@@ -201,13 +202,13 @@ class RunManager:
 
     def _freeze(
         self, session_id: str, user_turn: list[ContentPart], tools: list[ToolDefinition]
-    ) -> tuple[FrozenInput, str]:
-        """Capture a run's input and store it (a blob): in a worker thread, disk included."""
+    ) -> tuple[FrozenInput, bytes]:
+        """Capture a run's input, and the bytes of its blob (computing: in the CPU lane)."""
         captured = self.context.capture(
             InputFreezeParams(session_id=session_id, user_turn=user_turn, tools=tools),
             persist=True,
         )
-        return captured.frozen, self.store.blobs.put(dumps_bytes(dump_wire(captured.frozen)))
+        return captured.frozen, dumps_bytes(dump_wire(captured.frozen))
 
     async def _keep_script(self, script: dict[str, Any] | None) -> str | None:
         """Store a scripted provider's script (a blob) so that a resume can play the rest."""

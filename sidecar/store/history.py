@@ -111,21 +111,11 @@ class HistoryIndex:
             if kind in CONTROL_KINDS:
                 self.control_seqs.append(first_seq + offset)
 
-    def bulk(self) -> list[list[Any] | dict[Any, Any]]:
-        """The containers holding most of the index's memory (its parsed records, built groups
-        and per-entry lists), for :func:`sidecar.interpreter.reaper.dismantle` once the
-        session is dropped."""
-        parts: list[list[Any] | dict[Any, Any]] = [
-            self._records,
-            self.group_cache,
-            self.kinds,
-            self.shapes,
-            self.message_cum,
-            self.result_cum,
-        ]
-        for tokens in self._tokens.values():
-            parts += [tokens.counts, tokens.cum, tokens.tool_cum]
-        return parts
+    def bulk(self) -> list[dict[Any, Any]]:
+        """The containers whose every element holds a graph of objects (its parsed records,
+        its built groups), for :func:`sidecar.interpreter.reaper.dismantle` once the session
+        is dropped.  Its flat lists (kinds, running sums, counts) free in microseconds."""
+        return [self._records, self.group_cache]
 
     def record(self, seq: int, lines: Sequence[bytes]) -> dict[str, Any]:
         with self._lock:

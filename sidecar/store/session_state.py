@@ -69,7 +69,7 @@ class SessionState:
         self.lines.close()  # before the log: it may borrow the log's descriptor
         if self.log is not None:
             self.log.close()
-        dismantle([*self.index.bulk(), self.hashes, *self.tokens.bulk()])
+        dismantle(self.index.bulk())
 
 
 def session_wire(state: SessionState) -> dict[str, Any]:

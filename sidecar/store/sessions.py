@@ -122,13 +122,9 @@ class SessionStore(SessionStates):
             history=history,
             caches_from=caches_from,
         )
-
-        def write_and_load() -> dict[str, Any]:
-            write()
-            with self._lease(session_id) as state:  # loaded here, not on the event loop
-                return session_wire(state)
-
-        return _session_model(await run_to_completion(lambda: in_thread(write_and_load)))
+        # loaded in the worker thread too, not on the event loop
+        wire = await run_to_completion(lambda: in_thread(self._write_new, session_id, write))
+        return _session_model(wire)
 
     def create_now_wire(
         self, *, title: str, workspace_roots: Sequence[str], profile_id: str | None, meta: Any
@@ -148,6 +144,11 @@ class SessionStore(SessionStates):
             forked_from=None,
             history=lambda: b"",
         )
+        return self._write_new(session_id, write)
+
+    def _write_new(self, session_id: str, write: Callable[[], None]) -> dict[str, Any]:
+        """Run a new session's ``write`` (blocking), then load it: the session as
+        :func:`session_wire` gives it."""
         write()
         with self._lease(session_id) as state:
             return session_wire(state)

@@ -56,12 +56,6 @@ class TokenCountCache:
             self._counts[tokenizer] = table
         return table
 
-    def bulk(self) -> list[dict[str, int]]:
-        """The tables in memory, for :func:`sidecar.interpreter.reaper.dismantle` once the
-        session is dropped."""
-        with self._lock:
-            return list(self._counts.values())
-
     def counts(
         self,
         tokenizer: str,

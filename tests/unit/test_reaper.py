@@ -2,13 +2,14 @@
 the event loop.
 
 ``make soak`` (issue 20, item 8): once its 64 loaded sessions were full, every new session
-evicted one, and freeing a 2,000-entry session — one C call, ~55,000 objects — held the
+evicted one, and freeing a 2,000-entry session — one C call, ~50,000 objects — held the
 interpreter for 4-9 ms on the event loop; each ``session/create`` also loaded its new session
 there.  The p99 of every method stepped up from that window on.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,8 +81,10 @@ def test_an_evicted_session_is_freed_by_the_reaper_not_by_the_thread_that_evicts
     sentinel = _Sentinel()
 
     async def scenario() -> str:
-        first = await _new_session(store, 400)
+        first = await _new_session(store, 600)
         with store.sessions._lease(first) as state:
+            for seq in range(1, state.head + 1):  # parsed, as an assembly leaves them
+                state.index.record(seq, state.lines)
             state.index.group_cache[("sentinel",)] = sentinel.mark()
         # the only loaded session: a second one evicts it, in the thread that installs it
         await _new_session(store, 1)
@@ -133,3 +136,35 @@ def test_session_create_loads_the_new_session_off_the_event_loop(
     loop_thread = anyio.run(scenario)
     assert len(loaded_in) == 1
     assert loaded_in[0] != loop_thread, "session/create read its new session on the event loop"
+
+
+def test_session_create_is_durable_before_it_answers_and_fsyncs_off_the_loop(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing acknowledged lost: the new session's history file, its ``session.json`` (written
+    under a temporary name, then renamed), its directory and the sessions directory are each
+    fsynced before ``create`` returns, and none of it on the event loop."""
+    synced: list[tuple[str, int]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append((os.readlink(f"/proc/self/fd/{fd}"), threading.get_ident()))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+    async def scenario() -> tuple[str, int]:
+        session = await store.sessions.create(
+            title="t", workspace_roots=[], profile_id=None, meta=None
+        )
+        return session.session_id, threading.get_ident()
+
+    session_id, loop_thread = anyio.run(scenario)
+    sessions_dir = store.sessions.session_dir(session_id).parent
+    session_dir = sessions_dir / session_id
+    paths = {Path(path) for path, _ in synced}
+    assert session_dir / "history.jsonl" in paths
+    assert any(p.parent == session_dir and p.name.startswith(".session.json") for p in paths)
+    assert session_dir in paths, "the renamed session.json's entry"
+    assert sessions_dir in paths, "the new session directory's entry"
+    assert loop_thread not in {thread for _, thread in synced}
