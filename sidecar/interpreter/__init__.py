@@ -1,9 +1,10 @@
 """CPython's settings for a process that serves all day, whichever face it speaks.
 
-Both faces call :func:`tune` first thing: the collector's thresholds (:mod:`.collector`) and
-how soon the event loop gets the interpreter back from the thread computing in the CPU lane
-(:mod:`.switching`).  ``serve`` also calls :func:`freeze_loaded` once its server has loaded
-(``acp`` does not: its first prompt would wait for that collection).
+Both faces call :func:`tune` first thing: the collector's thresholds and the freezing of what
+survives a collection, with its sweep (:mod:`.collector`), and how soon the event loop gets
+the interpreter back from the thread computing in the CPU lane (:mod:`.switching`).  ``serve``
+also calls :func:`freeze_loaded` once its server has loaded (``acp`` does not: its first
+prompt would wait for that collection).
 """
 
 from __future__ import annotations

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
+import time
+import weakref
 from collections.abc import Iterator
 
 import pytest
 
-from sidecar.interpreter import switching
-from sidecar.interpreter.collector import OLD, YOUNG, freeze_loaded, tune
+from sidecar.interpreter import collector, switching
+from sidecar.interpreter.collector import OLD, YOUNG, Survivors, freeze_loaded, tune
 
 
 @pytest.fixture
@@ -19,8 +22,36 @@ def restored() -> Iterator[None]:
     try:
         yield
     finally:
+        installed = collector._SURVIVORS
+        if installed is not None:  # tune() installs it for the process: not for the tests'
+            gc.callbacks.remove(installed)
+            collector._SURVIVORS = None
         gc.unfreeze()
         gc.set_threshold(*thresholds)
+
+
+@pytest.fixture
+def survivors() -> Iterator[Survivors]:
+    """A :class:`Survivors` in ``gc.callbacks`` (sweeping past 50 new frozen objects)."""
+    gc.collect()
+    gc.unfreeze()
+    found = Survivors(growth=0.0, floor=50)
+    gc.callbacks.append(found)
+    try:
+        yield found
+    finally:
+        gc.callbacks.remove(found)
+        gc.unfreeze()
+
+
+class Node:
+    def __init__(self) -> None:
+        self.me = self  # a cycle: only the cyclic collector frees it
+
+
+def _in_a_generation(obj: object) -> bool:
+    """Whether a collection would walk ``obj`` (frozen objects are in none)."""
+    return any(o is obj for o in gc.get_objects())
 
 
 @pytest.mark.usefixtures("restored")
@@ -51,3 +82,39 @@ def test_serve_takes_the_interpreter_back_from_a_worker_thread_within_a_millisec
         assert sys.getswitchinterval() == switching.INTERVAL_S <= 0.001
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_what_survives_a_collection_is_frozen_not_promoted(survivors: Survivors) -> None:
+    # a loaded session's records live across many young collections: each would promote them,
+    # and every tenth (a middle one) walk them again; frozen, no later collection walks them
+    loaded = [{"seq": i, "content": [{"text": str(i)}]} for i in range(100)]
+    assert _in_a_generation(loaded)
+    gc.collect(0)
+    assert not _in_a_generation(loaded)
+    assert not _in_a_generation(loaded[42]["content"])
+    gc.collect(1)  # a middle collection has nothing of it to walk
+    assert not _in_a_generation(loaded)
+    assert survivors.sweeps == 0  # 100 lists and dicts...: past the limit, but no thread here
+    assert survivors.due.is_set()
+
+
+def test_a_cycle_that_dies_frozen_is_collected_by_the_sweep(survivors: Survivors) -> None:
+    survivors.floor = 10_000  # not due yet
+    leaked = Node()
+    gone = weakref.ref(leaked)
+    gc.collect(0)  # it survives (still referenced): frozen
+    del leaked
+    gc.collect()
+    assert gone() is not None  # a frozen cycle waits for the sweep: that is the price
+    survivors.floor = 50
+    sweeper = threading.Thread(target=survivors.serve, daemon=True)
+    sweeper.start()
+    kept = [[i] for i in range(100)]  # the frozen heap grows past the limit...
+    gc.collect(0)
+    deadline = time.monotonic() + 10
+    while survivors.sweeps == 0 and time.monotonic() < deadline:  # ... and the thread sweeps
+        time.sleep(0.01)
+    assert gone() is None
+    assert survivors.sweeps == 1
+    assert not _in_a_generation(kept)  # what the sweep found alive is frozen again
+    assert not survivors.due.is_set()
