@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from protocol.context import ContextAssembleParams, HostSource
     from sidecar.context.cache_accounting import RequestShape
     from sidecar.context.capture import Captured
+    from sidecar.context.lower.prompt import LoweringMemo
     from sidecar.context.tokens import Tokenizer, Tokenizers
     from sidecar.store import Store
 
@@ -252,7 +253,8 @@ class ContextService:
         target = PROVIDER_TARGET.get(provider)
         lower_to = params.lower_to
         if target is not None:  # the prediction on the body a run would send
-            body = lower_result(result, target, self.store.blobs.get, params.session_id)
+            memo = self.memory(params.session_id).lowering
+            body = lower_result(result, target, self.store.blobs.get, params.session_id, memo)
             previous = self.previous_sent(params.session_id, target)
             result["cache"], _ = self.account_sent(
                 params.session_id, provider, target, body, result, previous
@@ -271,11 +273,16 @@ class ContextService:
 
 
 def lower_result(
-    prompt: dict[str, Any], target: str, read_blob: Callable[[str], bytes], cache_key: str | None
+    prompt: dict[str, Any],
+    target: str,
+    read_blob: Callable[[str], bytes],
+    cache_key: str | None,
+    memo: LoweringMemo | None = None,
 ) -> dict[str, Any]:
     """An assembled prompt (or a snapshot) as ``target``'s request body (only what lowering
-    reads of it is validated: :mod:`sidecar.context.lower.prompt`)."""
+    reads of it is validated, and with ``memo`` — the session's — only the messages its last
+    lowering did not have: :mod:`sidecar.context.lower.prompt`)."""
     from sidecar.context.lower import lower
     from sidecar.context.lower.prompt import lowering_prompt
 
-    return lower(lowering_prompt(prompt), target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]
+    return lower(lowering_prompt(prompt, memo), target, read_blob=read_blob, cache_key=cache_key)  # type: ignore[arg-type]

@@ -4,8 +4,9 @@ of sessions.
 A :class:`SessionMemory` holds what a session's earlier requests in this process left behind:
 the instruction hashes of its previous live assembly (the per-turn diff), the shape of its
 previous request as assembled and as sent (the next request's cache breakpoints and
-prediction are planned against them), and the cache entries its earlier requests left
-(:class:`~sidecar.context.cache_accounting.CacheMemory`, up to 8,192 prefixes).  All of it is
+prediction are planned against them), the cache entries its earlier requests left
+(:class:`~sidecar.context.cache_accounting.CacheMemory`, up to 8,192 prefixes), and its last
+lowered prompt's messages as validated.  All of it is
 derived: a session whose memory is gone plans its next request as after a restart — against
 its newest snapshot, with every instruction new to the diff.
 
@@ -29,8 +30,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sidecar.context.cache_accounting import CacheMemory, RequestShape
+
+if TYPE_CHECKING:
+    # A field's annotation, never evaluated (postponed annotations); a real import would load
+    # every lowering with the context service, before its first lowering.
+    from sidecar.context.lower.prompt import LoweringMemo  # noqa: TC004
 
 __all__ = ["SessionMemories", "SessionMemory"]
 
@@ -45,6 +52,9 @@ class SessionMemory:
     reference."""
     cache_memory: CacheMemory = field(default_factory=CacheMemory)
     """What the session's earlier requests (sent by this process) left in the cache."""
+    lowering: LoweringMemo = field(default_factory=dict)
+    """The messages of its last lowered prompt, validated (:mod:`sidecar.context.lower.prompt`):
+    the next lowering validates only the new ones."""
 
 
 class SessionMemories:

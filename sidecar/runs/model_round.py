@@ -191,8 +191,9 @@ class ModelRound:
         sent before: the session's, or a sub-agent's own previous round's)."""
         loop = self.loop
         keyed = getattr(loop.provider, "accepts_cache_key", True)
+        memo = loop.context.memory(loop.session_id).lowering if loop.agent is None else None
         body = lower_result(
-            result, target, loop.store.blobs.get, loop.session_id if keyed else None
+            result, target, loop.store.blobs.get, loop.session_id if keyed else None, memo
         )
         for key, value in loop.s.effective.parameters.items():
             body.setdefault(key, value)

@@ -32,7 +32,7 @@ def restored() -> Iterator[None]:
 
 @pytest.fixture
 def survivors() -> Iterator[Survivors]:
-    """A :class:`Survivors` in ``gc.callbacks`` (sweeping past 50 new frozen objects)."""
+    """A :class:`Survivors` in ``gc.callbacks`` (sweeping past 50 new memory blocks)."""
     gc.collect()
     gc.unfreeze()
     found = Survivors(growth=0.0, floor=50)
@@ -99,7 +99,7 @@ def test_what_survives_a_collection_is_frozen_not_promoted(survivors: Survivors)
 
 
 def test_a_cycle_that_dies_frozen_is_collected_by_the_sweep(survivors: Survivors) -> None:
-    survivors.floor = 10_000  # not due yet
+    survivors.floor = 10_000_000  # not due yet
     leaked = Node()
     gone = weakref.ref(leaked)
     gc.collect(0)  # it survives (still referenced): frozen
@@ -109,7 +109,7 @@ def test_a_cycle_that_dies_frozen_is_collected_by_the_sweep(survivors: Survivors
     survivors.floor = 50
     sweeper = threading.Thread(target=survivors.serve, daemon=True)
     sweeper.start()
-    kept = [[i] for i in range(100)]  # the frozen heap grows past the limit...
+    kept = [[i] for i in range(1_000)]  # the heap grows past the limit...
     gc.collect(0)
     deadline = time.monotonic() + 10
     while survivors.sweeps == 0 and time.monotonic() < deadline:  # ... and the thread sweeps

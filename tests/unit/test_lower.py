@@ -28,7 +28,7 @@ from sidecar.context.lower import LOWERINGS, lower
 from sidecar.context.lower._common import CONTINUATION_NOTE
 from sidecar.context.lower.anthropic_messages import MAX_CACHE_MARKERS
 from sidecar.context.lower.gemini_schema import function_parameters, to_gemini_schema
-from sidecar.context.lower.prompt import lowering_prompt
+from sidecar.context.lower.prompt import LoweringMemo, lowering_prompt
 from sidecar.context.service import lower_result
 from sidecar.store.blobs import git_blob_id
 
@@ -339,6 +339,37 @@ def test_what_lowering_validates_lowers_to_the_same_bytes_as_the_whole_prompt(
     unread = {**wire, "ledger": [{"not": "a ledger item"}], "dashboard": None}
     unread["messages"] = [{**m, "provenance": "unread"} for m in wire["messages"]]
     assert json.dumps(lower_result(unread, target, read_blob, None)) == json.dumps(whole)
+
+
+@pytest.mark.parametrize("target", sorted(LOWERINGS))
+def test_a_session_memo_validates_only_new_messages_and_lowers_to_the_same_bytes(
+    prompt: AssembledPrompt, target: Any
+) -> None:
+    """A session's next prompt repeats its messages as the same dicts (its transcript groups'):
+    with the session's memo, a dict lowered before is not validated again, and the body is
+    the same, byte for byte."""
+    wire = prompt.model_dump(mode="json", by_alias=True, exclude_none=True)
+    whole = json.dumps(lower(prompt, target, read_blob=read_blob))
+    memo: LoweringMemo = {}
+    first = lowering_prompt(wire, memo)
+    assert json.dumps(lower_result(wire, target, read_blob, None, memo)) == whole
+    assert len(memo) == len(wire["messages"])
+    # the next prompt: the same dicts, one of them twice, and a new one (an equal copy)
+    old = wire["messages"]
+    copied = copy.deepcopy(old[-1])
+    following = {**wire, "messages": [*old, old[0], copied]}
+    second = lowering_prompt(following, memo)
+    assert all(a is b for a, b in zip(first.messages, second.messages[: len(old)], strict=True))
+    assert second.messages[len(old)] is first.messages[0]
+    assert second.messages[-1] is not first.messages[-1]  # validated: a dict it had not seen
+    assert second.messages[-1] == first.messages[-1]
+    expected = lower(lowering_prompt(following), target, read_blob=read_blob)
+    assert json.dumps(lower_result(following, target, read_blob, None, memo)) == json.dumps(
+        expected
+    )
+    # it keeps the last prompt's messages only
+    lowering_prompt({**wire, "messages": [copied]}, memo)
+    assert [kept for kept, _ in memo.values()] == [copied]
 
 
 @pytest.mark.parametrize("target", sorted(LOWERINGS))
