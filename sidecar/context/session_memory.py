@@ -6,9 +6,9 @@ the instruction hashes of its previous live assembly (the per-turn diff), the sh
 previous request as assembled and as sent (the next request's cache breakpoints and
 prediction are planned against them), the cache entries its earlier requests left
 (:class:`~sidecar.context.cache_accounting.CacheMemory`, up to 8,192 prefixes), and its last
-lowered prompt's messages as validated.  All of it is
-derived: a session whose memory is gone plans its next request as after a restart — against
-its newest snapshot, with every instruction new to the diff.
+lowered prompt's messages as validated (which keeps them alive as long as the memory).  All
+of it is derived: a session whose memory is gone plans its next request as after a restart —
+against its newest snapshot, with every instruction new to the diff.
 
 :class:`SessionMemories` is the one owner of those memories: it keeps the ``capacity`` most
 recently used ones (by default as many as the store keeps sessions loaded,
