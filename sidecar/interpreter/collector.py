@@ -28,13 +28,10 @@ So both faces set, once (the figures are ``serve``'s; the freeze of the loaded s
   object is walked by one collection in its life, not by a young one, then by a middle one
   (every tenth young collection: 40-60 ms with 64 sessions loaded, twice a window, the
   slowest pauses left after the ones above), then by a full one.  The survivors are what
-  lives across :data:`YOUNG` allocations: a loaded session's records and groups, and what
-  the assembly in progress holds; they die by reference counting, frozen or not.  A 4-minute
-  soak: no middle collection left, the p99 of ``context/assemble`` and ``run/start`` in the
-  later windows about a fifth lower.  And since nothing is walked twice, a smaller young
-  generation costs no more walking, only shorter pauses more often: with 20,000 a young
-  collection walked ~30,000 objects, 15-21 ms (up to 48) after the loaded sessions fill;
-  with 6,000, 2-4 ms, and the p99 of ``session/append`` ~25% lower.
+  lives across 20,000 allocations: a loaded session's records and groups, and what the
+  assembly in progress holds; they die by reference counting, frozen or not.  A 4-minute
+  soak: no middle collection left, young ones unchanged, the p99 of ``context/assemble`` and
+  ``run/start`` in the later windows about a fifth lower.
 
 Objects are still freed by reference counting as before; only garbage cycles wait longer: for
 a young collection (bounded by :data:`YOUNG` allocations) if they die young, else for the
@@ -62,7 +59,7 @@ __all__ = ["OLD", "SWEEP_FLOOR", "SWEEP_GROWTH", "YOUNG", "Survivors", "freeze_l
 logger = logging.getLogger(__name__)
 
 #: Net container allocations between young collections (CPython's default: 700).
-YOUNG = 6_000
+YOUNG = 20_000
 
 
 #: Middle-generation collections between full ones (CPython's default: 10; CPython also waits

@@ -63,7 +63,7 @@ def test_request_scoped_objects_die_young() -> None:
     # what a request builds and drops within a few thousand allocations is never promoted:
     # no young collection runs while it lives, so no full collection has it to walk
     before = gc.get_stats()[0]["collections"]
-    request = [{"seq": i, "content": [{"text": str(i)}]} for i in range(YOUNG // 4)]
+    request = [{"seq": i, "content": [{"text": str(i)}]} for i in range(2_000)]
     del request
     assert gc.get_stats()[0]["collections"] == before
 
