@@ -3,6 +3,7 @@ memory, two request shapes and up to 8,192 prefix keys, for every session it eve
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -116,3 +117,48 @@ def test_a_deleted_session_is_forgotten(store: Store) -> None:
     assert service.memories.session_ids() == [kept]
     assert service.host_sources(deleted) == {}
     assert list(service.host_sources(kept)) == ["rag"]
+
+
+def _append_notes(store: Store, session_id: str, first: int, count: int) -> None:
+    words = " ".join(f"w{i}" for i in range(150))
+    entries = [
+        {
+            "kind": "message",
+            "role": "user" if n % 2 == 0 else "assistant",
+            "content": [{"type": "text", "text": f"note {n}: {words}"}],
+        }
+        for n in range(first, first + count)
+    ]
+    params = SessionAppendParams.model_validate(
+        {"sessionId": session_id, "entries": entries}, by_alias=True
+    )
+    anyio.run(store.sessions.append, session_id, list(params.entries))
+
+
+def test_the_lowering_memo_follows_the_window_when_it_moves(store: Store) -> None:
+    """The session's lowering memo (its last prompt's messages, validated) is found by the
+    messages' identity, not their place: when the window moves, every message changes place,
+    and the body must be the one lowered without the memo, byte for byte."""
+    from sidecar.context.service import lower_result
+
+    service = ContextService(store, Tokenizers.discover(), home=store.root / "home")
+    session_id = _session(store, "start")
+    params = ContextAssembleParams.model_validate(
+        {
+            "sessionId": session_id,
+            "userTurn": [{"type": "text", "text": "next"}],
+            "date": "2026-11-30",
+            "profile": {"model": "claude-sonnet-4-5", "window": 12_000, "maxOutput": 1024},
+            "lowerTo": "anthropic-messages",
+        },
+        by_alias=True,
+    )
+    _append_notes(store, session_id, 0, 60)
+    before = service.assemble(params)
+    _append_notes(store, session_id, 60, 60)
+    after = service.assemble(params)
+    first = [cast("list[Any]", r["messages"])[0]["content"][0]["text"] for r in (before, after)]
+    assert first[0] != first[1]  # the window moved: every message kept changed place
+    assert service.memory(session_id).lowering  # the memo was used
+    unmemoised = lower_result(after, "anthropic-messages", store.blobs.get, session_id)
+    assert json.dumps(after["body"]) == json.dumps(unmemoised)
