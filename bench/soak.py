@@ -71,6 +71,7 @@ from bench.common import machine, percentile
 from bench.store import memory_mb
 from sidecar.client import SidecarClient
 from sidecar.defaults import MEMORY_TRACE_ENV, MEMORY_TRACE_FRAMES_ENV
+from sidecar.interpreter import collector
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -583,6 +584,10 @@ async def soak(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             MEMORY_TRACE_FRAMES_ENV: str(args.memory_trace_frames),
         }
     client = await SidecarClient.spawn(store=root, env=env)
+    # The client's own collector pauses land in the latencies it measures: it runs with the
+    # sidecar's settings (what survives a collection is frozen, see
+    # ``sidecar/interpreter/collector.py``), or its pauses grow with the latencies it keeps.
+    collector.tune()
     pid = client.process.pid
     s = Soak(client, args.pace, args.runs_per_session)
     start = time.perf_counter()

@@ -54,7 +54,9 @@ async def in_cpu_lane(fn: Callable[[*Ts], T], *args: *Ts) -> T:
     """Run ``fn(*args)`` in a worker thread, after the lane's previous jobs (see above)."""
     import anyio.to_thread
 
-    return await anyio.to_thread.run_sync(fn, *args, limiter=_lane())
+    from sidecar.interpreter.collector import deferring
+
+    return await anyio.to_thread.run_sync(deferring, fn, *args, limiter=_lane())
 
 
 def _lane() -> CapacityLimiter:

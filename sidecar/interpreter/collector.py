@@ -32,6 +32,16 @@ So both faces set, once (the figures are ``serve``'s; the freeze of the loaded s
   assembly in progress holds; they die by reference counting, frozen or not.  A 4-minute
   soak: no middle collection left, young ones unchanged, the p99 of ``context/assemble`` and
   ``run/start`` in the later windows about a fifth lower.
+- no automatic collection while the CPU lane computes (:func:`deferring`, around every job of
+  :func:`sidecar.aio.in_cpu_lane`): an assembly holds tens of thousands of objects while it
+  runs and drops most of them when it ends.  A young collection in its middle walked them all
+  with every thread stopped — 20-58 ms once 64 sessions were loaded, the event loop's longest
+  stalls — and froze them as survivors.  After the job only what it keeps is left to walk.
+  That is also what made a young generation of :data:`YOUNG` = 5,000 pay: with the lane's
+  jobs out of the way, its collections walk survivors only, a quarter as many each time.
+  ``make soak`` (4-minute probe runs, after the first 75 s): stalls of the event loop over 20
+  ms 18-19 -> 0-2, the longest 45-54 -> 17-19 ms (the stalls are listed in
+  ``docs/robustness.md``).
 
 Objects are still freed by reference counting as before; only garbage cycles wait longer: for
 a young collection (bounded by :data:`YOUNG` allocations) if they die young, else for the
@@ -52,14 +62,30 @@ import gc
 import logging
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple
 
-__all__ = ["OLD", "SWEEP_FLOOR", "SWEEP_GROWTH", "YOUNG", "Survivors", "freeze_loaded", "tune"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+__all__ = [
+    "OLD",
+    "SWEEP_FLOOR",
+    "SWEEP_GROWTH",
+    "YOUNG",
+    "Survivors",
+    "deferring",
+    "freeze_loaded",
+    "tune",
+]
 
 logger = logging.getLogger(__name__)
 
-#: Net container allocations between young collections (CPython's default: 700).
-YOUNG = 20_000
+#: Net container allocations between young collections (CPython's default: 700; 20,000
+#: until collections waited for the CPU lane's jobs, see above).
+YOUNG = 5_000
 
 
 #: Middle-generation collections between full ones (CPython's default: 10; CPython also waits
@@ -128,6 +154,28 @@ class Survivors:
 
 
 _SURVIVORS: Survivors | None = None
+
+_DEFERRAL = threading.Lock()
+_deferring = 0
+_resume = False
+
+
+def deferring(fn: Callable[[*Ts], T], *args: *Ts) -> T:
+    """``fn(*args)`` with automatic collections off until it returns (and every other
+    ``deferring`` call running beside it), then back on unless they were off before."""
+    global _deferring, _resume
+    with _DEFERRAL:
+        if _deferring == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _deferring += 1
+    try:
+        return fn(*args)
+    finally:
+        with _DEFERRAL:
+            _deferring -= 1
+            if _deferring == 0 and _resume:
+                gc.enable()
 
 
 def tune() -> None:

@@ -10,10 +10,19 @@ import time
 import weakref
 from collections.abc import Iterator
 
+import anyio
 import pytest
 
+from sidecar.aio import in_cpu_lane
 from sidecar.interpreter import collector, switching
-from sidecar.interpreter.collector import OLD, YOUNG, Survivors, freeze_loaded, tune
+from sidecar.interpreter.collector import (
+    OLD,
+    YOUNG,
+    Survivors,
+    deferring,
+    freeze_loaded,
+    tune,
+)
 
 
 @pytest.fixture
@@ -63,7 +72,7 @@ def test_request_scoped_objects_die_young() -> None:
     # what a request builds and drops within a few thousand allocations is never promoted:
     # no young collection runs while it lives, so no full collection has it to walk
     before = gc.get_stats()[0]["collections"]
-    request = [{"seq": i, "content": [{"text": str(i)}]} for i in range(2_000)]
+    request = [{"seq": i, "content": [{"text": str(i)}]} for i in range(YOUNG // 4)]
     del request
     assert gc.get_stats()[0]["collections"] == before
 
@@ -118,3 +127,63 @@ def test_a_cycle_that_dies_frozen_is_collected_by_the_sweep(survivors: Survivors
     assert survivors.sweeps == 1
     assert not _in_a_generation(kept)  # what the sweep found alive is frozen again
     assert not survivors.due.is_set()
+
+
+@pytest.mark.usefixtures("restored")
+def test_no_collection_runs_while_the_cpu_lane_computes() -> None:
+    # An assembly holds tens of thousands of objects while it runs and drops most of them when
+    # it ends; a young collection in its middle walked them all, with every thread stopped
+    # (20-58 ms once 64 sessions were loaded: the slowest pauses of ``make soak``).  Collections
+    # wait for the job's end, when only what it keeps is left to walk.
+    gc.set_threshold(YOUNG, 10, OLD)
+    starts: list[str] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            starts.append(threading.current_thread().name)
+
+    def job() -> tuple[int, int, int]:
+        before = len(starts)
+        held = [{"i": i} for i in range(3 * YOUNG)]  # past the young threshold, three times
+        return before, len(starts), len(held)
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        before, after, held = anyio.run(in_cpu_lane, job)
+        assert gc.isenabled()
+        kept = [{"i": i} for i in range(2 * YOUNG)]  # and after it, collections as before
+    finally:
+        gc.callbacks.remove(seen)
+    assert held == 3 * YOUNG
+    assert after == before, f"collections during the job: {starts[before:after]}"
+    assert len(starts) > after
+    assert len(kept) == 2 * YOUNG
+
+
+def test_collections_stay_off_until_the_last_job_beside_them_ends() -> None:
+    inside = threading.Event()
+    release = threading.Event()
+    seen: list[bool] = []
+
+    def long_job() -> None:
+        inside.set()
+        release.wait(10)
+
+    worker = threading.Thread(target=deferring, args=(long_job,))
+    try:
+        worker.start()
+        assert inside.wait(10)
+        deferring(lambda: None)  # a short job beside the long one ends first
+        seen.append(gc.isenabled())
+    finally:
+        release.set()
+        worker.join(10)
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()  # off before: left off
+    try:
+        deferring(lambda: None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
