@@ -35,13 +35,15 @@ So both faces set, once (the figures are ``serve``'s; the freeze of the loaded s
 - no automatic collection while the CPU lane computes (:func:`deferring`, around every job of
   :func:`sidecar.aio.in_cpu_lane`): an assembly holds tens of thousands of objects while it
   runs and drops most of them when it ends.  A young collection in its middle walked them all
-  with every thread stopped — 20-58 ms once 64 sessions were loaded, the event loop's longest
+  with every thread stopped — 25-58 ms once 64 sessions were loaded, the event loop's longest
   stalls — and froze them as survivors.  After the job only what it keeps is left to walk.
   That is also what made a young generation of :data:`YOUNG` = 5,000 pay: with the lane's
   jobs out of the way, its collections walk survivors only, a quarter as many each time.
   ``make soak`` (4-minute probe runs, after the first 75 s): stalls of the event loop over 20
-  ms 18-19 -> 0-2, the longest 45-54 -> 17-19 ms (the stalls are listed in
-  ``docs/robustness.md``).
+  ms 18-19 -> 0-2, the longest 45-54 -> 17-19 ms.  The price is paid before the loaded
+  sessions fill, while many objects survive: pauses four times as frequent hit more requests,
+  and the first window's p99 for appends rose from 17-19 to 24-26 ms
+  (``docs/robustness.md``).
 
 Objects are still freed by reference counting as before; only garbage cycles wait longer: for
 a young collection (bounded by :data:`YOUNG` allocations) if they die young, else for the

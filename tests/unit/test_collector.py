@@ -133,7 +133,7 @@ def test_a_cycle_that_dies_frozen_is_collected_by_the_sweep(survivors: Survivors
 def test_no_collection_runs_while_the_cpu_lane_computes() -> None:
     # An assembly holds tens of thousands of objects while it runs and drops most of them when
     # it ends; a young collection in its middle walked them all, with every thread stopped
-    # (20-58 ms once 64 sessions were loaded: the slowest pauses of ``make soak``).  Collections
+    # (25-58 ms once 64 sessions were loaded: the slowest pauses of ``make soak``).  Collections
     # wait for the job's end, when only what it keeps is left to walk.
     gc.set_threshold(YOUNG, 10, OLD)
     starts: list[str] = []
