@@ -291,6 +291,40 @@ def _threads(pid: int) -> int:
     return 0
 
 
+def inside_stats(
+    before: dict[str, Any] | None, after: dict[str, Any]
+) -> dict[str, dict[str, float | int | None]]:
+    """Per method, the requests the sidecar answered between two ``server/info`` readings of
+    its ``latencies`` and their p50 / p99 inside it: the bound of the bucket the percentile
+    falls in (an upper bound, within 25%)."""
+    bounds = after["boundsMs"]
+    old_counts = before["counts"] if before else {}
+    out: dict[str, dict[str, float | int | None]] = {}
+    for method, row in sorted(after["counts"].items()):
+        prior = old_counts.get(method, [0] * len(row))
+        counts = [a - b for a, b in zip(row, prior, strict=True)]
+        n = sum(counts)
+        out[method] = {
+            "n": n,
+            "p50_ms": _bucket_percentile(bounds, counts, 50),
+            "p99_ms": _bucket_percentile(bounds, counts, 99),
+        }
+    return out
+
+
+def _bucket_percentile(bounds: list[float], counts: list[int], q: float) -> float | None:
+    n = sum(counts)
+    if n == 0:
+        return None
+    rank = q / 100 * n
+    seen = 0
+    for i, count in enumerate(counts):
+        seen += count
+        if seen >= rank:
+            return float(bounds[min(i, len(bounds) - 1)])
+    return float(bounds[-1])
+
+
 def _stats(values: list[float]) -> dict[str, float | int | None]:
     if not values:
         return {"n": 0, "p50_ms": None, "p99_ms": None}
@@ -307,10 +341,19 @@ class Sampler:
     taken: int = 0
     taken_assembled: int = 0
     windows: list[dict[str, Any]] = field(default_factory=list)
+    last_latencies: dict[str, Any] | None = None
 
-    def sample(self, now: float, store_mb: float | None, *, warmup: bool = False) -> dict[str, Any]:
-        """Close the window ending ``now`` (``store_mb``: the store's size then); a warm-up
-        window is returned, not kept."""
+    def sample(
+        self,
+        now: float,
+        store_mb: float | None,
+        latencies: dict[str, Any],
+        *,
+        warmup: bool = False,
+    ) -> dict[str, Any]:
+        """Close the window ending ``now`` (``store_mb``: the store's size then;
+        ``latencies``: the sidecar's ``server/info`` ``latencies`` then); a warm-up window is
+        returned, not kept."""
         soak = self.soak
         window = [s for s in soak.samples[self.taken :] if s[0] <= now]
         self.taken += len(window)
@@ -339,6 +382,9 @@ class Sampler:
             "events_per_s": soak.window_events / span if span > 0 else 0.0,
             "all_requests": _stats(requests),
             "methods": {m: _stats(v) for m, v in sorted(by_method.items())},
+            # the same requests timed inside the sidecar (parsed request -> answer handed to
+            # the transport): what of the client's latency is the sidecar's
+            "inside": inside_stats(self.last_latencies, latencies),
             "assembled_messages_mean": statistics.fmean(sizes) if sizes else None,
             "store_mb": store_mb,
             "totals": {
@@ -350,6 +396,7 @@ class Sampler:
         soak.window_runs = 0
         soak.window_events = 0
         self.last_time, self.last_cpu = now, cpu
+        self.last_latencies = latencies
         if not warmup:
             self.windows.append(data)
         p = data["all_requests"]
@@ -482,6 +529,7 @@ def latency_drift(windows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                     "ratio": p99 / base if p99 is not None else None,
                 }
             )
+        inside = [w.get("inside", {}).get(method, {}).get("p99_ms") for w in windows]
         ratios = [r["ratio"] for r in per_window if r["ratio"] is not None]
         later = [r["ratio"] for r in per_window[half:] if r["ratio"] is not None]
         last_ratio = per_window[-1]["ratio"]
@@ -492,11 +540,20 @@ def latency_drift(windows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "last_ratio": last_ratio,
             "worst_ratio": max(ratios) if ratios else None,
             "second_half_median_ratio": statistics.median(later) if later else None,
+            "second_half_median_p99_ms": _median([r["p99_ms"] for r in per_window[half:]]),
+            "inside_first_p99_ms": inside[0],
+            "inside_last_p99_ms": inside[-1],
+            "inside_second_half_median_p99_ms": _median(inside[half:]),
             "windows": per_window,
             "target": P99_DRIFT_TARGET,
             "met": last_ratio is not None and last_ratio <= P99_DRIFT_TARGET,
         }
     return out
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def _fmt(value: Any, unit: str) -> str:
@@ -545,6 +602,27 @@ def render_targets(memory: dict[str, Any], latency: dict[str, dict[str, Any]]) -
             f"| {_fmt(d['first_p99_ms'], 'ms')} | {_fmt(d['last_p99_ms'], 'ms')} "
             f"| {_x(d['last_ratio'])} | <= {d['target']:.1f}x | {'yes' if d['met'] else '**no**'} |"
         )
+    return "\n".join(lines)
+
+
+def render_inside(latency: dict[str, dict[str, Any]]) -> str:
+    """Each method's p99 as the client saw it beside the same requests' p99 inside the
+    sidecar (``server/info``'s ``latencies``: bucket bounds, within 25%)."""
+    lines = [
+        "| p99 (client / inside the sidecar) | first window | last window "
+        "| median of the second half |",
+        "|---|---:|---:|---:|",
+    ]
+    for method, d in latency.items():
+        if method.startswith("run ("):
+            continue  # not one request
+        first = f"{_fmt(d['first_p99_ms'], 'ms')} / {_fmt(d['inside_first_p99_ms'], 'ms')}"
+        last = f"{_fmt(d['last_p99_ms'], 'ms')} / {_fmt(d['inside_last_p99_ms'], 'ms')}"
+        median = (
+            f"{_fmt(d['second_half_median_p99_ms'], 'ms')}"
+            f" / {_fmt(d['inside_second_half_median_p99_ms'], 'ms')}"
+        )
+        lines.append(f"| {method} | {first} | {last} | {median} |")
     return "\n".join(lines)
 
 
@@ -615,11 +693,12 @@ async def soak(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             if args.memory_trace:
                 os.kill(pid, signal.SIGUSR1)
             now = time.perf_counter()
+            latencies = (await client.request("server/info", {}))["latencies"]
             store_mb = await _store_mb(root)
             if warmup > 0 and index == 0:
-                warmup_window = sampler.sample(now, store_mb, warmup=True)
+                warmup_window = sampler.sample(now, store_mb, latencies, warmup=True)
             else:
-                sampler.sample(now, store_mb)
+                sampler.sample(now, store_mb, latencies)
     finally:
         s.stop.set()
         finished, _ = await asyncio.wait(loops, timeout=RUN_TIMEOUT_S)
@@ -723,7 +802,8 @@ def main(argv: list[str] | None = None) -> int:
     totals = result["totals"]
     sys.stdout.write(render(result["summary"], first, last) + "\n\n")
     sys.stdout.write(render_windows(result["windows"], result["latency"]) + "\n\n")
-    sys.stdout.write(render_targets(result["memory"], result["latency"]) + "\n")
+    sys.stdout.write(render_targets(result["memory"], result["latency"]) + "\n\n")
+    sys.stdout.write(render_inside(result["latency"]) + "\n")
     sys.stdout.write(
         f"\n{totals['runs_completed']:,} runs completed ({totals['tool_calls']:,} tool calls,"
         f" {totals['events']:,} events), {totals['entries_appended']:,} entries appended,"

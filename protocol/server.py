@@ -11,6 +11,7 @@ __all__ = [
     "MAX_SLEEP_MS",
     "PROTOCOL_VERSION",
     "Limits",
+    "RequestLatencies",
     "ServerCapabilities",
     "ServerInfo",
     "ServerPingResult",
@@ -50,6 +51,20 @@ class ServerCapabilities(WireModel):
     store_path: str
 
 
+class RequestLatencies(WireModel):
+    """The requests this process has answered, by method, counted by how long each took inside
+    it: from the parsed request to its answer handed to the transport.  The pipe, the loop
+    turn that writes the answer and the client are not in it: beside the latency a client
+    measures, it says which side the time was spent on.  Counts only grow: the figures of a
+    period are the difference of two answers."""
+
+    bounds_ms: list[float]
+    """Upper bounds of the buckets, in milliseconds, increasing (each 1.25x the previous)."""
+    counts: dict[str, list[int]]
+    """Per method, ``len(boundsMs) + 1`` counts: requests that took at most ``boundsMs[i]``
+    (and more than the bound before it); the last, those over the last bound."""
+
+
 class ServerInfo(ServerCapabilities):
     """Answer of ``server/info``: the capability block plus live facts."""
 
@@ -59,6 +74,9 @@ class ServerInfo(ServerCapabilities):
     """False while another sidecar holds the store's write lock."""
     outbound_backlog_bytes: int = 0
     """Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``)."""
+    latencies: RequestLatencies
+    """How long the requests answered so far took inside the sidecar (the few plain reads
+    answered while the server loads, right after ``initialize``, are not counted)."""
 
 
 class ServerPingResult(WireModel):

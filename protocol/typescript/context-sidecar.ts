@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "49780c066cf3bbf39f4ca1978519a8e9" as const;
+export const SCHEMA_HASH = "9ce5fa99ffe68a8d1f0c938c50968a90" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -1075,6 +1075,23 @@ export interface RegisterSourceParams {
   source: HostSource;
 }
 
+/**
+ * The requests this process has answered, by method, counted by how long each took inside
+ * it: from the parsed request to its answer handed to the transport.  The pipe, the loop
+ * turn that writes the answer and the client are not in it: beside the latency a client
+ * measures, it says which side the time was spent on.  Counts only grow: the figures of a
+ * period are the difference of two answers.
+ */
+export interface RequestLatencies {
+  /** Upper bounds of the buckets, in milliseconds, increasing (each 1.25x the previous). */
+  boundsMs: number[];
+  /**
+   * Per method, ``len(boundsMs) + 1`` counts: requests that took at most ``boundsMs[i]``
+   * (and more than the bound before it); the last, those over the last bound.
+   */
+  counts: { [key: string]: number[] };
+}
+
 export interface Run {
   runId: string;
   sessionId: string;
@@ -1333,6 +1350,11 @@ export interface ServerInfo {
    * @default 0
    */
   outboundBacklogBytes?: number;
+  /**
+   * How long the requests answered so far took inside the sidecar (the few plain reads
+   * answered while the server loads, right after ``initialize``, are not counted).
+   */
+  latencies: RequestLatencies;
 }
 
 export interface ServerPingResult {

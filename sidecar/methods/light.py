@@ -31,13 +31,14 @@ import json
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.limits import DEFAULT_LIST_LIMIT, MAX_JSON_DEPTH, MAX_LIST_LIMIT
 from sidecar.ids import now_iso
 from sidecar.jsonbytes import deeper_than
 from sidecar.methods.capabilities import capabilities_block
+from sidecar.methods.latency import Latencies
 from sidecar.store.root import Store
 
 __all__ = ["LIGHT_ROUTES", "LightRoute", "LightServer", "plain_message"]
@@ -51,6 +52,8 @@ class LightServer:
     store: Store
     max_message_bytes: int
     started_at: str
+    latencies: Latencies = field(default_factory=Latencies)
+    """The requests' latencies, shared with the state (what is served early counts too)."""
 
 
 #: ``(what the server is, raw params) -> result JSON``, or ``None``: take the full route.
@@ -112,6 +115,7 @@ def server_info(server: LightServer, params: Any) -> dict[str, Any] | None:
         "startedAt": server.started_at,
         "storeWritable": store.writable,
         "outboundBacklogBytes": 0,
+        "latencies": server.latencies.wire(),
     }
 
 

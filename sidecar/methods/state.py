@@ -14,10 +14,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire, parse_wire
-from protocol.server import Limits, ServerCapabilities, ServerInfo
+from protocol.server import Limits, RequestLatencies, ServerCapabilities, ServerInfo
 from sidecar.context.tokens import Tokenizers
 from sidecar.ids import now_iso
 from sidecar.methods.capabilities import capabilities_block
+from sidecar.methods.latency import Latencies
 from sidecar.store import Store
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class SidecarState:
     started_at: str = field(default_factory=now_iso)
     initialized: bool = False
     client_pid: int | None = None
+    latencies: Latencies = field(default_factory=Latencies)
+    """How long the requests answered so far took inside the sidecar (the protocol records)."""
 
     @cached_property
     def context(self) -> ContextService:
@@ -69,4 +72,5 @@ class SidecarState:
             started_at=self.started_at,
             store_writable=self.store.writable,
             outbound_backlog_bytes=self.backlog(),
+            latencies=parse_wire(RequestLatencies, self.latencies.wire()),
         )

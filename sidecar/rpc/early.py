@@ -32,6 +32,7 @@ Light at import, like everything on the way to the first answer: no pydantic, no
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -156,11 +157,14 @@ class EarlyDispatch:
             self._held.append(body)
             return
         if light is not None:
+            began = time.perf_counter()
             result = self._light(light, params)
             if result is not None:
                 self.served += 1
                 assert self._send is not None, "connect() before the first frame"
                 self._send(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "result": result}))
+                assert self._server is not None  # a light route answered from it
+                self._server.latencies.record(method, (time.perf_counter() - began) * 1000)
                 return
         feature = self._feature(method)
         if feature is None:
@@ -170,6 +174,7 @@ class EarlyDispatch:
         self._serving[msg_id] = anyio.CancelScope()
         if self._idle.is_set():
             self._idle = anyio.Event()
+        self._state().latencies.started(msg_id, method)  # the state exists: a feature has it
         self._spawn(lambda: self._serve(msg_id, feature, params))
 
     def _feature(self, method: str) -> Callable[[Any], Awaitable[Any]] | None:
@@ -219,6 +224,7 @@ class EarlyDispatch:
         self.served += 1
         assert self._send is not None
         self._send(dumps_bytes(answer))
+        self._state().latencies.answered(msg_id)
 
     def _cancel(self, params: Any) -> bool:
         msg_id = params.get("id") if isinstance(params, dict) else None

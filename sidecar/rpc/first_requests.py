@@ -101,6 +101,7 @@ def _answer(body: bytes, server: LightServer, out_fd: int) -> str:
     route = LIGHT_ROUTES.get(method)
     if route is None or isinstance(msg_id, bool) or not isinstance(msg_id, int | str):
         return "other"
+    began = time.perf_counter()
     try:
         result = route(server, message.get("params"))
     except Exception:
@@ -109,6 +110,7 @@ def _answer(body: bytes, server: LightServer, out_fd: int) -> str:
     if result is None:
         return "other"
     write_all(out_fd, encode_frame(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "result": result})))
+    server.latencies.record(method, (time.perf_counter() - began) * 1000)
     return "answered"
 
 

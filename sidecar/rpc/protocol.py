@@ -247,6 +247,7 @@ class SidecarProtocol(LanguageServerProtocol):
             logger.debug("unknown method %r (request %s)", method_name, msg_id)
             self._send_method_error(msg_id, errors.method_not_found(method_name))
             return
+        self.state.latencies.started(msg_id, method_name)
         super()._handle_request(msg_id, method_name, params)
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
@@ -318,6 +319,7 @@ class SidecarProtocol(LanguageServerProtocol):
         try:
             self._answer(future, msg_id)
         finally:
+            self.state.latencies.answered(msg_id)
             for fn in self._after_answer.pop(msg_id, ()):
                 fn()
 

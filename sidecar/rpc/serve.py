@@ -194,6 +194,7 @@ def _state(server: LightServer, early: EarlyStart) -> SidecarState:
         tokenizers=Tokenizers.discover(),
         limits=parse_wire(Limits, limits_block(server.max_message_bytes)),
         started_at=server.started_at,
+        latencies=server.latencies,  # what the light routes' server/info reads
     )
     if early.answer is not None:  # pygls hears of it when it is attached
         state.initialized = True

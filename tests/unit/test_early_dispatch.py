@@ -20,7 +20,9 @@ pytestmark = pytest.mark.anyio
 
 
 def light_server(state: SidecarState) -> LightServer:
-    return LightServer(state.store, state.limits.max_message_bytes, state.started_at)
+    return LightServer(
+        state.store, state.limits.max_message_bytes, state.started_at, state.latencies
+    )
 
 
 def _no_state() -> SidecarState:
@@ -64,6 +66,9 @@ async def test_a_real_request_is_served_through_its_route(state: SidecarState) -
     assert by_id[1]["result"]["title"] == "a"
     assert [s["title"] for s in by_id[2]["result"]["sessions"]] == ["a"]
     assert dispatch.release() == []
+    counts = state.latencies.wire()["counts"]  # server/info's latencies count them
+    assert isinstance(counts, dict)
+    assert {m: sum(row) for m, row in counts.items()} == {"session/create": 1, "session/list": 1}
 
 
 async def test_invalid_params_get_the_same_error_as_from_pygls(state: SidecarState) -> None:

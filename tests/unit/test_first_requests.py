@@ -100,6 +100,14 @@ def test_light_requests_are_answered_and_the_rest_left_in_order(
     assert created == sent[2]["result"] and created["title"] == "x"
     # the notification stays for the transport (pygls hears of it), before what stopped it
     assert start.pending == [INITIALIZED, SOURCES, LIST]
+    # server/info's latencies count what was answered here (the state shares them)
+    counts = server.latencies.wire()["counts"]
+    assert isinstance(counts, dict)
+    assert {m: sum(row) for m, row in counts.items()} == {
+        "server/ping": 1,
+        "session/create": 1,
+        "session/list": 1,
+    }
 
 
 def test_frames_that_arrive_later_are_read_and_answered(

@@ -28,7 +28,9 @@ FULL = {r.spec.name: r for r in CONNECTION_FREE_ROUTES}
 
 def light_server(state: SidecarState) -> light.LightServer:
     """What the light routes answer from, for the same server as ``state``."""
-    return light.LightServer(state.store, state.limits.max_message_bytes, state.started_at)
+    return light.LightServer(
+        state.store, state.limits.max_message_bytes, state.started_at, state.latencies
+    )
 
 
 async def full_answer(state: SidecarState, method: str, params: Any) -> Any:

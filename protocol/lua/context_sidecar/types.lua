@@ -653,6 +653,15 @@
 ---@field sessionId string
 ---@field source context_sidecar.HostSource
 
+--- The requests this process has answered, by method, counted by how long each took inside
+--- it: from the parsed request to its answer handed to the transport.  The pipe, the loop
+--- turn that writes the answer and the client are not in it: beside the latency a client
+--- measures, it says which side the time was spent on.  Counts only grow: the figures of a
+--- period are the difference of two answers.
+---@class context_sidecar.RequestLatencies
+---@field boundsMs number[] # Upper bounds of the buckets, in milliseconds, increasing (each 1.25x the previous).
+---@field counts table<string, integer[]> # Per method, ``len(boundsMs) + 1`` counts: requests that took at most ``boundsMs[i]`` (and more than the bound before it); the last, those over the last bound.
+
 ---@class context_sidecar.Run
 ---@field runId string
 ---@field sessionId string
@@ -792,6 +801,7 @@
 ---@field startedAt string
 ---@field storeWritable boolean # False while another sidecar holds the store's write lock.
 ---@field outboundBacklogBytes? integer # Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``).
+---@field latencies context_sidecar.RequestLatencies # How long the requests answered so far took inside the sidecar (the few plain reads answered while the server loads, right after ``initialize``, are not counted).
 
 ---@class context_sidecar.ServerPingResult
 ---@field time string
@@ -1207,7 +1217,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "49780c066cf3bbf39f4ca1978519a8e9",
+  SCHEMA_HASH = "9ce5fa99ffe68a8d1f0c938c50968a90",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
