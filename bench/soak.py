@@ -16,7 +16,10 @@ until the time is up, keeps it busy the way a long-lived host would:
   every 2,000 entries;
 - an assemble loop: ``context/assemble`` every 50 ms on one of the current sessions.
 
-Every request's latency is recorded.  Every window (15 s, or a sixth of a shorter soak) the
+Every request's latency is recorded, as the client sees it and — from the sidecar's
+``server/info`` ``latencies``, read at every window's end — inside the sidecar (from the
+parsed request to the answer handed to the transport), so that a step in the client's figure
+can be told from one in the sidecar's.  Every window (15 s, or a sixth of a shorter soak) the
 sidecar's VmRSS / VmHWM / threads (``/proc/<pid>/status``), open file descriptors
 (``/proc/<pid>/fd``) and CPU time (``/proc/<pid>/stat``) are sampled, with the window's
 request latencies (p50 / p99, all requests and per method) and throughput.  At the end a
