@@ -542,7 +542,7 @@ def latency_drift(windows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "last_p99_ms": per_window[-1]["p99_ms"],
             "last_ratio": last_ratio,
             "worst_ratio": max(ratios) if ratios else None,
-            "second_half_median_ratio": statistics.median(later) if later else None,
+            "second_half_median_ratio": _median(later),
             "second_half_median_p99_ms": _median([r["p99_ms"] for r in per_window[half:]]),
             "inside_first_p99_ms": inside[0],
             "inside_last_p99_ms": inside[-1],

@@ -45,8 +45,12 @@ class Latencies:
         """The request's answer was handed to the transport (unknown ids are ignored)."""
         begun = self._started.pop(msg_id, None)
         if begun is not None:
-            method, at = begun
-            self.record(method, (time.perf_counter() - at) * 1000)
+            self.since(*begun)
+
+    def since(self, method: str, began: float) -> None:
+        """Count a request of ``method`` answered now, dispatched at ``began``
+        (:func:`time.perf_counter`)."""
+        self.record(method, (time.perf_counter() - began) * 1000)
 
     def record(self, method: str, ms: float) -> None:
         row = self._counts.get(method)

@@ -28,6 +28,7 @@ the wire models first, more than the rest of start-up together).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections.abc import Callable
@@ -41,7 +42,9 @@ from sidecar.methods.capabilities import capabilities_block
 from sidecar.methods.latency import Latencies
 from sidecar.store.root import Store
 
-__all__ = ["LIGHT_ROUTES", "LightRoute", "LightServer", "plain_message"]
+__all__ = ["LIGHT_ROUTES", "LightRoute", "LightServer", "light_answer", "plain_message"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,16 @@ class LightServer:
 
 #: ``(what the server is, raw params) -> result JSON``, or ``None``: take the full route.
 LightRoute = Callable[[LightServer, Any], dict[str, Any] | None]
+
+
+def light_answer(route: LightRoute, server: LightServer, params: Any) -> dict[str, Any] | None:
+    """The light route's answer, or ``None``: take the full route (which also meets, and
+    answers as always, whatever the light one could not get past: it only reads)."""
+    try:
+        return route(server, params)
+    except Exception:
+        logger.debug("a light route gave way to the full one", exc_info=True)
+        return None
 
 
 def plain_message(body: bytes) -> dict[str, Any] | None:

@@ -40,7 +40,7 @@ import anyio
 from protocol.error_codes import REQUEST_CANCELLED, ErrorCode
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.methods.capabilities import schema_facts
-from sidecar.methods.light import LIGHT_ROUTES, plain_message
+from sidecar.methods.light import LIGHT_ROUTES, light_answer, plain_message
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
@@ -164,7 +164,7 @@ class EarlyDispatch:
                 assert self._send is not None, "connect() before the first frame"
                 self._send(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "result": result}))
                 assert self._server is not None  # a light route answered from it
-                self._server.latencies.record(method, (time.perf_counter() - began) * 1000)
+                self._server.latencies.since(method, began)
                 return
         feature = self._feature(method)
         if feature is None:
@@ -187,14 +187,8 @@ class EarlyDispatch:
         return self._features.get(method)
 
     def _light(self, route: LightRoute, params: Any) -> dict[str, Any] | None:
-        """The light route's answer, or ``None``: take the full route (which also meets, and
-        answers as always, whatever the light one could not get past: it only reads)."""
         assert self._server is not None
-        try:
-            return route(self._server, params)
-        except Exception:
-            logger.debug("a light route gave way to the full one", exc_info=True)
-            return None
+        return light_answer(route, self._server, params)
 
     # --- serving -------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from protocol.framing import encode_frame
 from sidecar.fdio import write_all
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.methods.light import LIGHT_ROUTES, plain_message
+from sidecar.methods.light import LIGHT_ROUTES, light_answer, plain_message
 
 if TYPE_CHECKING:
     from protocol.framing import BadHeader, TooLarge
@@ -102,15 +102,11 @@ def _answer(body: bytes, server: LightServer, out_fd: int) -> str:
     if route is None or isinstance(msg_id, bool) or not isinstance(msg_id, int | str):
         return "other"
     began = time.perf_counter()
-    try:
-        result = route(server, message.get("params"))
-    except Exception:
-        logger.debug("a light route gave way to the full one", exc_info=True)
-        return "other"
+    result = light_answer(route, server, message.get("params"))
     if result is None:
         return "other"
     write_all(out_fd, encode_frame(dumps_bytes({"jsonrpc": "2.0", "id": msg_id, "result": result})))
-    server.latencies.record(method, (time.perf_counter() - began) * 1000)
+    server.latencies.since(method, began)
     return "answered"
 
 
