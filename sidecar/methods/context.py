@@ -35,7 +35,7 @@ from protocol.entries import (
 from protocol.errors import ErrorCode
 from sidecar.aio import in_cpu_lane
 from sidecar.errors import NotFoundError
-from sidecar.jsonbytes import RawJSON
+from sidecar.jsonbytes import RawJSON, dumps_in_slices
 from sidecar.methods.route import route
 
 if TYPE_CHECKING:
@@ -131,6 +131,9 @@ async def assemble(state: SidecarState, p: ContextAssembleParams) -> dict[str, A
     def work() -> dict[str, Any]:
         result, messages_json = state.context.assemble_live(p)  # with ``body`` for lowerTo
         result["messages"] = RawJSON(messages_json)  # cached groups, not serialised again
+        # the ledger (an item per candidate: the answer's largest part after the messages) is
+        # encoded here in the lane, in slices, not on the event loop in one uninterruptible call
+        result["ledger"] = dumps_in_slices(result["ledger"])
         return result
 
     return await in_cpu_lane(work)

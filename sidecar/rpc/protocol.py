@@ -87,6 +87,8 @@ class SidecarProtocol(LanguageServerProtocol):
     state: SidecarState
     #: Called with raw body bytes to frame and write (set by the transport).
     send_body: Callable[[bytes], None]
+    #: Called once an answer is sent: what was sent leaves now (set by the transport).
+    flush: Callable[[], None] = staticmethod(lambda: None)
     #: Called with what must run before the next frames leave (set by the transport).
     before_write: Callable[[Callable[[], None]], None]
     #: Called with the process exit code when the client sends ``exit``.
@@ -320,6 +322,7 @@ class SidecarProtocol(LanguageServerProtocol):
             self._answer(future, msg_id)
         finally:
             self.state.latencies.answered(msg_id)
+            self.flush()
             for fn in self._after_answer.pop(msg_id, ()):
                 fn()
 

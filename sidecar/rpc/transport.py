@@ -6,7 +6,8 @@
 - Writes frames to the protocol fd (a private duplicate of the original stdout; fd 1 itself
   is pointed at stderr by ``serve`` so stray prints can't corrupt the stream): through a
   non-blocking asyncio pipe, the frames of one event-loop iteration joined into one write, in
-  the order they were sent.
+  the order they were sent; an answer to a request leaves at once (:meth:`StdioTransport.flush`),
+  with the frames sent before it.
 - Starts before pygls has loaded: frames go to :class:`sidecar.rpc.early.EarlyDispatch` until
   :meth:`StdioTransport.attach` hands them to the protocol (held ones first, in order).
 - Stops on stdin EOF (once what was held is handled), on ``exit``, or when the client
@@ -160,6 +161,7 @@ class StdioTransport:
         """Hand incoming frames to the loaded protocol: first ``initialize`` when it was
         answered early (for pygls' own state), then what the interim receiver held, in order."""
         protocol.send_body = self.send_body
+        protocol.flush = self.flush
         protocol.before_write = self.before_write
         protocol.on_exit = self.stop
         protocol.on_initialized = self._watch_client
@@ -214,6 +216,15 @@ class StdioTransport:
                 self.stop(0)
             else:
                 raise
+
+    def flush(self) -> None:
+        """Write what this loop iteration has sent so far now, not at the iteration's end.
+
+        For an answer: the client waits on it, and the rest of the iteration may be long (the
+        other handlers that resumed beside it, a large answer being serialised): in ``make
+        soak`` that wait was part of the tail of every method.  A run's events keep being
+        written in bursts, one per iteration; an answer only ends its burst early."""
+        self._write_pending()
 
     def _write_pending(self) -> None:
         if not self._pending:
