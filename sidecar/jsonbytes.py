@@ -111,12 +111,19 @@ def dumps_in_slices(items: Sequence[Any], per_slice: int = SLICE_ITEMS) -> RawJS
     The encoder is one C call: the interpreter cannot switch threads in the middle of it.  A
     worker thread that encodes a long list in one call (an assembly's ledger: ~300 KB, 3-10
     ms for a 2,000-entry session) holds the event loop for all of it; in slices of a few
-    hundred items the loop waits at most for one slice (about half a millisecond).  The bytes
-    are those of the list encoded whole (a slice holding a lone surrogate is ASCII-escaped
-    on its own: the same JSON value)."""
+    hundred items the loop waits at most for one slice (about half a millisecond).  The
+    bytes are exactly those of the whole list (a list holding a lone surrogate or a
+    :class:`RawJSON` is encoded whole: rare, and then the bytes still match)."""
     if len(items) <= per_slice:
         return RawJSON(dumps_bytes(items))
-    parts = [dumps_bytes(items[i : i + per_slice])[1:-1] for i in range(0, len(items), per_slice)]
+    encode = _FAST[False, False].encode
+    try:
+        parts = [
+            encode(items[i : i + per_slice]).encode("utf-8")[1:-1]
+            for i in range(0, len(items), per_slice)
+        ]
+    except (_Raw, UnicodeEncodeError):
+        return RawJSON(dumps_bytes(items))
     return RawJSON(b"[" + b",".join(parts) + b"]")
 
 

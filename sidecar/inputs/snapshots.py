@@ -25,7 +25,7 @@ import xxhash
 
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError
-from sidecar.jsonbytes import RawJSON, canonical, dumps_bytes, json_identical
+from sidecar.jsonbytes import RawJSON, canonical, dumps_bytes, dumps_in_slices, json_identical
 
 if TYPE_CHECKING:
     from sidecar.store.blobs import BlobStore
@@ -83,10 +83,14 @@ def store_snapshot(
     has it (the assembler splices it from cached transcript groups): spliced, not re-encoded;
     the bytes, hence the id, are the same either way."""
     body = {k: v for k, v in snapshot.items() if k != "snapshotId"}
-    if messages_json is None:
-        data = dumps_bytes(body)
-    else:
-        data = dumps_bytes({**body, "messages": RawJSON(messages_json)})
+    spliced: dict[str, Any] = {**body}
+    if messages_json is not None:
+        spliced["messages"] = RawJSON(messages_json)
+    if isinstance(body.get("ledger"), list):
+        # a run's round stores one per request: the ledger in slices, so that the worker
+        # thread storing it never holds the event loop for one long encoder call
+        spliced["ledger"] = dumps_in_slices(body["ledger"])
+    data = dumps_bytes(spliced)
     snapshot_id = blobs.put(data)
     _RECENT.put(snapshot_id, body)
     return snapshot_id

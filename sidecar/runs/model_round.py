@@ -22,7 +22,7 @@ import anyio.lowlevel
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from sidecar.aio import in_cpu_lane
-from sidecar.context.assemble import assemble
+from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import lower_result
@@ -81,7 +81,7 @@ class ModelRound:
         if loop.s.delegation and loop.agent is None:
             built.inputs.tools = [*built.inputs.tools, *AGENT_TOOLS]
         built.inputs.previous = self._previous_request()
-        result = assemble(built.inputs)
+        result, messages_json = assemble_with_json(built.inputs)  # messages spliced, not encoded
         snapshot = {
             **{k: v for k, v in result.items() if k != "cache"},
             "inputId": loop.s.input_id,
@@ -91,7 +91,7 @@ class ModelRound:
             "unknownMacros": built.unknown_macros,
             "items": [],
         }
-        return result, store_snapshot(loop.store.blobs, snapshot)
+        return result, store_snapshot(loop.store.blobs, snapshot, messages_json=messages_json)
 
     async def run(self) -> list[ToolCall]:
         """One round: the tool calls the model asked for (none: the turn is answered)."""

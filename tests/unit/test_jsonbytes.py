@@ -37,17 +37,23 @@ def test_each_call_of_the_encoder_gets_one_slice(monkeypatch: pytest.MonkeyPatch
     import sidecar.jsonbytes as jsonbytes
 
     lengths: list[int] = []
-    real = jsonbytes.dumps_bytes
+    real = jsonbytes._FAST[False, False]
 
-    def counting(value: Any, **kwargs: Any) -> bytes:
-        lengths.append(len(value))
-        return real(value, **kwargs)
+    class Counting:
+        def encode(self, value: Any) -> str:
+            lengths.append(len(value))
+            return real.encode(value)
 
-    monkeypatch.setattr(jsonbytes, "dumps_bytes", counting)
+    monkeypatch.setitem(jsonbytes._FAST, (False, False), Counting())
     dumps_in_slices(_items(50), per_slice=8)
     assert lengths == [8, 8, 8, 8, 8, 8, 2]
 
 
-def test_a_lone_surrogate_keeps_its_value() -> None:
-    items = [{"text": "a"}] * 9 + [{"text": "lone \ud800"}]
-    assert json.loads(dumps_in_slices(items, per_slice=4).data) == items
+@pytest.mark.parametrize(
+    "odd",
+    [{"text": "lone \ud800"}, {"raw": RawJSON(b'{"spliced":true}')}],
+    ids=["surrogate", "raw"],
+)
+def test_an_item_the_fast_path_cannot_encode_gives_the_same_bytes(odd: dict[str, Any]) -> None:
+    items: list[Any] = [{"text": "é"}] * 9 + [odd]
+    assert dumps_in_slices(items, per_slice=4).data == dumps_bytes(items)
