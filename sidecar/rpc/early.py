@@ -81,12 +81,13 @@ class EarlyDispatch:
 
     def connect(
         self,
-        send_body: Callable[[bytes], None],
+        send_answer: Callable[[bytes], None],
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
         stop: Callable[[int], None],
     ) -> None:
-        """Where answers go, where request tasks run, how the process ends (the transport's)."""
-        self._send, self._spawn, self._exit = send_body, spawn, stop
+        """Where answers go (at once: every frame sent here is one), where request tasks run,
+        how the process ends (the transport's)."""
+        self._send, self._spawn, self._exit = send_answer, spawn, stop
 
     def prepare(self) -> None:
         """Load the full routes now (on the event loop's thread): the wire models, the

@@ -88,7 +88,7 @@ class SidecarProtocol(LanguageServerProtocol):
     #: Called with raw body bytes to frame and write (set by the transport).
     send_body: Callable[[bytes], None]
     #: Called once an answer is sent: what was sent leaves now (set by the transport).
-    flush: Callable[[], None] = staticmethod(lambda: None)
+    flush: Callable[[], None]
     #: Called with what must run before the next frames leave (set by the transport).
     before_write: Callable[[Callable[[], None]], None]
     #: Called with the process exit code when the client sends ``exit``.

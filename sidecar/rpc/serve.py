@@ -147,7 +147,7 @@ async def _serve(
         tracer=tracer,
         early=early,
     )
-    interim.connect(transport.send_body, transport.spawn, transport.stop)
+    interim.connect(transport.send_answer, transport.spawn, transport.stop)
 
     async def load_server() -> None:
         if answered:

@@ -6,8 +6,8 @@
 - Writes frames to the protocol fd (a private duplicate of the original stdout; fd 1 itself
   is pointed at stderr by ``serve`` so stray prints can't corrupt the stream): through a
   non-blocking asyncio pipe, the frames of one event-loop iteration joined into one write, in
-  the order they were sent; an answer to a request leaves at once (:meth:`StdioTransport.flush`),
-  with the frames sent before it.
+  the order they were sent; an answer leaves at once, with the frames sent before it
+  (:meth:`StdioTransport.send_answer`, or the protocol's :meth:`StdioTransport.flush` after it).
 - Starts before pygls has loaded: frames go to :class:`sidecar.rpc.early.EarlyDispatch` until
   :meth:`StdioTransport.attach` hands them to the protocol (held ones first, in order).
 - Stops on stdin EOF (once what was held is handled), on ``exit``, or when the client
@@ -197,14 +197,14 @@ class StdioTransport:
             # non-blocking; the frames of one loop iteration leave in one write (a run's
             # events come in bursts: one syscall and one wake-up of the client per burst)
             if not self._pending:
-                asyncio.get_running_loop().call_soon(self._write_pending)
+                asyncio.get_running_loop().call_soon(self.flush)
             self._pending.append(frame)
             self._pending_bytes += len(frame)
             if self._pending_bytes >= _BURST_BYTES:
                 # a burst longer than that leaves now: what the client has not taken yet
                 # is then the writer's buffer (the backlog the run bounds), not frames that
                 # never had a chance to leave because the loop did not turn
-                self._write_pending()
+                self.flush()
             return
         try:
             self._run_before()
@@ -217,18 +217,21 @@ class StdioTransport:
             else:
                 raise
 
+    def send_answer(self, body: bytes) -> None:
+        """Send an answer to a request: it leaves now, with the frames sent before it."""
+        self.send_body(body)
+        self.flush()
+
     def flush(self) -> None:
-        """Write what this loop iteration has sent so far now, not at the iteration's end.
+        """Write the frames this loop iteration has sent so far, now.
 
-        For an answer: the client waits on it, and the rest of the iteration may be long (the
-        other handlers that resumed beside it, a large answer being serialised): in ``make
-        soak`` that wait was part of the tail of every method.  A run's events keep being
-        written in bursts, one per iteration; an answer only ends its burst early."""
-        self._write_pending()
-
-    def _write_pending(self) -> None:
+        Called at the iteration's end (scheduled by the first frame), when a burst reaches
+        :data:`_BURST_BYTES`, and by the protocol once an answer is sent: the client waits on
+        it, and the rest of the iteration may be long (other handlers resuming beside it, a
+        large answer being encoded) — in ``make soak`` that wait was part of the tail of every
+        method.  A run's events still leave in bursts; an answer only ends its burst early."""
         if not self._pending:
-            return  # written already (a long burst)
+            return  # written already (a long burst, an answer)
         frames, self._pending, self._pending_bytes = self._pending, [], 0
         self._run_before()
         if self._writer is not None and not self._writer.is_closing():
