@@ -25,7 +25,7 @@ from acp import text_block
 
 from bench.loopback import LoopbackModel, Reply, ToolUse, last_is_tool_results
 from sidecar.client import SidecarClient
-from tests.bodies import assert_prefix_kept, compact
+from tests.bodies import assert_prefix_kept, compact, units
 from tests.conftest import SidecarFactory
 from tests.e2e.acp_kit import acp_agent, initialize
 from tests.e2e.test_runs import Host
@@ -132,6 +132,10 @@ async def test_each_request_repeats_the_previous_ones_bytes_across_turns_and_a_r
     assert not any("prompt_cache_key" in body for body in bodies)
     # every lowering of the same snapshots keeps its prefix too
     assert len(snapshots) == 6
+    # and each round's snapshot is the prompt it sent: lowered for the provider's own target,
+    # the same units as the body the provider received
+    for index, (sent, stored) in enumerate(zip(bodies, lowered[target], strict=True)):
+        assert units(stored) == units(sent), f"request {index + 1}: its snapshot differs"
     for name, lowered_bodies in lowered.items():
         assert_prefix_kept(name, lowered_bodies)
 
