@@ -27,6 +27,7 @@ exists (:mod:`sidecar.rpc.first_requests`).
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, TypeVar, TypeVarTuple
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from anyio import CapacityLimiter
     from anyio.lowlevel import RunVar
 
-__all__ = ["in_cpu_lane", "in_thread", "run_to_completion"]
+__all__ = ["in_cpu_lane", "in_lane", "in_thread", "run_to_completion"]
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -54,9 +55,26 @@ async def in_cpu_lane(fn: Callable[[*Ts], T], *args: *Ts) -> T:
     """Run ``fn(*args)`` in a worker thread, after the lane's previous jobs (see above)."""
     import anyio.to_thread
 
+    return await anyio.to_thread.run_sync(_lane_job, fn, *args, limiter=_lane())
+
+
+def in_lane() -> bool:
+    """Whether this thread runs a CPU-lane job now.  The lane never waits for an fsync:
+    every assembly queues behind it (``tests/unit/test_lane_waits_for_no_fsync.py``)."""
+    return getattr(_HERE, "lane", False)
+
+
+def _lane_job(fn: Callable[[*Ts], T], *args: *Ts) -> T:
     from sidecar.interpreter.collector import deferring
 
-    return await anyio.to_thread.run_sync(deferring, fn, *args, limiter=_lane())
+    _HERE.lane = True
+    try:
+        return deferring(fn, *args)
+    finally:
+        _HERE.lane = False
+
+
+_HERE = threading.local()
 
 
 def _lane() -> CapacityLimiter:

@@ -43,20 +43,30 @@ __all__ = ["Captured", "Material", "capture_input", "now_clock", "workspace_path
 
 
 class Material:
-    """Blob bytes for one capture: always held in memory, written to the store when
-    ``persist`` (``input/freeze``), read back from the store when not held."""
+    """Blob bytes for one capture: always held in memory, read back from the store when not
+    held; when ``persist`` (``input/freeze``, a run's input), written to the store by
+    :meth:`store` — after the capture, which computes in the CPU lane, from a worker thread:
+    the lane waits for no fsync."""
 
     def __init__(self, store: Store, persist: bool) -> None:
         self._store = store
         self.persist = persist
         self.held: dict[str, bytes] = {}
+        self._unstored: list[str] = []
 
     def put(self, data: bytes) -> str:
         blob_id = git_blob_id(data, self._store.blobs.object_format)
-        self.held[blob_id] = data
-        if self.persist:
-            self._store.blobs.put(data)
+        if blob_id not in self.held:
+            self.held[blob_id] = data
+            if self.persist:
+                self._unstored.append(blob_id)
         return blob_id
+
+    def store(self) -> None:
+        """Write the blobs put since the last call, durably (waits for the disk)."""
+        while self._unstored:
+            blob_id = self._unstored.pop(0)
+            self._store.blobs.put(self.held[blob_id], blob_id=blob_id)
 
     def get(self, blob_id: str) -> bytes | None:
         held = self.held.get(blob_id)

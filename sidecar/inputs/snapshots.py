@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import xxhash
@@ -26,13 +27,16 @@ import xxhash
 from protocol.errors import ErrorCode
 from sidecar.errors import NotFoundError
 from sidecar.jsonbytes import RawJSON, canonical, dumps_bytes, dumps_in_slices, json_identical
+from sidecar.store.blobs import git_blob_id
 
 if TYPE_CHECKING:
     from sidecar.store.blobs import BlobStore
 
 __all__ = [
+    "EncodedSnapshot",
     "canonical",
     "diff_snapshots",
+    "encode_snapshot",
     "json_identical",
     "load_snapshot",
     "profile_hash",
@@ -74,10 +78,29 @@ class _RecentSnapshots:
 _RECENT = _RecentSnapshots(16)
 
 
-def store_snapshot(
+@dataclass(frozen=True, slots=True)
+class EncodedSnapshot:
+    """A snapshot's bytes and id, not stored yet (:func:`encode_snapshot`)."""
+
+    snapshot_id: str
+    data: bytes
+    body: dict[str, Any]
+    """The snapshot without ``snapshotId``, as encoded."""
+
+    def put(self, blobs: BlobStore) -> str:
+        """Store the bytes (durably: it waits for the disk) and return the id."""
+        blobs.put(self.data, blob_id=self.snapshot_id)
+        _RECENT.put(self.snapshot_id, self.body)
+        return self.snapshot_id
+
+
+def encode_snapshot(
     blobs: BlobStore, snapshot: dict[str, Any], *, messages_json: bytes | None = None
-) -> str:
-    """Store ``snapshot`` (without ``snapshotId``) and return its id.
+) -> EncodedSnapshot:
+    """``snapshot`` (without ``snapshotId``) encoded, with its id: the computing half of
+    :func:`store_snapshot`, for the CPU lane; :meth:`EncodedSnapshot.put` is the waiting
+    half, for a worker thread (the lane must never wait for a disk: every assembly queues
+    behind it).
 
     ``messages_json``: the JSON of ``snapshot["messages"]`` when the caller already
     has it (the assembler splices it from cached transcript groups): spliced, not re-encoded;
@@ -91,9 +114,15 @@ def store_snapshot(
         # thread storing it never holds the event loop for one long encoder call
         spliced["ledger"] = dumps_in_slices(body["ledger"])
     data = dumps_bytes(spliced)
-    snapshot_id = blobs.put(data)
-    _RECENT.put(snapshot_id, body)
-    return snapshot_id
+    return EncodedSnapshot(git_blob_id(data, blobs.object_format), data, body)
+
+
+def store_snapshot(
+    blobs: BlobStore, snapshot: dict[str, Any], *, messages_json: bytes | None = None
+) -> str:
+    """Store ``snapshot`` (without ``snapshotId``) and return its id (encode, then put:
+    for a caller outside the CPU lane)."""
+    return encode_snapshot(blobs, snapshot, messages_json=messages_json).put(blobs)
 
 
 def load_snapshot(blobs: BlobStore, snapshot_id: str) -> dict[str, Any]:

@@ -35,10 +35,11 @@ from sidecar.errors import NotFoundError
 from sidecar.inputs.loading import load_frozen_input, load_profile
 from sidecar.inputs.profiles import resolve
 from sidecar.inputs.snapshots import (
+    EncodedSnapshot,
     diff_snapshots,
+    encode_snapshot,
     load_snapshot,
     profile_hash,
-    store_snapshot,
 )
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.methods.route import route
@@ -46,6 +47,7 @@ from sidecar.store.gc import collect
 
 if TYPE_CHECKING:
     from protocol.inputs import FrozenInput, InputFreezeParams, InputGetParams
+    from sidecar.context.capture import Material
     from sidecar.methods.state import SidecarState
 
 __all__ = ["ROUTES"]
@@ -58,13 +60,17 @@ def _load_input(state: SidecarState, input_id: str) -> FrozenInput:
 async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
     state.store.require_writer()
 
-    def work() -> tuple[dict[str, Any], bytes, list[dict[str, Any]]]:
+    def work() -> tuple[dict[str, Any], bytes, list[dict[str, Any]], Material]:
         captured = state.context.capture(p, persist=True)
         body = dump_wire(captured.frozen)
-        return body, dumps_bytes(body), captured.diagnostics
+        return body, dumps_bytes(body), captured.diagnostics, captured.material
 
-    body, data, diagnostics = await in_cpu_lane(work)
-    input_id = await in_thread(state.store.blobs.put, data)  # waits: not in the lane
+    def write(data: bytes, material: Material) -> str:
+        material.store()  # what the input refers to first
+        return state.store.blobs.put(data)
+
+    body, data, diagnostics, material = await in_cpu_lane(work)
+    input_id = await in_thread(write, data, material)  # waits: not in the lane
     return {"inputId": input_id, "input": body, "diagnostics": diagnostics}
 
 
@@ -75,7 +81,7 @@ async def get_input(state: SidecarState, p: InputGetParams) -> FrozenInput:
 async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> dict[str, Any]:
     state.store.require_writer()
 
-    def work() -> tuple[dict[str, Any], str, bool]:
+    def work() -> tuple[dict[str, Any], EncodedSnapshot, bool]:
         frozen = _load_input(state, p.input_id)
         if frozen.session_id != p.session_id:
             raise NotFoundError(
@@ -117,7 +123,8 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
             "unknownMacros": built.unknown_macros,
             "items": [dump_wire(i) for i in (*frozen.attachments, *frozen.pinned_files)],
         }
-        snapshot_id = store_snapshot(state.store.blobs, snapshot, messages_json=messages_json)
+        encoded = encode_snapshot(state.store.blobs, snapshot, messages_json=messages_json)
+        snapshot_id = encoded.snapshot_id
         snapshot["snapshotId"] = snapshot_id
         state.context.remember_request(p.session_id, snapshot)
         if before is not None and previous == snapshot_id:
@@ -134,11 +141,12 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
                 "unknownMacros": built.unknown_macros,
                 "cache": cache,
             },
-            snapshot_id,
+            encoded,
             previous != snapshot_id,
         )
 
-    answer, snapshot_id, new = await in_cpu_lane(work)
+    answer, encoded, new = await in_cpu_lane(work)
+    snapshot_id = await in_thread(encoded.put, state.store.blobs)  # waits: not in the lane
     if new:
         await state.store.snapshot_index.record(p.session_id, snapshot_id, p.input_id)
     return answer

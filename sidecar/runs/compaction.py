@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
-from sidecar.aio import in_cpu_lane
 from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import lower_result
 from sidecar.runs.failures import RunStopped, run_failure
 from sidecar.runs.providers.base import ProviderError, TextDelta
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from sidecar.runs.loop_state import LoopState
     from sidecar.runs.providers.base import Provider
@@ -52,7 +51,7 @@ class Compaction:
         self,
         result: dict[str, Any],
         snapshot_id: str,
-        assemble: Callable[[], tuple[dict[str, Any], str]],
+        assemble: Callable[[], Awaitable[tuple[dict[str, Any], str]]],
     ) -> tuple[dict[str, Any], str]:
         """Compact while the assembly advises it and a summary can still make room;
         ``assemble`` is the model round's (the prompt and its snapshot id, assembled again once
@@ -91,7 +90,7 @@ class Compaction:
                     ) from exc
                 continue
             before = advice
-            result, snapshot_id = await in_cpu_lane(assemble)
+            result, snapshot_id = await assemble()
             advice = result["compaction"]
             if advice["advised"] and advice["transcriptTokens"] >= before["transcriptTokens"]:
                 self._give_up(advice, "the summary made no room")

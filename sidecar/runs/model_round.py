@@ -21,12 +21,12 @@ import anyio.lowlevel
 
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
-from sidecar.aio import in_cpu_lane
+from sidecar.aio import in_cpu_lane, in_thread
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import lower_result
-from sidecar.inputs.snapshots import store_snapshot
+from sidecar.inputs.snapshots import EncodedSnapshot, encode_snapshot
 from sidecar.runs.compaction import Compaction
 from sidecar.runs.failures import RunStopped
 from sidecar.runs.providers.base import (
@@ -59,7 +59,7 @@ class ModelRound:
         self._previous_sent: RequestShape | None = None
         """The request sent before the next one (where its cache entries are)."""
 
-    def _assemble(self) -> tuple[dict[str, Any], str]:
+    def _assemble(self) -> tuple[dict[str, Any], EncodedSnapshot]:
         from sidecar.context.build import build_inputs
         from sidecar.context.capture import Material
 
@@ -91,18 +91,24 @@ class ModelRound:
             "unknownMacros": built.unknown_macros,
             "items": [],
         }
-        return result, store_snapshot(loop.store.blobs, snapshot, messages_json=messages_json)
+        return result, encode_snapshot(loop.store.blobs, snapshot, messages_json=messages_json)
+
+    async def _assembled(self) -> tuple[dict[str, Any], str]:
+        """The round's prompt, assembled in the CPU lane, and its snapshot stored after it
+        in a worker thread (a write and two fsyncs: the lane waits for no disk)."""
+        result, encoded = await in_cpu_lane(self._assemble)
+        return result, await in_thread(encoded.put, self.loop.store.blobs)
 
     async def run(self) -> list[ToolCall]:
         """One round: the tool calls the model asked for (none: the turn is answered)."""
         loop = self.loop
         await loop.status("assembling")
-        result, snapshot_id = await in_cpu_lane(self._assemble)
+        result, snapshot_id = await self._assembled()
         if loop.agent is not None and loop.host_assembles:
             result = await self._host_assembly(result)
         if loop.s.compaction == "auto" and not self.compaction.given_up:
             result, snapshot_id = await self.compaction.make_room(
-                result, snapshot_id, self._assemble
+                result, snapshot_id, self._assembled
             )
         if loop.agent is None:  # the session's own prompts: snapshot/diff's default "before"
             await loop.store.snapshot_index.record(loop.session_id, snapshot_id, loop.s.input_id)

@@ -78,14 +78,17 @@ class BlobStore:
             )
         return self._objects / blob_id[:2] / blob_id[2:]
 
-    def put(self, data: bytes) -> str:
+    def put(self, data: bytes, *, blob_id: str | None = None) -> str:
         """Store ``data``; return its id.  Storing the same bytes twice writes once.
+        ``blob_id``: ``git_blob_id(data)`` in this store's format, when the caller has it
+        already (it hashed the bytes where hashing belongs: in the CPU lane).
 
         Safe when several threads store the same bytes at once: each writes its own
         temporary file (a shared name let one writer truncate the file another had just
         renamed into place, and fail the other's rename), and whichever rename lands last
         replaces a complete object with an identical one."""
-        blob_id = git_blob_id(data, self.object_format)
+        if blob_id is None:
+            blob_id = git_blob_id(data, self.object_format)
         path = self._path(blob_id)
         if path.exists():
             return blob_id
