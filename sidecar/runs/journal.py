@@ -1,13 +1,14 @@
 """Run records and their event journals.
 
-Layout: ``runs/<runId>/run.json`` (the run's state, replaced atomically on each status
-change) and ``runs/<runId>/events.jsonl`` (append-only, one event per line, seq = line
-number).  An event is written to the journal *before* it is sent to any client, so replay
-can never miss what a client saw: the lines of one turn of the event loop are written
-together, by the face's writer just before the frames that carry them leave (or at the end of
-that turn when nobody is subscribed).  The journal is fsynced at every status change and at
-the end of the run; between those points a ``kill -9`` loses nothing a client saw (the writes
-are in the page cache) — only a power loss can cut the unsynced tail, and a torn last line is
+Layout: ``runs/<runId>/run.json`` (the run's state, replaced atomically at each durable
+status change: see :data:`sidecar.runs.loop_state.QUIET`) and ``runs/<runId>/events.jsonl``
+(append-only, one event per line, seq = line number).  An event is written to the journal
+*before* it is sent to any client, so replay can never miss what a client saw: the lines of
+one turn of the event loop are written together, by the face's writer just before the frames
+that carry them leave (or at the end of that turn when nobody is subscribed).  The journal is
+fsynced at the run's creation, at every status change but the quiet ones and at the end of
+the run; between those points a ``kill -9`` loses nothing a client saw (the writes are in the
+page cache) — only a power loss can cut the unsynced tail, and a torn last line is
 repaired on open like any JSONL file of the store.
 
 A run that was not finished when its sidecar died is marked ``failed`` with
@@ -266,6 +267,7 @@ class RunStore:
         _log, loaded = AppendLog.open(directory / "events.jsonl", writable=False)
         journal = RunJournal(directory, record, loaded.lines)
         record["headSeq"] = journal.head
+        _take_newer_status(record, loaded.lines)
         if record.get("status") in TERMINAL:
             self._remember(journal)
         else:  # unfinished: recovery (or a resume) appends to it
@@ -287,6 +289,8 @@ class RunStore:
             record: dict[str, Any] = json.loads((self.root / run_id / "run.json").read_bytes())
         except (OSError, ValueError):
             return None
+        if record.get("status") not in TERMINAL:  # another process's run, or one left over
+            _take_newer_status(record, _tail_lines(self.root / run_id / "events.jsonl"))
         return record
 
     def list_runs(self, session_id: str | None, limit: int) -> list[dict[str, Any]]:
@@ -340,6 +344,44 @@ class RunStore:
             journal.sync()
             self.finish(journal)
         return recovered
+
+
+def _take_newer_status(record: dict[str, Any], lines: list[bytes]) -> None:
+    """An unfinished run's record, read from disk, takes the status of the journal's newest
+    ``run.statusChanged`` (``lines``: the journal's, or its tail): ``run.json`` keeps the last
+    durable status only (see :data:`sidecar.runs.loop_state.QUIET`)."""
+    if record.get("status") in TERMINAL:
+        return
+    for line in reversed(lines):
+        if b'"run.statusChanged"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        payload = event.get("payload")
+        if event.get("type") != "run.statusChanged" or not isinstance(payload, dict):
+            continue
+        if "agent" in payload:  # a sub-agent's status: not the run's
+            continue
+        record["status"] = payload.get("status", record.get("status"))
+        return
+
+
+def _tail_lines(path: Path, size: int = 1 << 16) -> list[bytes]:
+    """The complete lines among the last ``size`` bytes of ``path`` (none if unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            end = f.tell()
+            f.seek(max(0, end - size))
+            data = f.read(size)
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if end > size:
+        lines = lines[1:]  # the first may be cut
+    return lines[:-1]  # the last is empty, or a torn line
 
 
 def _flush_soon(flush: Callable[[], None]) -> bool:

@@ -28,7 +28,18 @@ if TYPE_CHECKING:
     from sidecar.runs.providers.base import Provider
     from sidecar.store import Store
 
-__all__ = ["ClientBridge", "LoopState", "RunSettings"]
+__all__ = ["QUIET", "ClientBridge", "LoopState", "RunSettings"]
+
+#: Statuses that only say what the sidecar does next by itself — assemble a prompt, call the
+#: model, summarise — so that nothing outside it has changed since the last durable point:
+#: their ``run.statusChanged`` is journaled and sent like every event (a ``kill -9`` loses
+#: nothing a client saw) but not fsynced, and ``run.json`` keeps the last durable status (a
+#: reader in another process takes the journal's newer one: ``RunStore.get``).  Made durable
+#: at each of them, a run of two rounds paid 15 of its 21 fsyncs for them, and the appends and
+#: session creations of every other client waited behind those fsyncs (``make soak``).  A
+#: status that comes before something outside changes (``dispatchingTool``: a tool may write
+#: files) is made durable, as are a run's creation and its end.
+QUIET: frozenset[str] = frozenset({"assembling", "callingModel", "compacting"})
 
 
 class ClientBridge(Protocol):
@@ -102,10 +113,14 @@ class LoopState:
         self.emit = emit if agent is None else (lambda t, p: emit(t, {**p, "agent": agent}))
 
     async def status(self, status: RunStatus) -> None:
+        """Change the run's status: journaled like every event (written before it is sent);
+        made durable — the journal fsynced, ``run.json`` rewritten — unless it is one of
+        :data:`QUIET`."""
         if self.agent is None:
             self.journal.record["status"] = status
         self.emit("run.statusChanged", {"status": status})
-        await self.journal.persist()
+        if status not in QUIET:
+            await self.journal.persist()
 
     async def ask(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
         """The host's answer to a server->client request, or ``{"error": ...}`` when it
