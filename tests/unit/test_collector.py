@@ -84,11 +84,11 @@ def test_the_loaded_server_is_frozen_out_of_full_collections() -> None:
     assert gc.get_freeze_count() >= len(loaded)
 
 
-def test_serve_takes_the_interpreter_back_from_a_worker_thread_within_a_millisecond() -> None:
+def test_serve_takes_the_interpreter_back_from_a_worker_within_a_quarter_millisecond() -> None:
     interval = sys.getswitchinterval()
     try:
         switching.tune()
-        assert sys.getswitchinterval() == switching.INTERVAL_S <= 0.001
+        assert sys.getswitchinterval() == switching.INTERVAL_S <= 0.00025
     finally:
         sys.setswitchinterval(interval)
 
