@@ -25,7 +25,6 @@ import anyio
 import pytest
 
 from protocol.inputs import InputFreezeParams
-from protocol.runs import RunStartParams
 from protocol.snapshots import SnapshotAssembleParams
 from sidecar.aio import in_cpu_lane, in_lane
 from sidecar.inputs.loading import load_frozen_input
@@ -33,55 +32,9 @@ from sidecar.inputs.snapshots import load_snapshot
 from sidecar.methods.inputs import freeze, snapshot_assemble
 from sidecar.methods.state import SidecarState
 from sidecar.runs.manager import RunManager
+from tests.unit.run_kit import Host, start_params
 
 pytestmark = pytest.mark.anyio
-
-SCRIPT = {
-    "rounds": [
-        {
-            "deltas": ["Reading."],
-            "toolCalls": [{"name": "read_file", "arguments": {"path": "a.py"}}],
-            "usage": {"inputTokens": 10, "outputTokens": 2},
-        },
-        {"deltas": ["Done."], "usage": {"inputTokens": 12, "outputTokens": 1}},
-    ]
-}
-TOOLS = [
-    {
-        "name": "read_file",
-        "description": "Read a file.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    }
-]
-
-
-class _Host:
-    """A host that executes every tool and keeps every event."""
-
-    def __init__(self) -> None:
-        self.events: list[bytes] = []
-
-    def notify(self, method: str, params: Any) -> None:
-        pass
-
-    def host_assembles(self) -> bool:
-        return False
-
-    def backlog(self) -> int:
-        return 0
-
-    async def request(self, method: str, params: Any, timeout_s: float) -> Any:
-        assert method == "tool/execute"
-        return {"content": [{"type": "text", "text": "def main() -> None: ..."}]}
-
-    def send_event(
-        self, line: bytes, journaled: Callable[[], None], event: dict[str, Any] | None = None
-    ) -> None:
-        journaled()
-        self.events.append(line)
-
-    def after_answer(self, fn: Callable[[], object]) -> None:
-        fn()
 
 
 @pytest.fixture
@@ -122,7 +75,7 @@ async def test_the_lane_marks_its_jobs() -> None:
 async def test_a_runs_rounds_store_their_snapshots_outside_the_lane(
     state: SidecarState, workspace: Path, fsyncs: list[bool]
 ) -> None:
-    host = _Host()
+    host = Host()
     async with anyio.create_task_group() as tg:
 
         def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -133,16 +86,7 @@ async def test_a_runs_rounds_store_their_snapshots_outside_the_lane(
             title="t", workspace_roots=[str(workspace)], profile_id=None, meta=None
         )
         for turn in range(2):
-            params = RunStartParams.model_validate(
-                {
-                    "sessionId": session.session_id,
-                    "userTurn": [{"type": "text", "text": f"read a.py ({turn})"}],
-                    "tools": TOOLS,
-                    "script": SCRIPT,
-                },
-                by_alias=True,
-            )
-            started = await manager.start(params)
+            started = await manager.start(start_params(session.session_id, f"read ({turn})"))
             await manager.wait(started["runId"])
             record = manager.runs.get(started["runId"]).record
             assert record["status"] == "completed"

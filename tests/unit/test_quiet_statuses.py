@@ -13,79 +13,42 @@ service; every ``os.fsync`` is recorded with the file it syncs.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from protocol.runs import RunStartParams
 from sidecar.methods.state import SidecarState
 from sidecar.runs.journal import RunStore
 from sidecar.runs.manager import RunManager
+from tests.unit.run_kit import Host, start_params
 
 pytestmark = pytest.mark.anyio
 
-SCRIPT = {
-    "rounds": [
-        {
-            "deltas": ["Reading."],
-            "toolCalls": [{"name": "read_file", "arguments": {"path": "a.py"}}],
-            "usage": {"inputTokens": 10, "outputTokens": 2},
-        },
-        {"deltas": ["Done."], "usage": {"inputTokens": 12, "outputTokens": 1}},
-    ]
-}
-TOOLS = [
-    {
-        "name": "read_file",
-        "description": "Read a file.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    }
-]
 
+class _Host(Host):
+    """At each status change it is sent, it reads the run as another process would: a fresh
+    ``RunStore`` over the same directory."""
 
-class _Host:
-    """A host that executes every tool and, at each status change it is sent, reads the run
-    as another process would: a fresh ``RunStore`` over the same directory."""
-
-    def __init__(self, runs_root: Any) -> None:
+    def __init__(self, runs_root: Path) -> None:
+        super().__init__()
         self.runs_root = runs_root
         self.seen: list[tuple[str, str, str]] = []  # (status sent, status read, listed)
 
-    def notify(self, method: str, params: Any) -> None:
-        pass
-
-    def host_assembles(self) -> bool:
-        return False
-
-    def backlog(self) -> int:
-        return 0
-
-    async def request(self, method: str, params: Any, timeout_s: float) -> Any:
-        assert method == "tool/execute"
-        return {"content": [{"type": "text", "text": "def main() -> None: ..."}]}
-
-    def send_event(
-        self, line: bytes, journaled: Callable[[], None], event: dict[str, Any] | None = None
-    ) -> None:
-        journaled()  # the journal is written before the event leaves
-        import json
-
+    def sent(self, line: bytes) -> None:
         message = json.loads(line)
         params = message.get("params", message)
         if params["type"] != "run.statusChanged":
             return
-        reader = RunStore(self.runs_root)
-        read = reader.get(params["runId"]).record["status"]
-        listed = next(
-            r for r in RunStore(self.runs_root).list_runs(None, 10) if r["runId"] == params["runId"]
-        )["status"]
-        self.seen.append((params["payload"]["status"], read, listed))
-
-    def after_answer(self, fn: Callable[[], object]) -> None:
-        fn()
+        run_id = params["runId"]
+        read = RunStore(self.runs_root).get(run_id).record["status"]
+        listed = RunStore(self.runs_root).list_runs(None, 10)
+        status = next(r["status"] for r in listed if r["runId"] == run_id)
+        self.seen.append((params["payload"]["status"], read, status))
 
 
 async def test_quiet_statuses_are_journaled_not_fsynced_and_readers_see_them(
@@ -109,16 +72,7 @@ async def test_quiet_statuses_are_journaled_not_fsynced_and_readers_see_them(
         session = await state.store.sessions.create(
             title="t", workspace_roots=[], profile_id=None, meta=None
         )
-        params = RunStartParams.model_validate(
-            {
-                "sessionId": session.session_id,
-                "userTurn": [{"type": "text", "text": "read a.py"}],
-                "tools": TOOLS,
-                "script": SCRIPT,
-            },
-            by_alias=True,
-        )
-        started = await manager.start(params)
+        started = await manager.start(start_params(session.session_id, "read a.py"))
         await manager.wait(started["runId"])
     run_id = started["runId"]
     assert RunStore(state.store.root / "runs").get(run_id).record["status"] == "completed"

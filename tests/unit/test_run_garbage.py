@@ -20,7 +20,6 @@ import anyio
 import pytest
 
 from protocol.context import ContextAssembleParams
-from protocol.runs import RunStartParams
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.runs.compaction import Compaction
@@ -29,56 +28,11 @@ from sidecar.runs.manager import RunManager
 from sidecar.runs.model_round import ModelRound
 from sidecar.runs.tool_round import ToolRound
 from sidecar.store import Store
+from tests.unit.run_kit import Host, start_params
 
 pytestmark = pytest.mark.anyio
 
-SCRIPT = {
-    "rounds": [
-        {
-            "deltas": ["Reading."],
-            "toolCalls": [{"name": "read_file", "arguments": {"path": "a.py"}}],
-            "usage": {"inputTokens": 10, "outputTokens": 2},
-        },
-        {"deltas": ["Done."], "usage": {"inputTokens": 12, "outputTokens": 1}},
-    ]
-}
-TOOLS = [
-    {
-        "name": "read_file",
-        "description": "Read a file.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    }
-]
 RUN_PARTS = (RunLoop, ModelRound, ToolRound, Compaction)
-
-
-class _Host:
-    """A host that executes every tool and reads every event at once."""
-
-    def __init__(self) -> None:
-        self.events: list[bytes] = []
-
-    def notify(self, method: str, params: Any) -> None:
-        pass
-
-    def host_assembles(self) -> bool:
-        return False
-
-    def backlog(self) -> int:
-        return 0
-
-    async def request(self, method: str, params: Any, timeout_s: float) -> Any:
-        assert method == "tool/execute"
-        return {"content": [{"type": "text", "text": "def main() -> None: ..."}]}
-
-    def send_event(
-        self, line: bytes, journaled: Callable[[], None], event: dict[str, Any] | None = None
-    ) -> None:
-        journaled()
-        self.events.append(line)
-
-    def after_answer(self, fn: Callable[[], object]) -> None:
-        fn()
 
 
 def _garbage_kinds() -> list[str]:
@@ -115,7 +69,7 @@ async def test_runs_and_assemblies_leave_nothing_to_the_cyclic_collector(tmp_pat
     store = Store(tmp_path / "store")
     try:
         service = ContextService(store, Tokenizers.discover(), home=tmp_path / "home")
-        host = _Host()
+        host = Host()
         async with anyio.create_task_group() as tg:
 
             def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -127,16 +81,7 @@ async def test_runs_and_assemblies_leave_nothing_to_the_cyclic_collector(tmp_pat
             )
 
             async def run(turn: int) -> None:
-                params = RunStartParams.model_validate(
-                    {
-                        "sessionId": session.session_id,
-                        "userTurn": [{"type": "text", "text": f"read a.py ({turn})"}],
-                        "tools": TOOLS,
-                        "script": SCRIPT,
-                    },
-                    by_alias=True,
-                )
-                started = await manager.start(params)
+                started = await manager.start(start_params(session.session_id, f"read ({turn})"))
                 await manager.wait(started["runId"])
                 record = manager.runs.get(started["runId"]).record
                 assert record["status"] == "completed", record
