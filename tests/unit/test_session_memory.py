@@ -4,6 +4,8 @@ memory, two request shapes and up to 8,192 prefix keys, for every session it eve
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -13,8 +15,9 @@ import pytest
 
 from protocol.context import ContextAssembleParams, HostSource
 from protocol.sessions import SessionAppendParams
+from sidecar.context.cache_accounting import RequestShape, Unit
 from sidecar.context.service import ContextService
-from sidecar.context.session_memory import SessionMemories
+from sidecar.context.session_memory import SessionMemories, SessionMemory
 from sidecar.context.tokens import Tokenizers
 from sidecar.defaults import MAX_LOADED_SESSIONS_ENV
 from sidecar.runs.manager import RunManager
@@ -73,6 +76,45 @@ def test_memories_keep_the_most_recently_used_and_drop_the_rest() -> None:
     assert memories.get("a") is a
     assert memories.get("b") is not b  # b starts over, empty
     assert len(memories.session_ids()) == 2
+
+
+class _Freed:
+    """Says which thread freed it (one per message of a lowered prompt)."""
+
+    def __init__(self, freed_in: list[str], done: threading.Event) -> None:
+        self.freed_in = freed_in
+        self.done = done
+
+    def __del__(self) -> None:
+        self.freed_in.append(threading.current_thread().name)
+        self.done.set()
+
+
+def _held(memory: SessionMemory) -> tuple[int, RequestShape | None]:
+    return len(memory.lowering), memory.previous_request
+
+
+def test_a_dropped_memory_s_prompt_is_freed_by_the_reaper_not_by_the_thread_that_drops_it() -> None:
+    """Dropping the least recently used memory freed its last lowered prompt (a validated
+    model per message) in one call on the thread that asked for another memory — the CPU
+    lane, during an assembly: 3 ms with the interpreter held for a 2,000-message prompt."""
+    memories = SessionMemories(1)
+    old = memories.get("old")
+    freed_in: list[str] = []
+    done = threading.Event()
+    messages = [{"role": "user", "content": [{"type": "text", "text": str(i)}]} for i in range(600)]
+    old.lowering.update({id(m): (m, _Freed(freed_in, done)) for m in messages})  # type: ignore[misc]
+    del messages
+    old.previous_request = RequestShape("m", tuple(Unit(i, 1, 1) for i in range(600)), 0, 0)
+    memories.get("new")  # drops "old"
+    assert memories.session_ids() == ["new"]
+    assert _held(old) == (0, None)  # a holder finds it as after a restart
+    assert done.wait(10), "the dropped prompt was freed"
+    for _ in range(100):
+        if len(freed_in) == 600:
+            break
+        time.sleep(0.05)
+    assert set(freed_in) == {"reaper"}, f"freed in {sorted(set(freed_in))}"
 
 
 def test_the_service_remembers_as_many_sessions_as_the_store_keeps_loaded(store: Store) -> None:
