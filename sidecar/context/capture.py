@@ -44,29 +44,28 @@ __all__ = ["Captured", "Material", "capture_input", "now_clock", "workspace_path
 
 class Material:
     """Blob bytes for one capture: always held in memory, read back from the store when not
-    held; when ``persist`` (``input/freeze``, a run's input), written to the store by
-    :meth:`store` — after the capture, which computes in the CPU lane, from a worker thread:
-    the lane waits for no fsync."""
+    held; when ``persist`` (``input/freeze``, a run's input), written to the store with the
+    input that refers to them (:meth:`store_input`) — after the capture, which computes in the
+    CPU lane, from a worker thread: the lane waits for no fsync."""
 
     def __init__(self, store: Store, persist: bool) -> None:
         self._store = store
         self.persist = persist
         self.held: dict[str, bytes] = {}
-        self._unstored: list[str] = []
 
     def put(self, data: bytes) -> str:
         blob_id = git_blob_id(data, self._store.blobs.object_format)
-        if blob_id not in self.held:
-            self.held[blob_id] = data
-            if self.persist:
-                self._unstored.append(blob_id)
+        self.held[blob_id] = data
         return blob_id
 
-    def store(self) -> None:
-        """Write the blobs put since the last call, durably (waits for the disk)."""
-        while self._unstored:
-            blob_id = self._unstored.pop(0)
-            self._store.blobs.put(self.held[blob_id], blob_id=blob_id)
+    def store_input(self, data: bytes) -> str:
+        """Store the captured input's blob ``data`` durably, after the blobs it refers to
+        (those held, when ``persist``), and return its id (waits for the disk)."""
+        blobs = self._store.blobs
+        if self.persist:
+            for blob_id, held in self.held.items():
+                blobs.put(held, blob_id=blob_id)
+        return blobs.put(data)
 
     def get(self, blob_id: str) -> bytes | None:
         held = self.held.get(blob_id)

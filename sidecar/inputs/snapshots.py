@@ -40,7 +40,6 @@ __all__ = [
     "json_identical",
     "load_snapshot",
     "profile_hash",
-    "store_snapshot",
 ]
 
 
@@ -97,10 +96,9 @@ class EncodedSnapshot:
 def encode_snapshot(
     blobs: BlobStore, snapshot: dict[str, Any], *, messages_json: bytes | None = None
 ) -> EncodedSnapshot:
-    """``snapshot`` (without ``snapshotId``) encoded, with its id: the computing half of
-    :func:`store_snapshot`, for the CPU lane; :meth:`EncodedSnapshot.put` is the waiting
-    half, for a worker thread (the lane must never wait for a disk: every assembly queues
-    behind it).
+    """``snapshot`` (without ``snapshotId``) encoded, with its id, to be stored by
+    :meth:`EncodedSnapshot.put`: encoding computes (the CPU lane), storing waits for the disk
+    (a worker thread: the lane must never wait for a disk, every assembly queues behind it).
 
     ``messages_json``: the JSON of ``snapshot["messages"]`` when the caller already
     has it (the assembler splices it from cached transcript groups): spliced, not re-encoded;
@@ -115,14 +113,6 @@ def encode_snapshot(
         spliced["ledger"] = dumps_in_slices(body["ledger"])
     data = dumps_bytes(spliced)
     return EncodedSnapshot(git_blob_id(data, blobs.object_format), data, body)
-
-
-def store_snapshot(
-    blobs: BlobStore, snapshot: dict[str, Any], *, messages_json: bytes | None = None
-) -> str:
-    """Store ``snapshot`` (without ``snapshotId``) and return its id (encode, then put:
-    for a caller outside the CPU lane)."""
-    return encode_snapshot(blobs, snapshot, messages_json=messages_json).put(blobs)
 
 
 def load_snapshot(blobs: BlobStore, snapshot_id: str) -> dict[str, Any]:

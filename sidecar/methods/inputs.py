@@ -65,12 +65,8 @@ async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
         body = dump_wire(captured.frozen)
         return body, dumps_bytes(body), captured.diagnostics, captured.material
 
-    def write(data: bytes, material: Material) -> str:
-        material.store()  # what the input refers to first
-        return state.store.blobs.put(data)
-
     body, data, diagnostics, material = await in_cpu_lane(work)
-    input_id = await in_thread(write, data, material)  # waits: not in the lane
+    input_id = await in_thread(material.store_input, data)  # waits: not in the lane
     return {"inputId": input_id, "input": body, "diagnostics": diagnostics}
 
 

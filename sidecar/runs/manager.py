@@ -175,7 +175,7 @@ class RunManager:
                 frozen, data, material = await in_cpu_lane(
                     self._freeze, p.session_id, p.user_turn, tools
                 )
-                input_id = await in_thread(self._store_input, data, material)  # not in the lane
+                input_id = await in_thread(material.store_input, data)  # not in the lane
             started = RunStartSettings(
                 profile_id=p.profile_id,
                 profile=plain_profile(profile),
@@ -207,17 +207,12 @@ class RunManager:
         self, session_id: str, user_turn: list[ContentPart], tools: list[ToolDefinition]
     ) -> tuple[FrozenInput, bytes, Material]:
         """Capture a run's input: it, the bytes of its blob and the blobs it refers to, not
-        stored yet (computing: in the CPU lane; :meth:`_store_input` stores them)."""
+        stored yet (computing: in the CPU lane; ``Material.store_input`` stores them)."""
         captured = self.context.capture(
             InputFreezeParams(session_id=session_id, user_turn=user_turn, tools=tools),
             persist=True,
         )
         return captured.frozen, dumps_bytes(dump_wire(captured.frozen)), captured.material
-
-    def _store_input(self, data: bytes, material: Material) -> str:
-        """Store a captured input (waits for the disk: in a worker thread); its id."""
-        material.store()  # what the input refers to first
-        return self.store.blobs.put(data)
 
     async def _keep_script(self, script: dict[str, Any] | None) -> str | None:
         """Store a scripted provider's script (a blob) so that a resume can play the rest."""

@@ -7,7 +7,7 @@ write, fsync, rename, fsync of the directory) was stored from inside the lane, s
 tails followed the disk.  The computing half (the snapshot's bytes and id) stays in the lane,
 the waiting half (:meth:`~sidecar.inputs.snapshots.EncodedSnapshot.put`) runs in a worker
 thread.  So do the blobs a captured input refers to (its AGENTS.md, pinned files): captured in
-the lane, stored after it (:meth:`~sidecar.context.capture.Material.store`).  Here real
+the lane, stored after it (:meth:`~sidecar.context.capture.Material.store_input`).  Here real
 scripted runs (a tool round through the host, then an answer), an ``input/freeze`` and a
 ``snapshot/assemble`` go through the real run manager, store and context service, in a
 workspace with an AGENTS.md, with every ``os.fsync`` recorded: some ran (the snapshots, the

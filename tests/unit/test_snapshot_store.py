@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.inputs.snapshots import json_identical, load_snapshot, store_snapshot
+from sidecar.inputs.snapshots import encode_snapshot, json_identical, load_snapshot
 from sidecar.jsonbytes import canonical, dumps_bytes
 from sidecar.store.blobs import BlobStore, git_blob_id
 
@@ -37,12 +37,17 @@ def _blobs(root: Path) -> BlobStore:
     return blobs
 
 
+def _store(blobs: BlobStore, snapshot: dict[str, Any], **kwargs: Any) -> str:
+    """Encode and store a snapshot, as a run round and ``snapshot/assemble`` do."""
+    return encode_snapshot(blobs, snapshot, **kwargs).put(blobs)
+
+
 def test_spliced_messages_give_the_same_bytes_and_id(tmp_path: Path) -> None:
     blobs = _blobs(tmp_path / "blobs")
     snapshot = _snapshot("naïve")
     messages_json = b"[" + b",".join(dumps_bytes(m) for m in snapshot["messages"]) + b"]"
-    spliced = store_snapshot(blobs, snapshot, messages_json=messages_json)
-    plain = store_snapshot(_blobs(tmp_path / "other"), snapshot)
+    spliced = _store(blobs, snapshot, messages_json=messages_json)
+    plain = _store(_blobs(tmp_path / "other"), snapshot)
     assert spliced == plain == git_blob_id(dumps_bytes(snapshot))
 
 
@@ -53,7 +58,7 @@ def test_a_snapshot_keeps_the_order_of_a_tool_calls_arguments(tmp_path: Path) ->
     call: dict[str, Any] = {"type": "toolCall", "callId": "c1", "name": "list_dir"}
     call["arguments"] = {"path": ".", "depth": 1}
     snapshot["messages"][1]["content"] = [call]
-    snapshot_id = store_snapshot(blobs, snapshot)
+    snapshot_id = _store(blobs, snapshot)
     stored = blobs.get(snapshot_id)
     assert b'"arguments":{"path":".","depth":1}' in stored
     loaded = json.loads(stored)["messages"][1]["content"][0]["arguments"]
@@ -62,7 +67,7 @@ def test_a_snapshot_keeps_the_order_of_a_tool_calls_arguments(tmp_path: Path) ->
 
 def test_loaded_snapshots_are_copies(tmp_path: Path) -> None:
     blobs = _blobs(tmp_path / "blobs")
-    snapshot_id = store_snapshot(blobs, _snapshot("a"))
+    snapshot_id = _store(blobs, _snapshot("a"))
     first = load_snapshot(blobs, snapshot_id)
     first["messages"] = []
     first["inputId"] = "changed"
@@ -75,7 +80,7 @@ def test_a_collected_snapshot_is_not_served_from_the_cache(tmp_path: Path) -> No
     from sidecar.errors import NotFoundError
 
     blobs = _blobs(tmp_path / "blobs")
-    snapshot_id = store_snapshot(blobs, _snapshot("gone"))
+    snapshot_id = _store(blobs, _snapshot("gone"))
     path = tmp_path / "blobs" / "objects" / snapshot_id[:2] / snapshot_id[2:]
     assert path.exists()
     path.unlink()
