@@ -161,15 +161,24 @@ class LoadedSessions(Generic[S]):
             del self._loading[session_id]
             pending.set()
             if epoch == self._epoch:
-                old = self._slots.pop(session_id, None)
-                if old is not None:
-                    self._retire(old)
-                slot = _Slot(state, leases=1)
-                self._slots[session_id] = slot
-                self._evict()
-                return Lease(self, slot)
+                return self._install(session_id, state)
         state.close()  # loaded before a clear(): in the mode the store has just left
         return self.acquire(session_id)
+
+    def install(self, session_id: str, state: S) -> Lease[S]:
+        """A lease on ``state``, built by the caller from what it has just written (a new
+        session): installed as a load's result would be, without reading it back."""
+        with self._lock:
+            return self._install(session_id, state)
+
+    def _install(self, session_id: str, state: S) -> Lease[S]:
+        old = self._slots.pop(session_id, None)
+        if old is not None:
+            self._retire(old)
+        slot = _Slot(state, leases=1)
+        self._slots[session_id] = slot
+        self._evict()
+        return Lease(self, slot)
 
     def acquire_loaded(self, session_id: str) -> Lease[S] | None:
         """A lease on the session's state if it is loaded and fresh, else None (never blocks

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -215,16 +216,39 @@ class SessionStates:
             if log is not None:
                 log.close()
             raise
+        return self._state(meta, sdir, log, lines, hashes, last_time[0], index, loaded.end)
+
+    def _install_empty(self, session_id: str, meta: dict[str, Any], fd: int) -> Lease[SessionState]:
+        """A lease on a session just written with an empty history (``fd``: its history file,
+        open for appends and reads), installed without reading it back."""
+        sdir = self._session_dir(session_id)
+        path = sdir / "history.jsonl"
+        log = AppendLog(path, fd, 0)
+        lines = FileLines(path, array("q"), 0, fd=fd)
+        state = self._state(meta, sdir, log, lines, [], None, HistoryIndex(), 0)
+        return self._loaded.install(session_id, state)
+
+    def _state(
+        self,
+        meta: dict[str, Any],
+        sdir: Path,
+        log: AppendLog | None,
+        lines: FileLines,
+        hashes: list[str],
+        last_time: str | None,
+        index: HistoryIndex,
+        size: int,
+    ) -> SessionState:
         return SessionState(
             meta=meta,
             dir=sdir,
             log=log,
             lines=lines,
             hashes=hashes,
-            last_time=last_time[0],
-            size=loaded.end,
+            last_time=last_time,
+            size=size,
             tokens=TokenCountCache(sdir, lambda: self._lock.held),
-            head=len(loaded.starts),
+            head=len(lines),
             index=index,
         )
 

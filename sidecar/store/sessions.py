@@ -36,7 +36,7 @@ from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.entry_lines import check_refs, content_hash_and_json, entry_line
 from sidecar.store.history import HistoryView
 from sidecar.store.jsonl import fsync_dir, write_file_atomic
-from sidecar.store.new_session import new_session_write
+from sidecar.store.new_session import NewSession, new_session_write
 from sidecar.store.session_state import (
     SESSION_PREFIX,
     SessionState,
@@ -112,7 +112,7 @@ class SessionStore(SessionStates):
     ) -> Session:
         """Write a new session: ``history()`` (run in the worker thread) gives its history
         file; ``caches_from``: a session directory whose token-count caches are copied."""
-        session_id, write = new_session_write(
+        new = new_session_write(
             self._dir,
             title=title,
             workspace_roots=workspace_roots,
@@ -123,7 +123,7 @@ class SessionStore(SessionStates):
             caches_from=caches_from,
         )
         # loaded in the worker thread too, not on the event loop
-        wire = await run_to_completion(lambda: in_thread(self._write_new, session_id, write))
+        wire = await run_to_completion(lambda: in_thread(self._write_new, new))
         return _session_model(wire)
 
     def create_now_wire(
@@ -135,22 +135,27 @@ class SessionStore(SessionStates):
         the wire models have loaded.  Raises before writing anything when the store is not
         this process's to write or a root is not absolute."""
         self.require_writer()
-        session_id, write = new_session_write(
-            self._dir,
-            title=title,
-            workspace_roots=workspace_roots,
-            profile_id=profile_id,
-            meta=meta,
-            forked_from=None,
-            history=lambda: b"",
+        return self._write_new(
+            new_session_write(
+                self._dir,
+                title=title,
+                workspace_roots=workspace_roots,
+                profile_id=profile_id,
+                meta=meta,
+                forked_from=None,
+                history=lambda: b"",
+            )
         )
-        return self._write_new(session_id, write)
 
-    def _write_new(self, session_id: str, write: Callable[[], None]) -> dict[str, Any]:
-        """Run a new session's ``write`` (blocking), then load it: the session as
-        :func:`session_wire` gives it."""
-        write()
-        with self._lease(session_id) as state:
+    def _write_new(self, new: NewSession) -> dict[str, Any]:
+        """Write a new session (blocking) and install it, loaded from disk when its history
+        is not empty (a fork): the session as :func:`session_wire` gives it."""
+        fd = new.write()
+        if fd is None:
+            lease = self._lease(new.session_id)
+        else:
+            lease = self._install_empty(new.session_id, new.record, fd)
+        with lease as state:
             return session_wire(state)
 
     def get(self, session_id: str) -> Session:

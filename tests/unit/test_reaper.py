@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -21,7 +22,8 @@ from protocol.sessions import SessionAppendParams
 from sidecar.defaults import MAX_LOADED_SESSIONS_ENV
 from sidecar.interpreter import reaper
 from sidecar.store import Store
-from sidecar.store.session_state import SessionState, SessionStates
+from sidecar.store.loaded import LoadedSessions
+from sidecar.store.session_state import SessionState
 
 
 @pytest.fixture
@@ -117,33 +119,36 @@ def test_small_containers_are_freed_in_place() -> None:
     assert len(small) == reaper.SMALL - 1, "left to reference counting"
 
 
-def test_session_create_loads_the_new_session_off_the_event_loop(
+def test_session_create_installs_the_new_session_off_the_event_loop(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    loaded_in: list[int] = []
-    load = SessionStates._load
+    """Installing a session evicts the least recently used one (max 1 loaded here)."""
+    installed_in: list[int] = []
+    install = LoadedSessions._install
 
-    def recording(self: SessionStates, session_id: str) -> SessionState:
-        loaded_in.append(threading.get_ident())
-        return load(self, session_id)
+    def recording(self: LoadedSessions[SessionState], session_id: str, state: SessionState) -> Any:
+        installed_in.append(threading.get_ident())
+        return install(self, session_id, state)
 
-    monkeypatch.setattr(SessionStates, "_load", recording)
+    monkeypatch.setattr(LoadedSessions, "_install", recording)
 
     async def scenario() -> int:
         await store.sessions.create(title="t", workspace_roots=[], profile_id=None, meta=None)
+        await store.sessions.create(title="u", workspace_roots=[], profile_id=None, meta=None)
         return threading.get_ident()
 
     loop_thread = anyio.run(scenario)
-    assert len(loaded_in) == 1
-    assert loaded_in[0] != loop_thread, "session/create read its new session on the event loop"
+    assert len(installed_in) == 2
+    assert loop_thread not in installed_in, "session/create installed its session on the loop"
 
 
 def test_session_create_is_durable_before_it_answers_and_fsyncs_off_the_loop(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Nothing acknowledged lost: the new session's history file, its ``session.json`` (written
-    under a temporary name, then renamed), its directory and the sessions directory are each
-    fsynced before ``create`` returns, and none of it on the event loop."""
+    """Nothing acknowledged lost: the new session's ``session.json`` (written under a
+    temporary name, then renamed), its directory (the history file's name: the file is empty)
+    and the sessions directory are each fsynced before ``create`` returns, and none of it on
+    the event loop."""
     synced: list[tuple[str, int]] = []
     real_fsync = os.fsync
 
@@ -163,7 +168,7 @@ def test_session_create_is_durable_before_it_answers_and_fsyncs_off_the_loop(
     sessions_dir = store.sessions.session_dir(session_id).parent
     session_dir = sessions_dir / session_id
     paths = {Path(path) for path, _ in synced}
-    assert session_dir / "history.jsonl" in paths
+    assert (session_dir / "history.jsonl").stat().st_size == 0
     assert any(p.parent == session_dir and p.name.startswith(".session.json") for p in paths)
     assert session_dir in paths, "the renamed session.json's entry"
     assert sessions_dir in paths, "the new session directory's entry"

@@ -392,6 +392,56 @@ async def test_an_append_answers_after_its_write_and_fsync(
     assert events == ["write", "fsync", "answered"]
 
 
+async def test_a_create_waits_for_the_disk_three_times_and_reads_nothing_back(
+    store: Store, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new session's empty history file holds no data to sync: a create fsyncs
+    ``session.json``, the session's directory (which makes both names durable: the history
+    file exists by then) and the sessions directory, and installs the session from what it
+    wrote, loading nothing; the session then takes appends, and a store opened afterwards
+    finds it as it was written."""
+    sessions_dir = root.resolve() / "sessions"
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        if path.is_dir() and path.parent == sessions_dir:
+            assert (path / "history.jsonl").exists()  # its name is durable from here
+        synced.append(path.name if path.parent == sessions_dir.parent else path.name[:14])
+
+    loads: list[str] = []
+    real_load = SessionStore._load
+
+    def load(self: SessionStore, session_id: str) -> Any:
+        loads.append(session_id)
+        return real_load(self, session_id)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(SessionStore, "_load", load)
+    sid = await new_session(store.sessions, "three")
+    monkeypatch.undo()
+    assert synced == [".session.json.", sid[:14], "sessions"]
+    assert loads == []
+    assert (sessions_dir / sid / "history.jsonl").stat().st_size == 0
+
+    await append(store.sessions, sid, msgs("a", "b"))
+    assert [
+        e["content"][0]["text"]
+        for e in store.sessions.read(sid, after_seq=0, before_seq=None, limit=10).entries
+    ] == ["a", "b"]
+    store.close()
+    reopened = Store(root)
+    try:
+        session = reopened.sessions.get(sid)
+        assert (session.title, session.head_seq) == ("three", 2)
+        await append(reopened.sessions, sid, msgs("c"))
+        assert reopened.sessions.get(sid).head_seq == 3
+    finally:
+        reopened.close()
+
+
 # --- the writer lock -------------------------------------------------------------------------
 
 
