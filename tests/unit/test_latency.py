@@ -4,8 +4,11 @@ them (``bench/soak.py``): the buckets, the in-flight bound, the percentile of a 
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import Any
 
-from bench.soak import inside_stats
+import pytest
+
+from bench.soak import _stats, inside_stats, latency_drift
 from sidecar.methods.latency import BOUNDS_MS, MAX_IN_FLIGHT, Latencies
 
 
@@ -72,3 +75,39 @@ def test_the_soak_reads_a_window_as_the_difference_of_two_readings() -> None:
     assert p99_after is not None and 20.0 <= p99_after < 25.0
     assert window["session/create"]["n"] == 1
     assert inside_stats(None, latencies.wire())["session/append"]["n"] == 152
+
+
+def _soak_windows(
+    per_window: list[dict[str, list[float]]],
+) -> tuple[list[dict[str, Any]], list[dict[str, list[float]]]]:
+    windows = [
+        {"index": i, "methods": {m: _stats(v) for m, v in values.items()}}
+        for i, values in enumerate(per_window)
+    ]
+    return windows, per_window
+
+
+def test_a_method_with_few_requests_a_window_is_checked_on_pooled_windows() -> None:
+    """``session/create`` comes ~20 times a window: its p99 there is its slowest request,
+    which varies by half between windows with nothing drifting.  Such a method is compared
+    over the first windows pooled to 100 requests against the last windows pooled the same
+    way (a p99 of 100: the second slowest); a method with enough requests a window is still
+    compared window to window."""
+    slowest = [10.0, 16.0, 12.0, 14.0, 11.0, 13.0, 15.0, 12.0, 14.0, 16.0]
+    calm = [
+        {"session/create": [5.0] * 19 + [slow], "session/append": [1.0] * 150} for slow in slowest
+    ]
+    result = latency_drift(*_soak_windows(calm))
+    create = result["session/create"]
+    assert create["last_ratio"] == pytest.approx(1.6)  # one window: its slowest request
+    assert create["pooled"]["first"] == {"windows": [0, 1, 2, 3, 4], "n": 100, "p99_ms": 14.0}
+    assert create["pooled"]["last"] == {"windows": [5, 6, 7, 8, 9], "n": 100, "p99_ms": 15.0}
+    assert create["met"]
+    assert result["session/append"]["pooled"] is None  # 150 a window: its own p99
+    assert result["session/append"]["met"]
+
+    slower = [{m: [2.0 * v for v in vs] for m, vs in w.items()} for w in calm[5:]]
+    result = latency_drift(*_soak_windows(calm[:5] + slower))
+    assert result["session/create"]["pooled"]["ratio"] == pytest.approx(30 / 14)  # a drift: seen
+    assert not result["session/create"]["met"]
+    assert not result["session/append"]["met"]
