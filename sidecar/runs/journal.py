@@ -1,7 +1,8 @@
 """Run records and their event journals.
 
-Layout: ``runs/<runId>/run.json`` (the run's state, replaced atomically at each durable
-status change: see :data:`sidecar.runs.loop_state.QUIET`) and ``runs/<runId>/events.jsonl``
+Layout: ``runs/<runId>/run.json`` (the run's state, written atomically when the run is
+created and when it ends: a status between is the journal's, see
+:data:`sidecar.runs.loop_state.QUIET`) and ``runs/<runId>/events.jsonl``
 (append-only, one event per line, seq = line number).  An event is written to the journal
 *before* it is sent to any client, so replay can never miss what a client saw: the lines of
 one turn of the event loop are written together, by the face's writer just before the frames
@@ -160,18 +161,23 @@ class RunJournal:
         self.record["updatedAt"] = now_iso()
         write_file_atomic(self.dir / "run.json", dumps_bytes(self.record))
 
-    async def persist(self) -> None:
+    async def persist(self, *, record: bool = True) -> None:
         """:meth:`sync` with the fsyncs in a worker thread, so a run's status change never
         stalls the event loop (every other request and run waits on it otherwise).  The
-        record is serialised first, on the loop; rewrites of ``run.json`` keep their order."""
+        record is serialised first, on the loop; rewrites of ``run.json`` keep their order.
+        ``record=False``: the journal only (a status change mid-run: a reader takes the
+        journal's newer status over ``run.json``'s, see :func:`_take_newer_status`)."""
         log = self._open()
         self.flush()
-        self.record["updatedAt"] = now_iso()
-        data = dumps_bytes(self.record)
+        data: bytes | None = None
+        if record:
+            self.record["updatedAt"] = now_iso()
+            data = dumps_bytes(self.record)
 
         def write() -> None:
             log.sync()
-            write_file_atomic(self.dir / "run.json", data)
+            if data is not None:
+                write_file_atomic(self.dir / "run.json", data)
 
         async with self._persisting:
             await in_thread(write)

@@ -38,7 +38,8 @@ __all__ = ["QUIET", "ClientBridge", "LoopState", "RunSettings"]
 #: at each of them, a run of two rounds paid 15 of its 21 fsyncs for them, and the appends and
 #: session creations of every other client waited behind those fsyncs (``make soak``).  A
 #: status that comes before something outside changes (``dispatchingTool``: a tool may write
-#: files) is made durable, as are a run's creation and its end.
+#: files) is made durable — the journal fsynced; ``run.json`` is written at the run's creation
+#: and its end only, a reader takes the journal's newer status as for a quiet one.
 QUIET: frozenset[str] = frozenset({"assembling", "callingModel", "compacting"})
 
 
@@ -114,13 +115,12 @@ class LoopState:
 
     async def status(self, status: RunStatus) -> None:
         """Change the run's status: journaled like every event (written before it is sent);
-        made durable — the journal fsynced, ``run.json`` rewritten — unless it is one of
-        :data:`QUIET`."""
+        made durable — the journal fsynced — unless it is one of :data:`QUIET`."""
         if self.agent is None:
             self.journal.record["status"] = status
         self.emit("run.statusChanged", {"status": status})
         if status not in QUIET:
-            await self.journal.persist()
+            await self.journal.persist(record=False)
 
     async def ask(self, method: str, params: dict[str, Any], timeout_s: float) -> Any:
         """The host's answer to a server->client request, or ``{"error": ...}`` when it
