@@ -172,11 +172,17 @@ class ContextService:
         """The cache prediction of ``body`` (``prompt`` lowered for ``target``, about to be
         sent) after ``previous``, and its shape (the next request's reference; remembered as
         the session's when ``session_id`` is given)."""
-        shape = sent_shape(target, body, prompt["modelLimits"]["model"], self._tokenizer(prompt))
+        session = None if session_id is None else self.memory(session_id)
+        shape = sent_shape(
+            target,
+            body,
+            prompt["modelLimits"]["model"],
+            self._tokenizer(prompt),
+            None if session is None else session.sent_blocks,
+        )
         count_marked_prefixes(prompt.get("cacheBreakpoints", []), shape)
         memory = None
-        if session_id is not None:
-            session = self.memory(session_id)
+        if session is not None:
             session.previous_sent, memory = shape, session.cache_memory
         return predict_for(provider, previous, shape, memory), shape
 

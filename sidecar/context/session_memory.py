@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     # A field's annotation, never evaluated (postponed annotations); a real import would load
     # every lowering with the context service, before its first lowering.
     from sidecar.context.lower.prompt import LoweringMemo  # noqa: TC004
+    from sidecar.context.sent import SentBlocks  # noqa: TC004
 
 __all__ = ["SessionMemories", "SessionMemory"]
 
@@ -58,6 +59,9 @@ class SessionMemory:
     lowering: LoweringMemo = field(default_factory=dict)
     """The messages of its last lowered prompt, validated (:mod:`sidecar.context.lower.prompt`):
     the next lowering validates only the new ones."""
+    sent_blocks: SentBlocks = field(default_factory=dict)
+    """Its last sent body's blocks of strings with their bytes and tokens
+    (:mod:`sidecar.context.sent`): the next prediction encodes only the new ones."""
 
     def release(self) -> None:
         """Let go of the prompts it holds (a dropped memory): the lowering memo and the units
@@ -66,11 +70,12 @@ class SessionMemory:
         dropped it — the lane, for an assembly: a 2,000-message prompt held the interpreter
         for 3 ms.  A holder still using this memory finds it as after a restart (no previous
         request; a lowering memo emptied under it only misses)."""
-        parts: list[Any] = [self.lowering]
+        parts: list[Any] = [self.lowering, self.sent_blocks]
         for shape in (self.previous_request, self.previous_sent):
             if shape is not None:
                 parts.append(list(shape.units))
         self.lowering = {}
+        self.sent_blocks = {}
         self.previous_request = self.previous_sent = None
         dismantle(parts)
 

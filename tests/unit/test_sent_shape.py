@@ -149,3 +149,72 @@ def test_marked_breakpoints_get_the_prefix_as_sent() -> None:
     count_marked_prefixes(points, shape)
     through = shape.tokens_through()
     assert [p["prefixTokens"] for p in points] == [through[2], through[-1]]
+
+
+@pytest.mark.parametrize(
+    "target", ["anthropic-messages", "openai-chat", "openai-responses", "gemini"]
+)
+def test_a_sessions_blocks_are_encoded_once_and_a_reused_one_is_the_same_bytes(
+    target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's next body, lowered from the same validated parts, holds the same string
+    objects: its blocks of strings are taken from the session's memo, not encoded and hashed
+    again, and give the same units as a body computed without it — also when a block's text
+    is replaced, its keys reordered, or a marker moves onto it."""
+    from sidecar.context import sent
+
+    texts = [f"message {i}: " + WORDS[: 40 + i] for i in range(6)]
+
+    def body(order: list[int], *, swap: int = -1, marked: int = -1) -> dict[str, Any]:
+        if target == "gemini":
+            contents = [{"role": "user", "parts": [{"text": texts[i]}]} for i in order]
+            return {"contents": contents}
+        if target == "openai-responses":
+            return {"input": [{"role": "user", "content": texts[i]} for i in order]}
+        if target == "openai-chat":
+            return {"messages": [{"role": "user", "content": texts[i]} for i in order]}
+        messages = []
+        for n, i in enumerate(order):
+            block: dict[str, Any] = {"type": "text", "text": texts[i]}
+            if n == swap:
+                block = {"text": texts[i], "type": "text"}
+            if n == marked:
+                block["cache_control"] = {"type": "ephemeral"}
+            messages.append({"role": "user", "content": [block]})
+        return {"messages": messages}
+
+    encoded: list[bytes] = []
+    real = sent.block_tokens
+
+    def counting(tokenizer: Any, block: Any) -> tuple[bytes, int]:
+        data, tokens = real(tokenizer, block)
+        encoded.append(data)
+        return data, tokens
+
+    monkeypatch.setattr(sent, "block_tokens", counting)
+    memo: sent.SentBlocks = {}
+    first = sent_shape(target, body([0, 1, 2, 3]), "m", TOKENIZER, memo)
+    assert len(encoded) == 4
+    encoded.clear()
+    grown = sent_shape(target, body([0, 1, 2, 3, 4]), "m", TOKENIZER, memo)
+    assert len(encoded) == 1  # only the new block
+    assert grown.units[:4] == first.units[:4]
+    assert len(memo) == 5  # the last body's blocks, no more
+
+    texts[2] = "".join(["message 2: ", WORDS[:42]])  # equal text, another object
+    texts[3] = "message 3 changed"
+    variants = [
+        ([0, 1, 2, 3, 4], {}),
+        ([0, 1, 2, 3, 4, 5], {"swap": 1}),
+        ([0, 1, 2, 3, 4, 5], {"marked": 4}),
+        ([5, 4, 3, 2, 1, 0], {}),
+    ]
+    for order, options in variants:
+        if target != "anthropic-messages" and options:
+            continue
+        made = body(order, **options)
+        with_memo = sent_shape(target, made, "m", TOKENIZER, memo)
+        plain = sent_shape(target, made, "m", TOKENIZER)
+        assert with_memo.units == plain.units
+        assert with_memo.markers == plain.markers
+    assert len(memo) == 6  # the last body's blocks only
