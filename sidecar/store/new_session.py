@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 __all__ = ["NewSession", "new_session_write"]
 
 
+_EMPTY_HISTORY_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND
+"""A new empty history file, opened as :class:`~sidecar.store.jsonl.AppendLog` opens one."""
+
+
 @dataclass(frozen=True, slots=True)
 class NewSession:
     session_id: str
@@ -94,10 +98,6 @@ def new_session_write(
         return fd
 
     return NewSession(session_id, record, write)
-
-
-_EMPTY_HISTORY_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND
-"""A new empty history file, opened as :class:`~sidecar.store.jsonl.AppendLog` opens one."""
 
 
 def _copy_token_caches(source: Path, target: Path) -> None:
