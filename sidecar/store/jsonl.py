@@ -98,6 +98,10 @@ class LoadedLog:
     """How many bytes of torn tail were cut off (0 when the file was clean)."""
 
 
+_FLAGS = os.O_RDWR | os.O_APPEND
+"""An append log's descriptor: appends, and reads (a loaded session reads its lines back)."""
+
+
 class AppendLog:
     """One append-only JSONL file, opened for durable appends."""
 
@@ -140,8 +144,15 @@ class AppendLog:
         if not writable:
             return None, loaded
         # readable too: a loaded session reads its lines back through this descriptor
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(path, _FLAGS | os.O_CREAT, 0o644)
         return cls(path, fd, good_len), loaded
+
+    @classmethod
+    def create(cls, path: Path) -> AppendLog:
+        """A new, empty log at ``path`` (it must not exist), opened as :meth:`open` opens
+        one; neither it nor its directory is fsynced (an empty file holds no data: the caller
+        makes its name durable)."""
+        return cls(path, os.open(path, _FLAGS | os.O_CREAT | os.O_EXCL, 0o644), 0)
 
     def append(self, payload: bytes) -> None:
         """Write ``payload`` (complete lines) and make it durable, or leave no trace and raise."""

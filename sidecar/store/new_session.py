@@ -24,7 +24,7 @@ from protocol.error_codes import ErrorCode
 from sidecar.errors import InvalidRequestError
 from sidecar.ids import new_id, now_iso
 from sidecar.jsonbytes import dumps_bytes
-from sidecar.store.jsonl import fsync_dir, write_file_atomic, write_new_file
+from sidecar.store.jsonl import AppendLog, fsync_dir, write_file_atomic, write_new_file
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,18 +33,14 @@ if TYPE_CHECKING:
 __all__ = ["NewSession", "new_session_write"]
 
 
-_EMPTY_HISTORY_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND
-"""A new empty history file, opened as :class:`~sidecar.store.jsonl.AppendLog` opens one."""
-
-
 @dataclass(frozen=True, slots=True)
 class NewSession:
     session_id: str
     record: dict[str, Any]
     """What ``session.json`` holds."""
-    write: Callable[[], int | None]
-    """Writes the session (blocking); returns a descriptor of its history file, open for
-    appends and reads (``O_RDWR | O_APPEND``), when that file is empty, else ``None``."""
+    write: Callable[[], AppendLog | None]
+    """Writes the session (blocking); returns its history file, open for appends, when that
+    file is empty, else ``None``."""
 
 
 def new_session_write(
@@ -77,14 +73,14 @@ def new_session_write(
     body = dumps_bytes(record)
     sdir = sessions_dir / session_id
 
-    def write() -> int | None:
+    def write() -> AppendLog | None:
         sdir.mkdir()
         data = history()
-        fd: int | None = None
+        log: AppendLog | None = None
         if data:
             write_new_file(sdir / "history.jsonl", data)
         else:  # nothing to sync: its name is durable with session.json's (fsync of sdir)
-            fd = os.open(sdir / "history.jsonl", _EMPTY_HISTORY_FLAGS, 0o644)
+            log = AppendLog.create(sdir / "history.jsonl")
         try:
             if caches_from is not None:
                 _copy_token_caches(caches_from, sdir)
@@ -92,10 +88,10 @@ def new_session_write(
             write_file_atomic(sdir / "session.json", body)
             fsync_dir(sessions_dir)
         except BaseException:
-            if fd is not None:
-                os.close(fd)
+            if log is not None:
+                log.close()
             raise
-        return fd
+        return log
 
     return NewSession(session_id, record, write)
 

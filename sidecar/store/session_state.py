@@ -218,13 +218,13 @@ class SessionStates:
             raise
         return self._state(meta, sdir, log, lines, hashes, last_time[0], index, loaded.end)
 
-    def _install_empty(self, session_id: str, meta: dict[str, Any], fd: int) -> Lease[SessionState]:
-        """A lease on a session just written with an empty history (``fd``: its history file,
-        open for appends and reads), installed without reading it back."""
+    def _install_empty(
+        self, session_id: str, meta: dict[str, Any], log: AppendLog
+    ) -> Lease[SessionState]:
+        """A lease on a session just written with an empty history (``log``: its history
+        file, created by :meth:`AppendLog.create`), installed without reading it back."""
         sdir = self._session_dir(session_id)
-        path = sdir / "history.jsonl"
-        log = AppendLog(path, fd, 0)
-        lines = FileLines(path, array("q"), 0, fd=fd)
+        lines = FileLines(log.path, array("q"), 0, fd=log.fd)
         state = self._state(meta, sdir, log, lines, [], None, HistoryIndex(), 0)
         return self._loaded.install(session_id, state)
 

@@ -150,11 +150,11 @@ class SessionStore(SessionStates):
     def _write_new(self, new: NewSession) -> dict[str, Any]:
         """Write a new session (blocking) and install it, loaded from disk when its history
         is not empty (a fork): the session as :func:`session_wire` gives it."""
-        fd = new.write()
-        if fd is None:
+        log = new.write()
+        if log is None:
             lease = self._lease(new.session_id)
         else:
-            lease = self._install_empty(new.session_id, new.record, fd)
+            lease = self._install_empty(new.session_id, new.record, log)
         with lease as state:
             return session_wire(state)
 
