@@ -78,36 +78,63 @@ def test_the_soak_reads_a_window_as_the_difference_of_two_readings() -> None:
 
 
 def _soak_windows(
-    per_window: list[dict[str, list[float]]],
+    per_window: list[dict[str, list[float]]], seconds: float = 15.0
 ) -> tuple[list[dict[str, Any]], list[dict[str, list[float]]]]:
     windows = [
-        {"index": i, "methods": {m: _stats(v) for m, v in values.items()}}
+        {
+            "index": i,
+            "from_s": i * seconds,
+            "to_s": (i + 1) * seconds,
+            "methods": {m: _stats(v) for m, v in values.items()},
+        }
         for i, values in enumerate(per_window)
     ]
     return windows, per_window
 
 
-def test_a_method_with_few_requests_a_window_is_checked_on_pooled_windows() -> None:
-    """``session/create`` comes ~20 times a window: its p99 there is its slowest request,
-    which varies by half between windows with nothing drifting.  Such a method is compared
-    over the first windows pooled to 100 requests against the last windows pooled the same
-    way (a p99 of 100: the second slowest); a method with enough requests a window is still
-    compared window to window."""
-    slowest = [10.0, 16.0, 12.0, 14.0, 11.0, 13.0, 15.0, 12.0, 14.0, 16.0]
+def test_the_p99_is_checked_on_the_first_and_last_minute_pooled() -> None:
+    """One 15-second window's p99 is its second or third slowest request and varies by a
+    quarter between windows with nothing drifting: every method is compared over the first
+    windows pooled to a minute against the last minute (and 100 requests at least: a method
+    that comes ~20 times a window is pooled until then)."""
+    slowest = [10.0, 16.0, 12.0, 14.0, 11.0, 13.0, 15.0, 12.0, 14.0, 16.0] * 2  # 5 minutes
     calm = [
-        {"session/create": [5.0] * 19 + [slow], "session/append": [1.0] * 150} for slow in slowest
+        {"session/create": [5.0] * 19 + [slow], "session/append": [1.0] * 148 + [slow, slow]}
+        for slow in slowest
     ]
     result = latency_drift(*_soak_windows(calm))
     create = result["session/create"]
     assert create["last_ratio"] == pytest.approx(1.6)  # one window: its slowest request
-    assert create["pooled"]["first"] == {"windows": [0, 1, 2, 3, 4], "n": 100, "p99_ms": 14.0}
-    assert create["pooled"]["last"] == {"windows": [5, 6, 7, 8, 9], "n": 100, "p99_ms": 15.0}
+    assert create["pooled"]["first"] == {
+        "windows": [0, 1, 2, 3, 4],  # 4 windows make the minute, the fifth the 100 requests
+        "seconds": 75.0,
+        "n": 100,
+        "p99_ms": 14.0,
+    }
+    assert create["pooled"]["last"]["windows"] == [15, 16, 17, 18, 19]
     assert create["met"]
-    assert result["session/append"]["pooled"] is None  # 150 a window: its own p99
-    assert result["session/append"]["met"]
+    append = result["session/append"]
+    assert append["pooled"]["first"]["windows"] == [0, 1, 2, 3]  # a minute: 600 requests
+    assert append["pooled"]["last"]["windows"] == [16, 17, 18, 19]
+    assert append["last_ratio"] == pytest.approx(16 / 10)
+    assert append["pooled"]["ratio"] == pytest.approx(1.2)  # 12 -> 14.4 ms, near the 6th slowest
+    assert append["worst_ratio"] == pytest.approx(1.6)
+    assert append["met"]
 
-    slower = [{m: [2.0 * v for v in vs] for m, vs in w.items()} for w in calm[5:]]
-    result = latency_drift(*_soak_windows(calm[:5] + slower))
-    assert result["session/create"]["pooled"]["ratio"] == pytest.approx(30 / 14)  # a drift: seen
+    slower = [{m: [2.0 * v for v in vs] for m, vs in w.items()} for w in calm[10:]]
+    result = latency_drift(*_soak_windows(calm[:10] + slower))
+    assert result["session/create"]["pooled"]["ratio"] == pytest.approx(2 * 15 / 14)  # a drift
     assert not result["session/create"]["met"]
     assert not result["session/append"]["met"]
+
+
+def test_a_short_soak_pools_a_quarter_of_it_and_never_the_same_window_twice() -> None:
+    calm = [{"session/append": [1.0] * 150} for _ in range(6)]
+    result = latency_drift(*_soak_windows(calm, seconds=10.0))  # a minute in all
+    append = result["session/append"]
+    assert append["pooled"]["first"]["windows"] == [0, 1]  # 15 s: a quarter of the minute
+    assert append["pooled"]["last"]["windows"] == [4, 5]
+    two = [{"session/create": [5.0] * 60} for _ in range(2)]  # 100 requests need both windows
+    result = latency_drift(*_soak_windows(two))
+    assert result["session/create"]["pooled"] is None  # the one window against the other
+    assert result["session/create"]["met"]
