@@ -30,12 +30,13 @@ targets of issue 20 (also in the JSON, under ``memory`` and ``latency``):
 - **resident memory over the second half** grows at most 5%: from the sample that ends the
   window closest to half-time to the last sample (and the slope of the second half, MB/min);
 - **the p99 of every method** over the last minute is within 1.5x of the first minute's: the
-  first windows pooled until they span 60 s and hold 100 requests against the last windows
-  pooled the same way (a quarter of a shorter soak).  One window's p99 is printed beside it
-  (last / first, the worst, the median of the second half), but is not what is checked: a
-  15-second window holds ~230 assemblies, so its "p99" is its second or third slowest, and it
-  varies by a quarter from one window to the next with nothing drifting; a minute's p99 is
-  its tenth slowest (``session/create``, ~80 a minute, is pooled until 100).
+  first windows pooled until they span 60 s (a quarter of a shorter soak) and hold 500
+  requests, against the last windows pooled the same way.  One window's
+  p99 is printed beside it (last / first, the worst, the median of the second half), but is
+  not what is checked: a 15-second window holds ~230 assemblies, so its "p99" is its second or
+  third slowest, and it varies by a quarter from one window to the next with nothing
+  drifting; a minute's p99 is its tenth slowest (``session/create``, ~100 a minute, is pooled
+  until 500: about five minutes).
 
 The windows compare like with like: the load is stationary.  Sessions do grow, but they are
 replaced as they grow (the append loop's every 2,000 entries — 15-20 s at its pace —, a run
@@ -451,9 +452,11 @@ P99_DRIFT_TARGET = 1.5
 #: nothing drifting (issue 20's three 15-minute soaks: first windows 63, 102 and 91 ms); a
 #: minute holds ~950, and its p99 is its tenth slowest.
 P99_POOL_S = 60.0
-#: ... and at least this many requests: ``session/create`` comes ~80 times a minute; the p99 of
-#: 80 disk-bound requests is their slowest one.
-P99_MIN_SAMPLES = 100
+#: ... and at least this many requests: the p99 of 500 is their fifth slowest.
+#: ``session/create`` comes ~100 times a minute, disk-bound, and its slowest one a window
+#: varies threefold in no order: the p99 of 100 (their slowest but one) missed 1.5x with
+#: nothing drifting; it is pooled over ~5 minutes.
+P99_MIN_SAMPLES = 500
 
 REPORTED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("resident memory (VmRSS)", lambda w: w["rss_mb"], "MB"),
@@ -535,8 +538,8 @@ def pooled_p99(
     seconds: float,
 ) -> dict[str, Any] | None:
     """The p99 of ``method`` over the first (``from_end``: last) windows pooled until they
-    span ``seconds`` and hold :data:`P99_MIN_SAMPLES` requests; ``None`` when the whole soak
-    holds fewer."""
+    span ``seconds`` (within 5%: a window may end a millisecond early) and hold
+    :data:`P99_MIN_SAMPLES` requests; ``None`` when the whole soak holds fewer."""
     order = range(len(values) - 1, -1, -1) if from_end else range(len(values))
     pooled: list[float] = []
     used: list[int] = []
@@ -545,7 +548,7 @@ def pooled_p99(
         pooled += values[index].get(method, [])
         used.append(index)
         span += windows[index]["to_s"] - windows[index]["from_s"]
-        if len(pooled) >= P99_MIN_SAMPLES and span >= seconds - 1e-6:
+        if len(pooled) >= P99_MIN_SAMPLES and span >= 0.95 * seconds:  # windows end late
             return {
                 "windows": sorted(used),
                 "seconds": span,

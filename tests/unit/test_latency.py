@@ -95,9 +95,9 @@ def _soak_windows(
 def test_the_p99_is_checked_on_the_first_and_last_minute_pooled() -> None:
     """One 15-second window's p99 is its second or third slowest request and varies by a
     quarter between windows with nothing drifting: every method is compared over the first
-    windows pooled to a minute against the last minute (and 100 requests at least: a method
-    that comes ~20 times a window is pooled until then)."""
-    slowest = [10.0, 16.0, 12.0, 14.0, 11.0, 13.0, 15.0, 12.0, 14.0, 16.0] * 2  # 5 minutes
+    windows pooled to a minute against the last minute, and over 500 requests at least (a
+    method that comes ~20 times a window is pooled until then: its fifth slowest)."""
+    slowest = [10.0, 16.0, 12.0, 14.0, 11.0, 13.0, 15.0, 12.0, 14.0, 16.0] * 6  # 15 minutes
     calm = [
         {"session/create": [5.0] * 19 + [slow], "session/append": [1.0] * 148 + [slow, slow]}
         for slow in slowest
@@ -105,36 +105,36 @@ def test_the_p99_is_checked_on_the_first_and_last_minute_pooled() -> None:
     result = latency_drift(*_soak_windows(calm))
     create = result["session/create"]
     assert create["last_ratio"] == pytest.approx(1.6)  # one window: its slowest request
-    assert create["pooled"]["first"] == {
-        "windows": [0, 1, 2, 3, 4],  # 4 windows make the minute, the fifth the 100 requests
-        "seconds": 75.0,
-        "n": 100,
-        "p99_ms": 14.0,
-    }
-    assert create["pooled"]["last"]["windows"] == [15, 16, 17, 18, 19]
+    head, tail = create["pooled"]["first"], create["pooled"]["last"]
+    assert (head["windows"], head["seconds"], head["n"]) == (list(range(25)), 375.0, 500)
+    assert tail["windows"] == list(range(35, 60))
+    assert create["pooled"]["ratio"] == pytest.approx(1.0)  # 15.01 ms: the 6th/5th slowest
     assert create["met"]
     append = result["session/append"]
     assert append["pooled"]["first"]["windows"] == [0, 1, 2, 3]  # a minute: 600 requests
-    assert append["pooled"]["last"]["windows"] == [16, 17, 18, 19]
+    assert append["pooled"]["last"]["windows"] == [56, 57, 58, 59]
     assert append["last_ratio"] == pytest.approx(16 / 10)
     assert append["pooled"]["ratio"] == pytest.approx(1.2)  # 12 -> 14.4 ms, near the 6th slowest
     assert append["worst_ratio"] == pytest.approx(1.6)
     assert append["met"]
 
-    slower = [{m: [2.0 * v for v in vs] for m, vs in w.items()} for w in calm[10:]]
-    result = latency_drift(*_soak_windows(calm[:10] + slower))
-    assert result["session/create"]["pooled"]["ratio"] == pytest.approx(2 * 15 / 14)  # a drift
+    slower = [{m: [2.0 * v for v in vs] for m, vs in w.items()} for w in calm[30:]]
+    result = latency_drift(*_soak_windows(calm[:30] + slower))
+    assert result["session/create"]["pooled"]["ratio"] == pytest.approx(2.0)  # a drift: seen
     assert not result["session/create"]["met"]
     assert not result["session/append"]["met"]
 
 
 def test_a_short_soak_pools_a_quarter_of_it_and_never_the_same_window_twice() -> None:
-    calm = [{"session/append": [1.0] * 150} for _ in range(6)]
-    result = latency_drift(*_soak_windows(calm, seconds=10.0))  # a minute in all
-    append = result["session/append"]
-    assert append["pooled"]["first"]["windows"] == [0, 1]  # 15 s: a quarter of the minute
+    calm = [{"session/append": [1.0] * 300} for _ in range(6)]
+    append = latency_drift(*_soak_windows(calm, seconds=10.0))["session/append"]  # a minute
+    assert append["pooled"]["first"]["windows"] == [0, 1]  # 15 s and 500 requests
     assert append["pooled"]["last"]["windows"] == [4, 5]
-    two = [{"session/create": [5.0] * 60} for _ in range(2)]  # 100 requests need both windows
-    result = latency_drift(*_soak_windows(two))
+    windows, values = _soak_windows(calm * 3)  # 4.5 minutes of 15-second windows
+    windows[3]["to_s"] -= 0.001  # the fourth window closed a millisecond early
+    append = latency_drift(windows, values)["session/append"]
+    assert append["pooled"]["first"]["windows"] == [0, 1, 2, 3]  # still the minute
+    few = [{"session/create": [5.0] * 60} for _ in range(8)]  # 480: not enough for a p99
+    result = latency_drift(*_soak_windows(few))
     assert result["session/create"]["pooled"] is None  # the one window against the other
     assert result["session/create"]["met"]
