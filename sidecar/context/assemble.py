@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from itertools import chain
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from protocol.context import SECTION_CATEGORIES
 from sidecar.context.assembly_inputs import AssemblyInputs, SectionInput
 from sidecar.context.cache import plan_cache
-from sidecar.context.cache_accounting import Unit, message_unit
+from sidecar.context.cache_accounting import RequestShape, Unit, message_unit
 from sidecar.context.ledger import item_id
 from sidecar.context.selection import Selection
 from sidecar.jsonbytes import dumps_bytes
@@ -32,7 +32,21 @@ if TYPE_CHECKING:
 
     from sidecar.context.transcript import Group
 
-__all__ = ["assemble", "assemble_with_json", "item_id"]
+__all__ = ["Assembled", "assemble", "assemble_with_json", "item_id"]
+
+
+class Assembled(NamedTuple):
+    """:func:`assemble_with_json`'s answer."""
+
+    result: dict[str, Any]
+    """The assembled prompt (wire-shaped JSON)."""
+    messages_json: bytes
+    """Its ``messages``, serialised (spliced from the transcript groups' own JSON)."""
+    shape: RequestShape
+    """Its shape with its markers, as :func:`~sidecar.context.cache_accounting.request_shape`
+    makes it, from the units the transcript groups built once: the session's next request is
+    planned against it (``request_shape`` of a 2,000-message prompt rebuilt every unit: a
+    fourteenth of a ``context/assemble``; the next plan compares the same unit objects)."""
 
 
 class _Assembler(Selection):
@@ -44,6 +58,8 @@ class _Assembler(Selection):
         self.messages_json: Callable[[], bytes] = lambda: b"[]"
         """``messages`` of the result as canonical JSON, made on demand (:func:`assemble`
         does not need it)."""
+        self.shape: RequestShape | None = None
+        """The result's shape with its markers (:class:`Assembled`), once :meth:`run` is done."""
 
     def run(self) -> dict[str, Any]:
         inp = self.inp
@@ -136,7 +152,7 @@ class _Assembler(Selection):
             f"{counts['candidate']} left out · {used / 1000:.1f}k/"
             f"{self.budget.available / 1000:.1f}k tokens"
         )
-        breakpoints, cache = plan_cache(
+        breakpoints, cache, self.shape = plan_cache(
             inp.profile, tools, self.ledger, system, messages, inp.previous, units
         )
         return {
@@ -192,8 +208,10 @@ def assemble(inputs: AssemblyInputs) -> dict[str, Any]:
     return _Assembler(inputs).run()
 
 
-def assemble_with_json(inputs: AssemblyInputs) -> tuple[dict[str, Any], bytes]:
-    """:func:`assemble`, plus ``messages`` already serialised (spliced from cached groups)."""
+def assemble_with_json(inputs: AssemblyInputs) -> Assembled:
+    """:func:`assemble`, plus ``messages`` already serialised (spliced from cached groups) and
+    the prompt's shape."""
     assembler = _Assembler(inputs)
     result = assembler.run()
-    return result, assembler.messages_json()
+    assert assembler.shape is not None  # made by run()
+    return Assembled(result, assembler.messages_json(), assembler.shape)

@@ -51,12 +51,16 @@ def plan_cache(
     messages: Sequence[dict[str, Any]],
     previous: RequestShape | None,
     message_units: Sequence[Unit] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """(breakpoints, cache accounting) of a prompt, after the session's ``previous`` request
-    (``message_units``: as :func:`~sidecar.context.cache_accounting.shape_of` takes them)."""
+) -> tuple[list[dict[str, Any]], dict[str, Any], RequestShape]:
+    """(breakpoints, cache accounting, the prompt's shape with its markers) of a prompt, after
+    the session's ``previous`` request (``message_units``: as
+    :func:`~sidecar.context.cache_accounting.shape_of` takes them).  The shape is what
+    :func:`~sidecar.context.cache_accounting.request_shape` would make of the prompt, built
+    from the units given: the reference of the session's next request."""
     shape = shape_of(profile.model, tools, ledger, system, messages, message_units)
     points = place_breakpoints(profile, shape, previous, masked_through(ledger, messages))
-    return points, predict_for(profile.provider, previous, shape.with_markers(points))
+    marked = shape.with_markers(points)
+    return points, predict_for(profile.provider, previous, marked), marked
 
 
 def previous_cached_unit(

@@ -131,9 +131,10 @@ class ContextService:
                     logger.warning("no previous request from snapshot %s: %r", index[-1], exc)
         return memory.previous_request
 
-    def remember_request(self, session_id: str, prompt: dict[str, Any]) -> None:
-        """Record ``prompt`` (an assembled prompt or snapshot) as the session's latest request."""
-        self.memory(session_id).previous_request = request_shape(prompt)
+    def remember_request(self, session_id: str, shape: RequestShape) -> None:
+        """Record ``shape`` (an assembled prompt's: :class:`~sidecar.context.assemble.Assembled`)
+        as the session's latest request."""
+        self.memory(session_id).previous_request = shape
 
     def previous_sent(
         self, session_id: str, target: str, current: str | None = None
@@ -253,8 +254,8 @@ class ContextService:
             turn=turn,
         )
         built.inputs.previous = self.previous_request(params.session_id)
-        result, messages_json = assemble_with_json(built.inputs)
-        self.remember_request(params.session_id, result)
+        result, messages_json, shape = assemble_with_json(built.inputs)
+        self.remember_request(params.session_id, shape)
         provider = built.inputs.profile.provider
         target = PROVIDER_TARGET.get(provider)
         lower_to = params.lower_to

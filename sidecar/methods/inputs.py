@@ -107,7 +107,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
         before = load_snapshot(state.store.blobs, previous) if previous else None
         # the cache is planned against the session's previous snapshot: the request before
         built.inputs.previous = request_shape(before) if before is not None else None
-        result, messages_json = assemble_with_json(built.inputs)
+        result, messages_json, shape = assemble_with_json(built.inputs)
         cache = result.pop("cache")  # how it relates to the previous one: not the snapshot's
         snapshot = {
             **result,
@@ -122,7 +122,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
         encoded = encode_snapshot(state.store.blobs, snapshot, messages_json=messages_json)
         snapshot_id = encoded.snapshot_id
         snapshot["snapshotId"] = snapshot_id
-        state.context.remember_request(p.session_id, snapshot)
+        state.context.remember_request(p.session_id, shape)  # the snapshot's prompt
         if before is not None and previous == snapshot_id:
             older = index[-2]["snapshotId"] if len(index) > 1 else None
             before = load_snapshot(state.store.blobs, older) if older else None

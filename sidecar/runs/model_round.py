@@ -58,6 +58,9 @@ class ModelRound:
         self._previous: RequestShape | None = None
         self._previous_sent: RequestShape | None = None
         """The request sent before the next one (where its cache entries are)."""
+        self._assembled_shape: tuple[dict[str, Any], RequestShape] | None = None
+        """The last prompt this round assembled, with its shape (a host's or a compaction's
+        prompt in its place is shaped again)."""
 
     def _assemble(self) -> tuple[dict[str, Any], EncodedSnapshot]:
         from sidecar.context.build import build_inputs
@@ -81,7 +84,8 @@ class ModelRound:
         if loop.s.delegation and loop.agent is None:
             built.inputs.tools = [*built.inputs.tools, *AGENT_TOOLS]
         built.inputs.previous = self._previous_request()
-        result, messages_json = assemble_with_json(built.inputs)  # messages spliced, not encoded
+        result, messages_json, shape = assemble_with_json(built.inputs)  # messages spliced
+        self._assembled_shape = (result, shape)
         snapshot = {
             **{k: v for k, v in result.items() if k != "cache"},
             "inputId": loop.s.input_id,
@@ -222,7 +226,9 @@ class ModelRound:
 
     def _remember_request(self, result: dict[str, Any]) -> None:
         """This round's prompt is the request the next one is planned against."""
-        self._previous = request_shape(result)
+        made = self._assembled_shape
+        fresh = made is not None and made[0] is result
+        self._previous = made[1] if made is not None and fresh else request_shape(result)
         if self.loop.agent is None:
             self.loop.context.memory(self.loop.session_id).previous_request = self._previous
 

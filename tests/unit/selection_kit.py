@@ -16,13 +16,14 @@ import anyio
 from protocol.context import PromptProfile
 from protocol.inputs import InputFreezeParams
 from protocol.sessions import SessionAppendParams
-from sidecar.context.assemble import assemble, assemble_with_json
+from sidecar.context.assemble import Assembled, assemble, assemble_with_json
 from sidecar.context.build import build_inputs, seed_of
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers, count_entries
 from sidecar.store import Store
 
 if TYPE_CHECKING:
+    from sidecar.context.cache_accounting import RequestShape
     from sidecar.store.history import HistoryView
 
 TOKENIZERS = Tokenizers.discover()
@@ -155,12 +156,22 @@ class GrowingSession:
         return self.assemble_with_json(user_turn)[0]
 
     def assemble_with_json(self, user_turn: str = "what now?") -> tuple[dict[str, Any], bytes]:
+        assembled = self.assembled(user_turn)
+        return assembled.result, assembled.messages_json
+
+    def assembled(
+        self,
+        user_turn: str = "what now?",
+        components: list[dict[str, Any]] | None = None,
+        previous: RequestShape | None = None,
+    ) -> Assembled:
         params = InputFreezeParams.model_validate(
             {
                 "sessionId": self.sid,
                 "userTurn": [text(user_turn)],
                 "clock": {"date": "2026-11-30", "time": "12:00"},
                 "tools": self.tools,
+                "components": components or [],
             },
             by_alias=True,
         )
@@ -174,6 +185,7 @@ class GrowingSession:
             seed=seed_of(captured.frozen),
             diagnostics=captured.diagnostics,
         )
+        built.inputs.previous = previous
         return assemble_with_json(built.inputs)
 
     def close(self) -> None:
