@@ -338,6 +338,41 @@ def _stats(values: list[float]) -> dict[str, float | int | None]:
     return {"n": len(values), "p50_ms": percentile(values, 50), "p99_ms": percentile(values, 99)}
 
 
+_REPO = Path(__file__).resolve().parent.parent
+
+
+class MachineSpeed:
+    """:mod:`bench.machine_speed` in a process of its own beside the sidecar: (received at,
+    CPU ms of the reference work), one a second."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []
+        self._process: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bench.machine_speed",
+            stdout=asyncio.subprocess.PIPE,
+            cwd=_REPO,
+        )
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        async for line in self._process.stdout:
+            self.samples.append((time.perf_counter(), float(line)))
+
+    async def stop(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            self._process.kill()
+            await self._process.wait()
+        if self._reader is not None:
+            await asyncio.gather(self._reader, return_exceptions=True)
+
+
 @dataclass(slots=True)
 class Sampler:
     soak: Soak
@@ -347,6 +382,8 @@ class Sampler:
     last_cpu: float = 0.0
     taken: int = 0
     taken_assembled: int = 0
+    machine: MachineSpeed | None = None
+    taken_machine: int = 0
     windows: list[dict[str, Any]] = field(default_factory=list)
     values: list[dict[str, list[float]]] = field(default_factory=list)
     """Each kept window's latencies by method (ms): what a p99 over pooled windows is of."""
@@ -368,6 +405,10 @@ class Sampler:
         self.taken += len(window)
         sizes = [n for t, n in soak.assembled[self.taken_assembled :] if t <= now]
         self.taken_assembled += len(sizes)
+        speeds: list[float] = []
+        if self.machine is not None:
+            speeds = [ms for t, ms in self.machine.samples[self.taken_machine :] if t <= now]
+            self.taken_machine += len(speeds)
         span = now - self.last_time
         cpu = _cpu_seconds(self.pid)
         memory = memory_mb(self.pid)
@@ -395,6 +436,12 @@ class Sampler:
             # the transport): what of the client's latency is the sidecar's
             "inside": inside_stats(self.last_latencies, latencies),
             "assembled_messages_mean": statistics.fmean(sizes) if sizes else None,
+            # the sidecar's CPU for a run's worth of load, and the machine's speed beside it:
+            # the reference work's CPU time (bench/machine_speed.py), median of the window
+            "cpu_ms_per_run": 1000 * (cpu - self.last_cpu) / soak.window_runs
+            if soak.window_runs
+            else None,
+            "machine_ms": statistics.median(speeds) if speeds else None,
             "store_mb": store_mb,
             "totals": {
                 "runs_completed": soak.totals.runs_completed,
@@ -415,7 +462,7 @@ class Sampler:
             f"{label} [{data['from_s']:.0f}-{data['to_s']:.0f} s] "
             f"rss {data['rss_mb']:.1f} MB, fds {data['fds']}, cpu {data['cpu_pct']:.0f}%, "
             f"{data['requests_per_s']:.0f} req/s, {data['runs_per_s']:.1f} runs/s, "
-            f"p50 {_ms(p['p50_ms'])}, p99 {_ms(p['p99_ms'])}"
+            f"p50 {_ms(p['p50_ms'])}, p99 {_ms(p['p99_ms'])}, machine {_ms(data['machine_ms'])}"
         )
         return data
 
@@ -467,6 +514,8 @@ REPORTED: list[tuple[str, Callable[[dict[str, Any]], Any], str]] = [
     ("throughput, runs", lambda w: w["runs_per_s"], "runs/s"),
     ("run/event notifications", lambda w: w["events_per_s"], "events/s"),
     ("messages per context/assemble (mean)", lambda w: w["assembled_messages_mean"], ""),
+    ("sidecar CPU per run (all its load / runs)", lambda w: w.get("cpu_ms_per_run"), "ms"),
+    ("the machine: reference work's CPU time", lambda w: w.get("machine_ms"), "ms"),
     ("p50, all requests", lambda w: w["all_requests"]["p50_ms"], "ms"),
     ("p99, all requests", lambda w: w["all_requests"]["p99_ms"], "ms"),
 ]
@@ -597,7 +646,12 @@ def latency_drift(
             tail = pooled_p99(windows, values, method, from_end=True, seconds=pool_s)
             if head is not None and tail is not None and head["windows"][-1] < tail["windows"][0]:
                 ratio = tail["p99_ms"] / head["p99_ms"]
-                pooled = {"first": head, "last": tail, "ratio": ratio}
+                pooled = {
+                    "first": head,
+                    "last": tail,
+                    "ratio": ratio,
+                    **_machine(windows, head, tail, ratio),
+                }
                 checked = ratio
         out[method] = {
             "first_p99_ms": base,
@@ -616,6 +670,18 @@ def latency_drift(
             "met": checked is not None and checked <= P99_DRIFT_TARGET,
         }
     return out
+
+
+def _machine(
+    windows: list[dict[str, Any]], head: dict[str, Any], tail: dict[str, Any], ratio: float
+) -> dict[str, float | None]:
+    """The machine's speed over the two pools (the median of their windows' reference-work
+    times) and the latency ratio net of it: printed beside the target, not what it checks."""
+    before = _median([windows[i].get("machine_ms") for i in head["windows"]])
+    after = _median([windows[i].get("machine_ms") for i in tail["windows"]])
+    if not before or not after:
+        return {"machine_ratio": None, "net_ratio": None}
+    return {"machine_ratio": after / before, "net_ratio": ratio / (after / before)}
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -674,7 +740,7 @@ def render_targets(memory: dict[str, Any], latency: dict[str, dict[str, Any]]) -
             lines.append(
                 f"| p99 {method}, last {tail['seconds']:.0f} s ({tail['n']} requests, windows"
                 f" {_span(tail['windows'])}) / first {head['seconds']:.0f} s ({head['n']},"
-                f" windows {_span(head['windows'])}); {one_window} "
+                f" windows {_span(head['windows'])}); {one_window}{_net(pooled)} "
                 f"| {_fmt(head['p99_ms'], 'ms')} | {_fmt(tail['p99_ms'], 'ms')} "
                 f"| {_x(pooled['ratio'])} | <= {d['target']:.1f}x | {met} |"
             )
@@ -685,6 +751,15 @@ def render_targets(memory: dict[str, Any], latency: dict[str, dict[str, Any]]) -
             f"| {_x(d['last_ratio'])} | <= {d['target']:.1f}x | {met} |"
         )
     return "\n".join(lines)
+
+
+def _net(pooled: dict[str, Any]) -> str:
+    if pooled.get("machine_ratio") is None:
+        return ""
+    return (
+        f"; the machine's reference work {_x(pooled['machine_ratio'])} between them,"
+        f" net of it {_x(pooled['net_ratio'])}"
+    )
 
 
 def _span(indexes: list[int]) -> str:
@@ -755,7 +830,11 @@ async def soak(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     pid = client.process.pid
     s = Soak(client, args.pace, args.runs_per_session)
     start = time.perf_counter()
-    sampler = Sampler(s, pid, start, last_time=start, last_cpu=_cpu_seconds(pid))
+    machine_speed = MachineSpeed()
+    await machine_speed.start()
+    sampler = Sampler(
+        s, pid, start, last_time=start, last_cpu=_cpu_seconds(pid), machine=machine_speed
+    )
     _log(
         f"sidecar pid {pid}, store {root}: {warmup:.0f} s warm-up, then {duration:.0f} s"
         f" in windows of {window:.1f} s"
@@ -794,6 +873,7 @@ async def soak(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             elif failure is None and task.exception() is not None:
                 failure = task.exception()
         code = await client.close()
+        await machine_speed.stop()
     if failure is not None:
         raise SoakError(f"the soak failed: {failure}") from failure
     if code != 0:

@@ -138,3 +138,23 @@ def test_a_short_soak_pools_a_quarter_of_it_and_never_the_same_window_twice() ->
     result = latency_drift(*_soak_windows(few))
     assert result["session/create"]["pooled"] is None  # the one window against the other
     assert result["session/create"]["met"]
+
+
+def test_the_machines_speed_over_the_two_pools_is_reported_beside_the_ratio() -> None:
+    """A shared machine changes speed over minutes: the reference work's CPU time over the
+    pooled windows is put beside the latency ratio, with the ratio net of it — the verdict
+    stays the latency ratio's."""
+    calm = [{"session/append": [1.0] * 590 + [10.0] * 10} for _ in range(20)]
+    slower = [{"session/append": [1.0] * 590 + [16.0] * 10} for _ in range(20)]
+    windows, values = _soak_windows(calm + slower)
+    for window in windows:
+        window["machine_ms"] = 5.0 if window["index"] < 20 else 8.0  # 1.6x slower
+    append = latency_drift(windows, values)["session/append"]
+    assert append["pooled"]["ratio"] == pytest.approx(1.6)
+    assert append["pooled"]["machine_ratio"] == pytest.approx(1.6)
+    assert append["pooled"]["net_ratio"] == pytest.approx(1.0)
+    assert not append["met"]  # what is checked is the latency itself
+    for window in windows[:4]:  # the first minute without the measurement (an old JSON)
+        del window["machine_ms"]
+    append = latency_drift(windows, values)["session/append"]
+    assert append["pooled"]["machine_ratio"] is None
