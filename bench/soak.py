@@ -31,12 +31,14 @@ targets of issue 20 (also in the JSON, under ``memory`` and ``latency``):
   window closest to half-time to the last sample (and the slope of the second half, MB/min);
 - **the p99 of every method** over the last minute is within 1.5x of the first minute's: the
   first windows pooled until they span 60 s (a quarter of a shorter soak) and hold 500
-  requests, against the last windows pooled the same way.  One window's
-  p99 is printed beside it (last / first, the worst, the median of the second half), but is
-  not what is checked: a 15-second window holds ~230 assemblies, so its "p99" is its second or
-  third slowest, and it varies by a quarter from one window to the next with nothing
-  drifting; a minute's p99 is its tenth slowest (``session/create``, ~100 a minute, is pooled
-  until 500: about five minutes).
+  requests, against the last windows pooled the same way.  One window's p99 is printed beside
+  it (last / first, the worst, the median of the second half), but is not what is checked: a
+  15-second window holds ~230 assemblies, so its "p99" is its second or third slowest, and it
+  varies by a quarter from one window to the next with nothing drifting; a minute's p99 is
+  its tenth slowest (``session/create``, ~100 a minute, is pooled until 500: about five
+  minutes).  Beside it: the machine's own speed over the same minutes
+  (:mod:`bench.machine_speed`, a fixed piece of work timed in its own process) and the ratio
+  net of it — a shared machine changes speed over minutes.
 
 The windows compare like with like: the load is stationary.  Sessions do grow, but they are
 replaced as they grow (the append loop's every 2,000 entries — 15-20 s at its pace —, a run
@@ -597,7 +599,7 @@ def pooled_p99(
         pooled += values[index].get(method, [])
         used.append(index)
         span += windows[index]["to_s"] - windows[index]["from_s"]
-        if len(pooled) >= P99_MIN_SAMPLES and span >= 0.95 * seconds:  # windows end late
+        if len(pooled) >= P99_MIN_SAMPLES and span >= 0.95 * seconds:  # one may close early
             return {
                 "windows": sorted(used),
                 "seconds": span,

@@ -227,8 +227,10 @@ class ModelRound:
     def _remember_request(self, result: dict[str, Any]) -> None:
         """This round's prompt is the request the next one is planned against."""
         made = self._assembled_shape
-        fresh = made is not None and made[0] is result
-        self._previous = made[1] if made is not None and fresh else request_shape(result)
+        if made is not None and made[0] is result:
+            self._previous = made[1]
+        else:  # a host's prompt (a sub-agent's), or none assembled
+            self._previous = request_shape(result)
         if self.loop.agent is None:
             self.loop.context.memory(self.loop.session_id).previous_request = self._previous
 
