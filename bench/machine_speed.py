@@ -11,7 +11,9 @@ formatted and hashed, a little JSON; ~5 ms a run, half a percent of a core.
 changes speed over minutes (one 15-minute soak's sidecar spent 13 ms of CPU a run for its
 first minute and 16-20 ms a run after it, the load and the code unchanged), and a latency
 ratio between two minutes is as much the machine's as the sidecar's.  The soak reports each
-window's median and the ratio of the pooled minutes it compares, beside the latency ratio.
+window's median and the ratio of the pooled minutes it compares, beside the latency ratio: as
+context, not a correction (the reference work runs on whichever core is free, and it and the
+sidecar do not always slow down together).
 """
 
 from __future__ import annotations

@@ -37,8 +37,11 @@ targets of issue 20 (also in the JSON, under ``memory`` and ``latency``):
   varies by a quarter from one window to the next with nothing drifting; a minute's p99 is
   its tenth slowest (``session/create``, ~100 a minute, is pooled until 500: about five
   minutes).  Beside it: the machine's own speed over the same minutes
-  (:mod:`bench.machine_speed`, a fixed piece of work timed in its own process) and the ratio
-  net of it — a shared machine changes speed over minutes.
+  (:mod:`bench.machine_speed`, a fixed piece of work timed in its own process) — a shared
+  machine changes speed over minutes.  It is context, not a correction: the reference work
+  and the sidecar do not always slow down together (one soak's reference work was 1.5x slower
+  in its first minute while the sidecar spent its usual CPU a run), so no ratio is divided by
+  it.
 
 The windows compare like with like: the load is stationary.  Sessions do grow, but they are
 replaced as they grow (the append loop's every 2,000 entries — 15-20 s at its pace —, a run
@@ -652,7 +655,7 @@ def latency_drift(
                     "first": head,
                     "last": tail,
                     "ratio": ratio,
-                    **_machine(windows, head, tail, ratio),
+                    **_machine(windows, head, tail),
                 }
                 checked = ratio
         out[method] = {
@@ -675,15 +678,15 @@ def latency_drift(
 
 
 def _machine(
-    windows: list[dict[str, Any]], head: dict[str, Any], tail: dict[str, Any], ratio: float
+    windows: list[dict[str, Any]], head: dict[str, Any], tail: dict[str, Any]
 ) -> dict[str, float | None]:
-    """The machine's speed over the two pools (the median of their windows' reference-work
-    times) and the latency ratio net of it: printed beside the target, not what it checks."""
+    """The machine's speed over the two pools: the ratio of the medians of their windows'
+    reference-work times (context for the latency ratio, printed beside it)."""
     before = _median([windows[i].get("machine_ms") for i in head["windows"]])
     after = _median([windows[i].get("machine_ms") for i in tail["windows"]])
     if not before or not after:
-        return {"machine_ratio": None, "net_ratio": None}
-    return {"machine_ratio": after / before, "net_ratio": ratio / (after / before)}
+        return {"machine_ratio": None}
+    return {"machine_ratio": after / before}
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -742,7 +745,7 @@ def render_targets(memory: dict[str, Any], latency: dict[str, dict[str, Any]]) -
             lines.append(
                 f"| p99 {method}, last {tail['seconds']:.0f} s ({tail['n']} requests, windows"
                 f" {_span(tail['windows'])}) / first {head['seconds']:.0f} s ({head['n']},"
-                f" windows {_span(head['windows'])}); {one_window}{_net(pooled)} "
+                f" windows {_span(head['windows'])}); {one_window}{_machine_note(pooled)} "
                 f"| {_fmt(head['p99_ms'], 'ms')} | {_fmt(tail['p99_ms'], 'ms')} "
                 f"| {_x(pooled['ratio'])} | <= {d['target']:.1f}x | {met} |"
             )
@@ -755,13 +758,10 @@ def render_targets(memory: dict[str, Any], latency: dict[str, dict[str, Any]]) -
     return "\n".join(lines)
 
 
-def _net(pooled: dict[str, Any]) -> str:
+def _machine_note(pooled: dict[str, Any]) -> str:
     if pooled.get("machine_ratio") is None:
         return ""
-    return (
-        f"; the machine's reference work {_x(pooled['machine_ratio'])} between them,"
-        f" net of it {_x(pooled['net_ratio'])}"
-    )
+    return f"; the machine's reference work {_x(pooled['machine_ratio'])} between them"
 
 
 def _span(indexes: list[int]) -> str:

@@ -142,8 +142,8 @@ def test_a_short_soak_pools_a_quarter_of_it_and_never_the_same_window_twice() ->
 
 def test_the_machines_speed_over_the_two_pools_is_reported_beside_the_ratio() -> None:
     """A shared machine changes speed over minutes: the reference work's CPU time over the
-    pooled windows is put beside the latency ratio, with the ratio net of it — the verdict
-    stays the latency ratio's."""
+    pooled windows is put beside the latency ratio — as context: the verdict is the latency
+    ratio's, and nothing is divided by it."""
     calm = [{"session/append": [1.0] * 590 + [10.0] * 10} for _ in range(20)]
     slower = [{"session/append": [1.0] * 590 + [16.0] * 10} for _ in range(20)]
     windows, values = _soak_windows(calm + slower)
@@ -152,7 +152,6 @@ def test_the_machines_speed_over_the_two_pools_is_reported_beside_the_ratio() ->
     append = latency_drift(windows, values)["session/append"]
     assert append["pooled"]["ratio"] == pytest.approx(1.6)
     assert append["pooled"]["machine_ratio"] == pytest.approx(1.6)
-    assert append["pooled"]["net_ratio"] == pytest.approx(1.0)
     assert not append["met"]  # what is checked is the latency itself
     for window in windows[:4]:  # the first minute without the measurement (an old JSON)
         del window["machine_ms"]
