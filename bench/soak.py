@@ -655,7 +655,7 @@ def latency_drift(
                     "first": head,
                     "last": tail,
                     "ratio": ratio,
-                    **_machine(windows, head, tail),
+                    "machine_ratio": _machine_ratio(windows, head, tail),
                 }
                 checked = ratio
         out[method] = {
@@ -677,16 +677,16 @@ def latency_drift(
     return out
 
 
-def _machine(
+def _machine_ratio(
     windows: list[dict[str, Any]], head: dict[str, Any], tail: dict[str, Any]
-) -> dict[str, float | None]:
+) -> float | None:
     """The machine's speed over the two pools: the ratio of the medians of their windows'
     reference-work times (context for the latency ratio, printed beside it)."""
     before = _median([windows[i].get("machine_ms") for i in head["windows"]])
     after = _median([windows[i].get("machine_ms") for i in tail["windows"]])
     if not before or not after:
-        return {"machine_ratio": None}
-    return {"machine_ratio": after / before}
+        return None
+    return after / before
 
 
 def _median(values: list[float | None]) -> float | None:

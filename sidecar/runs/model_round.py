@@ -59,8 +59,8 @@ class ModelRound:
         self._previous_sent: RequestShape | None = None
         """The request sent before the next one (where its cache entries are)."""
         self._assembled_shape: tuple[dict[str, Any], RequestShape] | None = None
-        """The last prompt this round assembled, with its shape (a host's or a compaction's
-        prompt in its place is shaped again)."""
+        """The last prompt this round assembled (a compaction's too: it assembles through
+        :meth:`_assembled`), with its shape; a host's prompt in its place is shaped again."""
 
     def _assemble(self) -> tuple[dict[str, Any], EncodedSnapshot]:
         from sidecar.context.build import build_inputs
@@ -232,7 +232,7 @@ class ModelRound:
         else:  # a host's prompt (a sub-agent's), or none assembled
             self._previous = request_shape(result)
         if self.loop.agent is None:
-            self.loop.context.memory(self.loop.session_id).previous_request = self._previous
+            self.loop.context.remember_request(self.loop.session_id, self._previous)
 
     # --- host assembly (sub-agents) -------------------------------------------------------
 
