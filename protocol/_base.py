@@ -15,11 +15,12 @@ import sys
 from functools import cache
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 __all__ = [
     "JsonObject",
+    "TextKeyedJsonObject",
     "NonEmptyStr",
     "NonEmptyPath",
     "PathStr",
@@ -43,6 +44,26 @@ def _empty_array_as_object(value: object) -> object:
 #: A JSON object with arbitrary values (metadata, tool arguments, variables); ``[]`` is
 #: accepted for ``{}`` (see :func:`_empty_array_as_object`).
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_empty_array_as_object)]
+
+
+def _text_keys(value: Any) -> Any:
+    """Every key, at any depth, is text: a lone surrogate (``"\\ud800"`` decodes to one) cannot
+    be written to the store or sent back as UTF-8, so it is refused here, not half-stored."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            try:
+                key.encode()
+            except UnicodeEncodeError:
+                raise ValueError(f"key {key!r} is not text (it holds a lone surrogate)") from None
+            _text_keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            _text_keys(item)
+    return value
+
+
+#: A :data:`JsonObject` kept as it is (a session's metadata): its keys must be text.
+TextKeyedJsonObject = Annotated[JsonObject, AfterValidator(_text_keys)]
 #: A per-session sequence number; the first entry of a session is 1, 0 means "before the first".
 SeqNumber = Annotated[int, Field(ge=0)]
 #: ISO-8601 UTC timestamp with millisecond precision, e.g. ``2026-11-30T12:00:00.000Z``.

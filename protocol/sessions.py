@@ -9,6 +9,7 @@ from protocol._base import (
     NonEmptyPath,
     NonEmptyStr,
     SeqNumber,
+    TextKeyedJsonObject,
     Timestamp,
     WireModel,
 )
@@ -63,7 +64,7 @@ class SessionCreateParams(WireModel):
     workspace_roots: list[NonEmptyPath] = Field(default_factory=list)
     """Absolute paths; relative paths are rejected."""
     profile_id: str | None = None
-    meta: JsonObject | None = None
+    meta: TextKeyedJsonObject | None = None
 
 
 class SessionRef(WireModel):

@@ -195,7 +195,11 @@ class SidecarClient:
         stdin.write(data)
 
     def _send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        try:
+            body = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate: escaped, as JSON.stringify sends it
+            body = json.dumps(message, separators=(",", ":")).encode()
         self.send_raw(encode_frame(body))
 
     def notify(self, method: str, params: Any) -> None:

@@ -264,11 +264,12 @@ def _int_in(value: Any, low: int, high: int | None) -> bool:
 def _plain_json(value: Any) -> bool:
     """Whether a free-form JSON value (``JsonObject``) dumps back as it is: everything JSON
     decodes to does, but for the non-finite floats ``json`` reads (``NaN``, ``1e400``), which
-    pydantic writes as ``null``."""
+    pydantic writes as ``null``, and for keys that are not text (a lone surrogate, which the
+    full route's answer replaces with U+FFFD; a string value keeps it, as the model does)."""
     if type(value) is float:
         return math.isfinite(value)
     if type(value) is dict:
-        return all(_plain_json(v) for v in value.values())
+        return all(_text(k) and _plain_json(v) for k, v in value.items())
     if type(value) is list:
         return all(_plain_json(v) for v in value)
     return True

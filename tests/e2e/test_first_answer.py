@@ -161,3 +161,29 @@ async def test_a_bad_first_session_create_is_refused_by_the_model(
     assert {e["loc"] for e in refused.value.data["errors"]} == {"title", "workspaceRoots"}
     assert (await client.request("session/list", {}))["sessions"] == []
     assert await client.close() == 0
+
+
+#: Keys that are not text (a lone surrogate, sent escaped as ``JSON.stringify`` sends it):
+#: a string value keeps its surrogate, a key cannot be stored or sent back as UTF-8.
+ODD_KEYS = {"title": "odd", "meta": {"v": "\ud800", "n": {"x\udfff": [1]}}}
+
+
+@pytest.mark.parametrize("step", ["before-loop", "in-loop"])
+async def test_a_first_session_create_with_odd_keys_is_refused_as_the_full_route_refuses_it(
+    sidecars: SidecarFactory, tmp_path: Path, step: str
+) -> None:
+    """The light route hands a ``meta`` whose keys are not text over to the full route: the
+    first create over stdio is refused as a later one (pygls' route) is, writing nothing."""
+    with pytest.raises(RpcError) as first:
+        await answer_and_modules(sidecars, tmp_path, "session/create", step, ODD_KEYS)
+    client = await sidecars.start()
+    _, held = client.start_request("run/list", {})  # what follows is pygls' (see above)
+    with pytest.raises(RpcError) as full:
+        await client.request("session/create", ODD_KEYS)
+    await held
+    assert (await client.request("session/list", {}))["sessions"] == []
+    assert await client.close() == 0
+    assert first.value.code == full.value.code == -32602
+    assert first.value.data == full.value.data
+    assert first.value.data["code"] == "params.invalid"
+    assert "lone surrogate" in json.dumps(first.value.data)

@@ -342,6 +342,8 @@ async def test_session_create_answers_as_the_full_route(state: SidecarState, par
         {"profileId": 1},
         {"meta": []},  # the model reads it as {}
         {"meta": {"x": float("nan")}},  # the model writes null
+        {"meta": {"\ud800": 1}},  # the model's keys are text: a lone surrogate is replaced
+        {"meta": {"a": {"b\udfff": 1}}},
         {"meta": "x"},
         {"other": 1},
         {"session_id": "x"},
@@ -391,6 +393,8 @@ ANY_CREATE_PARAMS = st.one_of(
 @example(params={"title": True})
 @example(params={"meta": {"x": float("inf")}})
 @example(params={"workspaceRoots": ["/w", "rel"]})
+@example(params={"meta": {"\ud800": 1}})  # the model's keys are text: it replaces the surrogate
+@example(params={"meta": {"a": [{"\udc00x": None}]}})
 def test_session_create_takes_only_params_the_model_takes_alike(params: Any) -> None:
     """Whatever the light route writes, the model accepts with the same values (and the
     store too: absolute roots); whatever the model refuses, the light route leaves to it."""
