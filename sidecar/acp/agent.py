@@ -117,6 +117,7 @@ class SidecarAgent:
         self.approvals = Approvals(
             self.config.mode_id,
             lambda session_id: self._send_in_turn(session_id, InTurn(None)),  # the tool_call
+            self._cancel_turn,
         )
         self.tools = EditorTools(store, self.approvals, self._send_in_turn, session_of)
         self.mcp = McpServers(lambda fn: self.spawn(fn), session_of, self.approvals)
@@ -418,6 +419,11 @@ class SidecarAgent:
 
     @answers
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self._cancel_turn(session_id)
+
+    def _cancel_turn(self, session_id: str) -> None:
+        """The session's prompt ends ``cancelled`` (``session/cancel``, or a permission the
+        client answered ``cancelled``)."""
         prompt = self._prompts.get(session_id)
         if prompt is None:
             return  # nothing running: a late cancel is not an error

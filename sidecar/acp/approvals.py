@@ -7,7 +7,9 @@ made here at the moment of the call, so a mode changed mid-prompt applies to the
 An MCP tool whose server marks it ``readOnlyHint`` is never asked about.  "Always allow" is
 remembered per session and tool for as long as the process lives; the mode is the session's
 (kept in its ``meta``, so a loaded session keeps it).  A refusal or a rejection is an error
-result the model reads, with the reason.
+result the model reads, with the reason; a request the client answers ``cancelled`` ends the
+turn as ``session/cancel`` does (ACP: the outcome means the turn is being cancelled), so the
+model is not called again.
 """
 
 from __future__ import annotations
@@ -46,10 +48,14 @@ class Approvals:
         self,
         mode_of: Callable[[str], object],
         before_asking: Callable[[str], Awaitable[None]],
+        cancel_turn: Callable[[str], None] = lambda session_id: None,
     ) -> None:
         self.client: AgentSideConnection | None = None
         self._mode_of = mode_of
         self._before_asking = before_asking
+        self._cancel_turn = cancel_turn
+        """What ``session/cancel`` does: a permission answered ``cancelled`` means the client
+        is cancelling the turn (ACP), so no other model round starts after it."""
         self._always: dict[str, set[str]] = {}
         """Per session: the tools the user allowed always."""
 
@@ -77,6 +83,9 @@ class Approvals:
             return {"approved": False, "reason": f"the editor could not ask: {exc}"}
         outcome = answer.outcome
         if not isinstance(outcome, AllowedOutcome):
+            # ACP: "cancelled" is the client cancelling the prompt turn (its session/cancel
+            # may follow, or not): the turn ends now, as a cancel would end it
+            self._cancel_turn(session_id)
             return {"approved": False, "reason": "the permission request was cancelled"}
         if outcome.option_id == "allow_always":
             self._always.setdefault(session_id, set()).add(tool)
