@@ -26,6 +26,7 @@ import asyncio
 import json
 import logging
 import os
+import selectors
 from collections import deque
 from typing import Any
 
@@ -89,6 +90,8 @@ class NdjsonStdio:
         reader = asyncio.StreamReader(limit=_READ_CHUNK)
         inp = os.fdopen(os.dup(self._in_fd), "rb", buffering=0)
         try:
+            if not _pollable(self._in_fd):  # /dev/null: asyncio takes it, epoll does not
+                raise ValueError("not pollable")
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), inp)
             self._reader = reader
         except (ValueError, OSError):
@@ -236,6 +239,18 @@ class NdjsonStdio:
     ) -> None:
         error = {"code": code, "message": message, "data": {"code": data_code}}
         self._errors.append({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop's selector can watch ``fd``: asyncio accepts any character
+    device as a pipe, but epoll refuses some (``/dev/null`` as stdin: EPERM, raised in a
+    callback, and the connection would never read)."""
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 def _valid_id(value: Any) -> bool:

@@ -62,6 +62,11 @@ def model_choice(options: AcpOptions) -> ModelChoice:
         path = Path(options.profile).expanduser()
         if path.is_file():
             profile = parse_wire(ProfileInput, _json(path, "profile"))
+        elif _names_a_file(options.profile):
+            raise ModelChoiceError(
+                f"profile file {path} does not exist (--profile takes a profile JSON file or"
+                " a stored profile's id)"
+            )
         else:
             profile_id = options.profile
     if options.script is not None:
@@ -70,6 +75,17 @@ def model_choice(options: AcpOptions) -> ModelChoice:
             raise ModelChoiceError(f"script {options.script}: not a JSON object")
         script = data
     return ModelChoice(profile_id=profile_id, profile=profile, script=script)
+
+
+def _names_a_file(value: str) -> bool:
+    """Whether ``--profile``'s value is a path (a stored profile's id is a bare word such as
+    ``prf_01…``: it has no separator, no leading ``~`` or ``.``, no ``.json``)."""
+    return (
+        os.sep in value
+        or (os.altsep is not None and os.altsep in value)
+        or value.startswith(("~", "."))
+        or value.lower().endswith(".json")
+    )
 
 
 def _json(path: Path, what: str) -> object:

@@ -1,0 +1,59 @@
+"""``context-sidecar acp`` at start: a ``--profile`` path that does not exist is named, with
+exit code 2 and no traceback (not taken for a stored profile's id and refused at the first
+prompt, ``no prf document``); and stdin of any kind is read, to its end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sidecar.client import sidecar_command
+
+
+@pytest.mark.parametrize("given", ["{tmp}/nowhere/profile.json", "profile.json", "./p", "~/x"])
+def test_a_missing_profile_file_is_named_at_start(tmp_path: Path, given: str) -> None:
+    value = given.format(tmp=tmp_path)
+    done = subprocess.run(
+        sidecar_command("acp", "--store", str(tmp_path / "store"), "--profile", value),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith("context-sidecar acp: profile file ")
+    assert "does not exist" in line and Path(value).expanduser().name in line
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "file"])
+def test_stdin_that_epoll_cannot_watch_is_read_all_the_same(tmp_path: Path, stdin: str) -> None:
+    """``acp < /dev/null`` (asyncio takes the device for a pipe, epoll refuses it) and
+    ``acp < requests.jsonl``: read on a thread, answered, and the process ends at EOF —
+    it used to log a traceback and never read."""
+    source = tmp_path / "requests.jsonl"
+    source.write_text(
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+    )
+    with open(os.devnull if stdin == "devnull" else source, "rb") as handle:
+        done = subprocess.run(
+            sidecar_command("acp", "--store", str(tmp_path / "store")),
+            stdin=handle,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "ERROR" not in done.stderr, done.stderr
+    if stdin == "file":
+        answer = json.loads(done.stdout.splitlines()[0])
+        assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+    else:
+        assert done.stdout == ""
