@@ -225,6 +225,12 @@ class NdjsonStdio:
             self._ready.append(message)
             return
         msg_id = message.get("id")
+        if "method" not in message and msg_id is None and "id" in message and "error" in message:
+            # JSON-RPC's answer to what could not be tied to a request (a line it could not
+            # parse; Toad answers a notification it does not know this way): nothing to
+            # deliver, nothing wrong with the connection
+            logger.info("the client answered an error with id null: %s", _brief(message["error"]))
+            return
         if "method" not in message and isinstance(msg_id, (str, int)):
             # a malformed response: JSON-RPC never answers a response
             logger.warning("dropped a malformed response (id %r): %s", msg_id, problem)
@@ -251,6 +257,13 @@ def _pollable(fd: int) -> bool:
         except (OSError, ValueError):
             return False
     return True
+
+
+def _brief(error: Any) -> str:
+    """An error object as a log line says it (code and message, cut)."""
+    if isinstance(error, dict):
+        return f"{error.get('code')!r} {str(error.get('message', ''))[:200]!r}"
+    return repr(error)[:200]
 
 
 def _valid_id(value: Any) -> bool:

@@ -57,3 +57,24 @@ def test_stdin_that_epoll_cannot_watch_is_read_all_the_same(tmp_path: Path, stdi
         assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
     else:
         assert done.stdout == ""
+
+
+def test_an_error_answered_with_id_null_is_logged_as_what_it_is(tmp_path: Path) -> None:
+    """Toad answers a notification it does not know with an error whose ``id`` is null
+    (JSON-RPC's answer to what cannot be tied to a request): logged at info as that, not
+    warned about as a malformed message, and nothing is sent back."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32601, "message": "Method not found"}},
+    ]
+    done = subprocess.run(
+        sidecar_command("acp", "--store", str(tmp_path / "store"), "-v"),
+        input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(out)["id"] for out in done.stdout.splitlines()] == [1]
+    assert "WARNING" not in done.stderr, done.stderr
+    assert "answered an error with id null: -32601 'Method not found'" in done.stderr
