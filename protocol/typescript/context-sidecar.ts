@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "9ce5fa99ffe68a8d1f0c938c50968a90" as const;
+export const SCHEMA_HASH = "a94e0d98817b926a1bedb6b7aabeecf1" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -762,11 +762,31 @@ export interface ModelConnection {
   parameters?: { [key: string]: unknown };
 }
 
+/** The window and output reservation an assembly used, and where they came from. */
 export interface ModelLimits {
   model: string;
   window: number;
+  /** Output tokens reserved (the budget keeps them free), not the model's hard maximum. */
   maxOutput: number;
-  source: "profile" | "table" | "fallback";
+  /**
+   * ``profile``: the profile's window/maxOutput; ``table``: the model's catalog row
+   * (``sidecar/context/data/models.json``); ``family``: a model the catalog does not list,
+   * given the figures of its vendor's family; ``fallback``: nothing matched (32,768 / 4,096).
+   */
+  source: "profile" | "table" | "family" | "fallback";
+  /** The catalog family whose figures were used (absent for the fallback). */
+  family?: string | null;
+  /** The family's documented maximum output, when the catalog knows it. */
+  outputLimit?: number | null;
+  /** The family's smallest cacheable prompt prefix, when the catalog knows it. */
+  minCacheTokens?: number | null;
+  /** The catalog row's caveat (a figure taken from the nearest documented family). */
+  note?: string | null;
+  /**
+   * Set when the window is not the profile's nor the model's own row: which figures were
+   * used instead and how to override them.
+   */
+  warning?: string | null;
 }
 
 export interface NoteEntry {

@@ -19,8 +19,9 @@ within the cache lifetime, and only what *it* cached is known (older entries are
   usable entries whose last block is among the ``lookbackBlocks`` blocks ending at its own
   (:func:`reaches`); the longest found is read.  Each marker past the read writes the tokens
   from the previous write (or the read) up to it, at that marker's TTL.  The rest is uncached.
-- ``automatic`` (OpenAI): the identical prefix is read from ``minTokens`` on, in
-  ``incrementTokens`` steps; nothing is billed as a write.
+- ``automatic`` (OpenAI): the identical prefix is read from the model's minimum
+  (``minCacheTokens`` in ``data/models.json``) on, in ``incrementTokens`` steps; nothing is
+  billed as a write.
 - ``implicit`` (Gemini): the identical prefix is read when it reaches the model's minimum.
 - ``none``: nothing is read or written.
 

@@ -1,13 +1,25 @@
 """Model limits, provider cache rules and model prices, all shipped as data (``data/*.json``).
 
-``resolve_limits`` answers the window and output reservation for a model from, in order: the
-profile's override, the shipped table (longest matching model-id prefix), a fallback — and
-says which one it used.  ``available_input = window - reserved output - SAFETY_MARGIN``.
+Owns the model catalog (``data/models.json``: per-family rows with window, output limit,
+output reservation, minimum cacheable prompt, cache price multipliers and TTLs, each with its
+sources) and how a model id finds its row.  ``resolve_limits`` answers the window and output
+reservation for a model from, in order: the profile's override, the model's catalog row (the
+longest matching model-id prefix), its vendor's family (``vendorFamilies``: an unknown
+``claude-*`` takes the newest Claude figures, ``gpt-*``/``o<n>`` GPT-5's, ``gemini-*``
+Gemini's), the fallback -- and says which one it used, with a warning when the window is
+neither the profile's nor the model's own.  ``cache_rules`` gives a provider's mechanics
+(``data/cache_rules.json``) with the model's own minimum cacheable prefix from the catalog.
+``available_input = window - reserved output - SAFETY_MARGIN``.
+
+Live metadata from a provider's models endpoint (thndrs' second source) is not consulted: the
+sidecar holds no provider credentials and never reaches the network; a host that reads it
+passes ``window``/``maxOutput`` in the profile.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -18,9 +30,12 @@ from protocol.context import ModelLimits, PromptProfile
 __all__ = [
     "SAFETY_MARGIN",
     "CacheRules",
+    "CatalogMatch",
     "Prices",
     "available_input",
     "cache_rules",
+    "catalog_row",
+    "normalize_model_id",
     "prices_of",
     "resolve_limits",
 ]
@@ -41,22 +56,70 @@ def _by_prefix(rows: list[dict[str, Any]], model: str) -> dict[str, Any] | None:
     return max(matches, key=lambda r: len(r["prefix"])) if matches else None
 
 
+def normalize_model_id(model: str) -> str:
+    """The id the catalog matches: lower-cased, anything up to the last ``/`` dropped (a
+    router's or a hub's namespace: ``openrouter/anthropic/claude-sonnet-5``,
+    ``Qwen/Qwen3-Coder-480B-A35B-Instruct``)."""
+    return model.rsplit("/", 1)[-1].strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogMatch:
+    """The catalog row a model id resolved to, and how."""
+
+    row: dict[str, Any]
+    how: str
+    """``table`` (the model's own row) or ``family`` (its vendor's family row)."""
+
+
+@cache
+def catalog_row(model: str) -> CatalogMatch | None:
+    """The model's catalog row: the longest matching prefix, else the row its vendor's first
+    matching ``vendorFamilies`` pattern names; ``None`` when neither matches."""
+    table = _data("models.json")
+    key = normalize_model_id(model)
+    row = _by_prefix(table["models"], key)
+    if row is not None:
+        return CatalogMatch(row, "table")
+    for rule in table["vendorFamilies"]:
+        if re.search(rule["pattern"], key):
+            named = next(r for r in table["models"] if r["prefix"] == rule["row"])
+            return CatalogMatch(named, "family")
+    return None
+
+
 def resolve_limits(profile: PromptProfile) -> ModelLimits:
     table = _data("models.json")
-    row = _by_prefix(table["models"], profile.model)
-    source = "table" if row is not None else "fallback"
-    base = row or table["fallback"]
-    window = base["window"]
-    max_output = base["maxOutput"]
+    match = catalog_row(profile.model)
+    base = match.row if match is not None else table["fallback"]
+    source = match.how if match is not None else "fallback"
+    window = int(base["window"])
+    max_output = int(base["maxOutput"])
+    warning: str | None = None
+    if match is None or match.how == "family":
+        used = f"the {match.row['family']} family" if match else "the fallback"
+        warning = (
+            f"model {profile.model!r} is not in the catalog; using the figures of {used} "
+            f"(window {window:,}, output reserve {max_output:,}); "
+            "set window/maxOutput in the profile to override"
+        )
     if profile.window is not None or profile.max_output is not None:
         source = "profile"
         window = profile.window or window
         max_output = profile.max_output or max_output
+        if profile.window is not None:
+            warning = None
+    row = match.row if match is not None else {}
     return ModelLimits(
         model=profile.model,
         window=window,
         max_output=min(max_output, max(window // 2, 1)),
         source=source,  # type: ignore[arg-type]
+        family=row.get("family"),
+        output_limit=row.get("outputLimit"),
+        min_cache_tokens=row.get("minCacheTokens"),
+        note=row.get("note"),
+        warning=warning,
     )
 
 
@@ -84,13 +147,16 @@ class CacheRules:
 
 
 def cache_rules(provider: str, model: str) -> CacheRules:
+    """The provider's cache mechanics with the model's minimum cacheable prefix: its catalog
+    row's (or its vendor family's) ``minCacheTokens``, else the provider's default."""
     rules = _data("cache_rules.json")
     entry = rules.get(provider) or rules["other"]
-    row = _by_prefix(entry["minTokens"], model)
+    match = catalog_row(model)
+    own = match.row.get("minCacheTokens") if match is not None else None
     return CacheRules(
         mode=str(entry["mode"]),
         max_breakpoints=int(entry["maxBreakpoints"]),
-        min_tokens=int(row["tokens"]) if row else 1024,
+        min_tokens=int(own) if own is not None else int(entry["defaultMinTokens"]),
         lookback_blocks=int(entry.get("lookbackBlocks", 0)),
         increment_tokens=int(entry.get("incrementTokens", 1)),
         version=str(rules["version"]),

@@ -423,6 +423,30 @@ async def test_user_turn_over_budget_is_a_clear_error(
     assert err.value.data["details"]["userTurnTokens"] > 4000
 
 
+async def test_the_model_catalog_over_the_wire(sidecars: SidecarFactory, workspace: Path) -> None:
+    """``modelLimits`` as a client reads it: Sonnet 5's 1M window from the catalog, an unknown
+    model's fallback with its warning (sidecar/context/data/models.json)."""
+    client = await sidecars.start()
+    sid = await _session(client, workspace)
+    answers = {}
+    for model in ("claude-sonnet-5", "my-local-model"):
+        result = await client.request(
+            "context/assemble",
+            {"sessionId": sid, "userTurn": [text("Next?")], "profile": {"model": model}},
+        )
+        answers[model] = result["modelLimits"]
+    sonnet = answers["claude-sonnet-5"]
+    assert (sonnet["window"], sonnet["source"], sonnet["family"]) == (
+        1_000_000,
+        "table",
+        "Claude Sonnet 5",
+    )
+    assert sonnet.get("warning") is None
+    unknown = answers["my-local-model"]
+    assert (unknown["window"], unknown["source"]) == (32_768, "fallback")
+    assert "my-local-model" in unknown["warning"] and "profile" in unknown["warning"]
+
+
 async def test_methods_are_registered(sidecar: SidecarClient) -> None:
     names = set(sidecar.capabilities["methods"])
     assert {s.name for s in m.CLIENT_METHODS} == names

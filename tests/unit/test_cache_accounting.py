@@ -242,9 +242,13 @@ def test_gemini_reads_the_identical_prefix_from_the_model_minimum() -> None:
     flash = PromptProfile(provider="gemini", model="gemini-2.5-flash")
     first, _ = _shape(HISTORY, profile=flash)
     assert predict_for("gemini", first, first)["readTokens"] == 2900
-    pro = PromptProfile(provider="gemini", model="gemini-2.5-pro")
+    pro = PromptProfile(provider="gemini", model="gemini-3-pro")
     first, _ = _shape(HISTORY, profile=pro)
     assert predict_for("gemini", first, first)["readTokens"] == 0  # 2,900 < 4,096
+    # Gemini 2.5 Pro's minimum is 2,048 on Google's caching page of 2026-10 (4,096 before)
+    older = PromptProfile(provider="gemini", model="gemini-2.5-pro")
+    first, _ = _shape(HISTORY, profile=older)
+    assert predict_for("gemini", first, first)["readTokens"] == 2900
 
 
 # --- cost --------------------------------------------------------------------------------------
@@ -368,3 +372,20 @@ def test_the_system_prompt_does_not_change_with_the_time_of_day() -> None:
             assert systems[0] == systems[1] == systems[2]
         finally:
             store.close()
+
+
+def test_each_model_s_minimum_from_the_catalog_reaches_the_accounting() -> None:
+    """A 700-token prefix: Opus 5 caches from 512 tokens, Sonnet 5 from 1,024 (models.json)."""
+    assert cache_rules("anthropic", "claude-opus-5").min_tokens == 512
+    assert cache_rules("anthropic", "claude-sonnet-5").min_tokens == 1024
+    assert cache_rules("gemini", "gemini-3-pro-preview").min_tokens == 4096
+    assert cache_rules("openai", "gpt-5.5-codex").min_tokens == 1024
+    assert cache_rules("other", "a-model-nobody-knows").min_tokens == 1024  # provider default
+    written = {}
+    for model in ("claude-opus-5", "claude-sonnet-5"):
+        profile = PromptProfile(provider="anthropic", model=model)
+        shape = shape_of(model, [], [], [_section("fragment:base", 600)], [HISTORY[2]])
+        points = place_breakpoints(profile, shape, None)
+        request = shape.with_markers(points)
+        written[model] = predict_for("anthropic", None, request)["writeTokens"]
+    assert written == {"claude-opus-5": 800, "claude-sonnet-5": 0}

@@ -470,11 +470,17 @@
 ---@field baseUrl? string # For OpenAI-compatible servers (Ollama, llama.cpp, vLLM) or a proxy.
 ---@field parameters? table<string, any> # Generation parameters (temperature, top_p, ...); credential-like keys are refused.
 
+--- The window and output reservation an assembly used, and where they came from.
 ---@class context_sidecar.ModelLimits
 ---@field model string
 ---@field window integer
----@field maxOutput integer
----@field source "profile"|"table"|"fallback"
+---@field maxOutput integer # Output tokens reserved (the budget keeps them free), not the model's hard maximum.
+---@field source "profile"|"table"|"family"|"fallback" # ``profile``: the profile's window/maxOutput; ``table``: the model's catalog row (``sidecar/context/data/models.json``); ``family``: a model the catalog does not list, given the figures of its vendor's family; ``fallback``: nothing matched (32,768 / 4,096).
+---@field family? string # The catalog family whose figures were used (absent for the fallback).
+---@field outputLimit? integer # The family's documented maximum output, when the catalog knows it.
+---@field minCacheTokens? integer # The family's smallest cacheable prompt prefix, when the catalog knows it.
+---@field note? string # The catalog row's caveat (a figure taken from the nearest documented family).
+---@field warning? string # Set when the window is not the profile's nor the model's own row: which figures were used instead and how to override them.
 
 ---@class context_sidecar.NoteEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -1217,7 +1223,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "9ce5fa99ffe68a8d1f0c938c50968a90",
+  SCHEMA_HASH = "a94e0d98817b926a1bedb6b7aabeecf1",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
