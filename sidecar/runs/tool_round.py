@@ -120,7 +120,8 @@ class ToolRound:
                 "stopped as a loop",
             )
         if builtin is not None and call.call_id in s.interrupted:
-            await self.store_result(call, [{"type": "text", "text": INTERRUPTED}], True)
+            content = [{"type": "text", "text": INTERRUPTED}]
+            await self.store_result(call, content, True, {"content": content})  # no host saw it
             return
         if builtin is not None:
             outcome = await builtin.call(
