@@ -197,10 +197,18 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
             os.killpg(proc.pid, sig)
         try:
             async with asyncio.timeout(wait):
-                await proc.wait()
+                await _exited(proc)
             # the leader is gone; its group may not be: SIGKILL what is left
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             return
         except TimeoutError:
             continue
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Until the process has exited.  Not ``proc.wait()``: before Python 3.12 it also waits
+    for the output pipe to close, which a process that left the group (``setsid``, without
+    the wrapper) may hold open for as long as it lives."""
+    while proc.returncode is None:  # noqa: ASYNC110 (asyncio offers no event for the exit alone)
+        await asyncio.sleep(0.01)
