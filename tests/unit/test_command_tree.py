@@ -138,3 +138,46 @@ def test_leftovers_are_found_by_their_marker_and_ended() -> None:
         for p in [*ours, other]:
             p.kill()
             p.wait()
+
+
+@pytest.mark.anyio
+async def test_a_command_is_journaled_as_started_before_it_starts(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """A resume tells a started command from one never run by the journal's ``tool.approval``:
+    the loop writes the journal in ``before_run``, which must come after that event and before
+    the command runs (and only for a command: a read needs no write)."""
+    from sidecar.runs.builtin import BuiltinRunner
+    from sidecar.tools.approvals import mode_named
+    from sidecar.tools.host import BuiltinTools
+    from sidecar.tools.output import ToolOutput
+
+    mode = mode_named("allow_all")
+    assert mode is not None
+    runner = BuiltinRunner(
+        frozenset({"run_command", "list_dir"}), mode, BuiltinTools(ws), lambda _: ToolOutput("")
+    )
+    seen: list[str] = []
+
+    def before_run() -> None:
+        seen.append(f"before_run ran={(tmp_path / 'ran').exists()}")
+
+    async def ask(*_: object) -> None:
+        raise AssertionError("allow_all asks nothing")
+
+    for name, arguments in (
+        ("list_dir", {}),
+        ("run_command", {"command": 'echo "$CONTEXT_SIDECAR_CALL" > ran'}),
+    ):
+        await runner.call(
+            "run_1",
+            "c1",
+            name,
+            arguments,
+            ask=ask,
+            emit=lambda kind, _: seen.append(kind),
+            timeout_s=10,
+            before_run=before_run,
+        )
+    assert seen == ["tool.approval", "before_run ran=False"]
+    assert (tmp_path / "ran").read_text() == "run_1/c1\n"
