@@ -81,6 +81,19 @@ async def test_a_child_ignoring_sigterm_is_killed(
     assert not alive(child), "a child ignoring SIGTERM outlived the timeout"
 
 
+@linux
+def test_a_wrapper_whose_sidecar_is_already_gone_runs_nothing() -> None:
+    """The parent-death signal is asked for after the wrapper started: a sidecar that died in
+    between is seen by ``getppid()`` (here: the pid it was given is not its parent)."""
+    reaper = Path(shell.__file__).with_name("command_reaper.py")
+    done = subprocess.run(
+        [sys.executable, "-S", "-E", "-P", str(reaper), "1", "1", "echo ran"],
+        capture_output=True,
+        timeout=10,
+    )
+    assert (done.returncode, done.stdout) == (-15, b"")
+
+
 @pytest.mark.anyio
 async def test_a_signal_and_an_exit_code_read_as_without_the_wrapper(ws: Workspace) -> None:
     out = await run_command(ws, "echo out; echo err >&2; exit 7")
