@@ -10,7 +10,7 @@ commands follow the approval mode (``ask``: ``approval/request`` to the host;
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -44,6 +44,13 @@ class BuiltinTools(WireModel):
     """Absent: the session's mode (the one an ACP client set), else ``ask``."""
     max_result_tokens: int | None = Field(default=None, ge=500, le=100_000)
     """Bound of one tool result, in tokens (default 10,000: about 30,000 characters)."""
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] | None = Field(
+        default=None, max_length=200
+    )
+    """Environment variables ``run_command`` passes on besides its allowlist (``PATH``,
+    ``HOME``, the locale, the toolchains' variables): exact names, taken even when a name
+    reads like a secret; a value that looks like one is still left out.  A run's names and
+    its profile's are both passed."""
 
 
 class ToolLocation(WireModel):

@@ -7,8 +7,8 @@ with ``***`` and keeps the rest, so the message still says what was run:
 
 - the value after a flag whose name suggests a secret (``--token X``, ``--api-key X``,
   ``--password X``), and the value of ``name=value`` / ``--name=value`` when ``name`` does
-  (:func:`secret_name`: the same rule that keeps such variables out of a command's
-  environment, :func:`sidecar.tools.shell.scrubbed_env`);
+  (:func:`secret_name`: the same rule that keeps such names out of a command's
+  environment, :mod:`sidecar.tools.command_env`, whose value check is :func:`redact_text`);
 - anywhere in any text (:func:`redact_text`): values shaped like the tokens of the common
   services (``sk-…``, ``ghp_…``/``github_pat_…``, ``xox?-…``, ``glpat-…``, ``AKIA…``,
   ``AIza…``, JWTs, ``Bearer …``), a password in a URL (``://user:***@``), and any run of 32 or

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "a94e0d98817b926a1bedb6b7aabeecf1" as const;
+export const SCHEMA_HASH = "df55b6a8a38ddefd643a2c52b082b46b" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -107,6 +107,13 @@ export interface BuiltinTools {
   mode?: "ask" | "accept_edits" | "read_only" | "allow_all" | null;
   /** Bound of one tool result, in tokens (default 10,000: about 30,000 characters). */
   maxResultTokens?: number | null;
+  /**
+   * Environment variables ``run_command`` passes on besides its allowlist (``PATH``,
+   * ``HOME``, the locale, the toolchains' variables): exact names, taken even when a name
+   * reads like a secret; a value that looks like one is still left out.  A run's names and
+   * its profile's are both passed.
+   */
+  env?: string[] | null;
 }
 
 /**

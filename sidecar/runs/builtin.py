@@ -9,7 +9,10 @@ A run turns them on with ``builtinTools`` (or its profile does).  What it gets:
   :data:`sidecar.tools.approvals.MODE_META`), else ``ask`` — resolved once at ``run/start`` and
   kept in the run's settings, so ``run/resume`` asks exactly as the run did;
 - **the workspace**: the session's ``workspaceRoots`` (required: a session without roots has
-  nothing to confine the tools to, and ``run/start`` says so).
+  nothing to confine the tools to, and ``run/start`` says so);
+- **the environment** of ``run_command``: its allowlist plus the names the run and the profile
+  list (``env``, both: :mod:`sidecar.tools.command_env`); every command carries
+  ``CONTEXT_SIDECAR_CALL=<runId>/<callId>``.
 
 One call (:meth:`BuiltinRunner.call`): the approval table decides (read-only tools never ask);
 ``ask`` sends ``approval/request`` with what the call would do (the diff of a write, the
@@ -80,6 +83,7 @@ def offered(
         (c.max_result_tokens for c in (run, profile) if c is not None and c.max_result_tokens),
         None,
     )
+    env = sorted({n for c in (run, profile) if c is not None and c.env for n in c.env})
     if not session.workspace_roots:
         raise InvalidRequestError(
             ErrorCode.PARAMS_INVALID,
@@ -92,6 +96,7 @@ def offered(
             "tools": [n for n in BUILTIN_NAMES if n in names],
             "mode": mode,
             "maxResultTokens": bound,
+            **({"env": env} if env else {}),
         },
         by_alias=True,
     )
@@ -137,7 +142,8 @@ def runner_for(
     def recalled(item: object) -> ToolOutput:
         return recall(store, session.session_id, item, bounds)
 
-    return BuiltinRunner(frozenset(chosen.tools), mode, BuiltinTools(workspace, bounds), recalled)
+    tools = BuiltinTools(workspace, bounds, tuple(chosen.env or ()))
+    return BuiltinRunner(frozenset(chosen.tools), mode, tools, recalled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +180,12 @@ class BuiltinRunner:
         ask: Callable[[str, dict[str, Any], float], Awaitable[Any]],
         emit: Callable[[str, dict[str, Any]], None],
         timeout_s: float,
+        before_run: Callable[[], None] | None = None,
     ) -> Outcome:
+        """Decide, ask, run one call.  ``before_run`` is called once a command is approved,
+        just before it runs: the loop writes its journal there, so a run resumed after a
+        ``kill -9`` knows the command had started
+        (:func:`sidecar.runs.start_settings.started_commands`)."""
         effect = EFFECTS[name]
         verdict = self.mode.verdict(effect)
 
@@ -227,7 +238,10 @@ class BuiltinRunner:
                 decided(True)
             elif effect != "read":
                 decided(True)  # allowed by the mode: said, since it is a write or a command
-            ran = await self.tools.run(name, arguments, timeout_s=timeout_s)
+            if before_run is not None and effect == "execute":
+                before_run()
+            marker = f"{run_id}/{call_id}"
+            ran = await self.tools.run(name, arguments, timeout_s=timeout_s, marker=marker)
         except ToolError as exc:
             return _failed(exc.message)
         except Exception as exc:  # a defect here must not end the run: the model is told

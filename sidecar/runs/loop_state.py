@@ -73,6 +73,9 @@ class RunSettings:
     turn: list[dict[str, Any]] = field(default_factory=list)
     """The turn so far as prompt messages (user message, settled rounds)."""
     turn_seqs: list[int] = field(default_factory=list)
+    interrupted: frozenset[str] = frozenset()
+    """Calls of a resumed run whose command had started when the sidecar stopped: answered
+    as interrupted, never run again (:func:`sidecar.runs.start_settings.started_commands`)."""
     delegation: bool = False
     """Offer ``agent_delegate`` / ``agent_handoff`` to the model."""
     scope: str = "root"

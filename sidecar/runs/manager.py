@@ -13,7 +13,9 @@ and resuming one, driving it to its one terminal event, cancelling it.
   after it, and the session is free for the next run.
 - ``resume`` starts a new run (``resumeOf``) on the same frozen input, continuing from the
   turn as history holds it: tool calls whose results are stored are never executed again; a
-  call left without a result is asked of the host again (its approval too).  It runs with
+  call left without a result is asked of the host again (its approval too), but a built-in
+  command that had started is answered as interrupted, and whatever of it still runs (found
+  by its marker, :mod:`sidecar.tools.leftovers`) is ended first.  It runs with
   exactly what the run was started with (:mod:`sidecar.runs.start_settings`) and on the
   compaction summary the run recorded, if any.  (A resumed run gets its own id and
   journal so that every journal keeps exactly one terminal event.)
@@ -52,9 +54,11 @@ from sidecar.runs.start_settings import (
     loop_settings,
     plain_profile,
     played_model_calls,
+    started_commands,
     started_with,
     unanswered,
 )
+from sidecar.tools.leftovers import end_marked
 
 if TYPE_CHECKING:
     from protocol.context import ToolDefinition
@@ -271,6 +275,14 @@ class RunManager:
         )
         session = self.store.sessions.get(session_id)
         settings.builtin = runner_for(started.builtin_tools, session, self.store)
+        pending = unanswered(rest)
+        if settings.builtin is not None:
+            # the commands the old run left running end before this one runs anything
+            ended = await in_thread(end_marked, f"{p.run_id}/")
+            if ended:
+                logger.warning("ended %d leftover processes of run %s", ended, p.run_id)
+            old_journal = self.runs.get(p.run_id)
+            settings.interrupted = started_commands(old_journal, pending)
         settings.turn = rest
         settings.turn_seqs = [e["seq"] for e in page.entries]
         # a summary the run recorded after the input's head still stands for that history
@@ -286,7 +298,7 @@ class RunManager:
             True,
             resume_of=p.run_id,
             defaulted=defaulted,
-            pending=unanswered(rest),
+            pending=pending,
         )
 
     async def _launch(

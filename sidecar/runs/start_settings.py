@@ -6,12 +6,14 @@ profile's content as it was, approvals, tool timeout, round limit, delegation, c
 built-in tools, the script's blob).  ``run/resume`` reads them back (:func:`started_with`;
 a record written before they were kept gets defaults and approval before every tool), and
 continues from the turn as history holds it (:func:`history_turn`): the calls of its last
-round left without a result (:func:`unanswered`) are asked of the host again, and a script
-plays on from the model calls already made (:func:`played_model_calls`).
+round left without a result (:func:`unanswered`) are asked of the host again — but a built-in
+command that had started (:func:`started_commands`) is answered as interrupted — and a
+script plays on from the model calls already made (:func:`played_model_calls`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +21,7 @@ from protocol._base import dump_wire
 from protocol.runs import RunStartSettings
 from protocol.snapshots import ProfileInput
 from sidecar.runs.loop_state import RunSettings
+from sidecar.tools.catalog import EFFECTS
 
 if TYPE_CHECKING:
     from protocol.inputs import FrozenInput
@@ -30,6 +33,7 @@ __all__ = [
     "loop_settings",
     "plain_profile",
     "played_model_calls",
+    "started_commands",
     "started_with",
     "unanswered",
 ]
@@ -122,6 +126,24 @@ def played_model_calls(journal: RunJournal) -> int:
     return sum(
         e["type"] in ("model.requestCreated", "compaction.started") for e in journal.iter_after(0)
     )
+
+
+def started_commands(journal: RunJournal, pending: list[dict[str, Any]]) -> frozenset[str]:
+    """The calls among ``pending`` of a built-in command (effect ``execute``) that the run of
+    ``journal`` had started: approved (``tool.approval``, written before the command
+    starts).  A resume answers them as interrupted instead of running them a second time;
+    a call that had not got that far runs as it would have."""
+    commands = {c["callId"] for c in pending if EFFECTS.get(c["name"]) == "execute"}
+    if not commands:
+        return frozenset()
+    started: set[str] = set()
+    for _, line in journal.lines_after(0):
+        if b'"tool.approval"' in line:  # decode only the few lines that can matter
+            event = json.loads(line)
+            payload = event["payload"]
+            if event["type"] == "tool.approval" and payload.get("approved") is True:
+                started.add(payload["callId"])
+    return frozenset(commands & started)
 
 
 def unanswered(turn: list[dict[str, Any]]) -> list[dict[str, Any]]:

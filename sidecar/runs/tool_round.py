@@ -6,9 +6,11 @@ given, a built-in workspace tool in the sidecar (:mod:`sidecar.runs.builtin`), a
 through the host (``approval/request`` when the run requires it, then ``tool/execute``).
 Its result is stored as the turn's next user message (``tool.resultStored``).  A tool that
 fails, times out or answers something that is not a result becomes an error result the model
-sees.  The same call repeated :data:`LOOP_REPEATS` times stops the run
-(``agent.tool_loop_detected``); a round that stops or hands off partway answers the calls it
-did not run, so history never holds a call without its result.
+sees; so does, in a resumed run, a built-in command that had started before the sidecar
+stopped (:data:`INTERRUPTED`: it is not run a second time unasked).  The same call repeated
+:data:`LOOP_REPEATS` times stops the run (``agent.tool_loop_detected``); a round that stops
+or hands off partway answers the calls it did not run, so history never holds a call without
+its result.
 """
 
 from __future__ import annotations
@@ -28,9 +30,14 @@ if TYPE_CHECKING:
     from sidecar.runs.loop_state import LoopState
     from sidecar.runs.providers.base import ToolCall
 
-__all__ = ["AGENT_TOOLS", "AGENT_TOOL_NAMES", "LOOP_REPEATS", "ToolRound"]
+__all__ = ["AGENT_TOOLS", "AGENT_TOOL_NAMES", "INTERRUPTED", "LOOP_REPEATS", "ToolRound"]
 
 LOOP_REPEATS = 3
+INTERRUPTED = (
+    "interrupted: the sidecar stopped while this command ran; it was ended and is not run "
+    "again — run it again if it is still needed"
+)
+"""The result of a resumed run's command that had started before the sidecar stopped."""
 #: Built-in tools for sub-agents (underscored: providers reject dots in tool names).
 AGENT_TOOLS: list[dict[str, Any]] = [
     {
@@ -112,6 +119,10 @@ class ToolRound:
                 f"{call.name} was called {LOOP_REPEATS} times with the same arguments; "
                 "stopped as a loop",
             )
+        if builtin is not None and call.call_id in s.interrupted:
+            content = [{"type": "text", "text": INTERRUPTED}]
+            await self.store_result(call, content, True, {"content": content})  # no host saw it
+            return
         if builtin is not None:
             outcome = await builtin.call(
                 self.loop.journal.run_id,
@@ -121,6 +132,7 @@ class ToolRound:
                 ask=self.loop.ask,
                 emit=self.loop.emit,
                 timeout_s=s.tool_timeout_s,
+                before_run=self.loop.journal.flush,
             )
             await self.store_result(call, outcome.content, outcome.is_error, outcome.event)
             return

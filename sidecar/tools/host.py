@@ -67,9 +67,16 @@ def _text(value: object) -> str | None:
 class BuiltinTools:
     """The built-in tools over one workspace, within ``bounds``."""
 
-    def __init__(self, workspace: Workspace, bounds: Bounds = DEFAULT_BOUNDS) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        bounds: Bounds = DEFAULT_BOUNDS,
+        env_names: tuple[str, ...] = (),
+    ) -> None:
         self.workspace = workspace
         self.bounds = bounds
+        self.env_names = env_names
+        """What ``run_command`` passes on besides its allowlist (``builtinTools.env``)."""
 
     @staticmethod
     def offers(name: object) -> bool:
@@ -98,12 +105,24 @@ class BuiltinTools:
         return Preview()
 
     async def run(
-        self, name: str, arguments: dict[str, Any], *, timeout_s: float | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        timeout_s: float | None = None,
+        marker: str | None = None,
     ) -> Ran:
+        """Run one call; ``marker``: the ``<runId>/<callId>`` a command's processes carry."""
         ws, bounds, a = self.workspace, self.bounds, arguments
         if name == RUN_COMMAND:
             out = await run_command(
-                ws, a.get("command"), a.get("cwd"), timeout_s=timeout_s, bounds=bounds
+                ws,
+                a.get("command"),
+                a.get("cwd"),
+                timeout_s=timeout_s,
+                bounds=bounds,
+                env_names=self.env_names,
+                marker=marker,
             )
             return Ran(out)
         if name in (WRITE_FILE, EDIT_FILE):

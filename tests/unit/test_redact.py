@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sidecar.redact import env_names, redact_args, redact_command, redact_text, secret_name
-from sidecar.tools.shell import scrubbed_env
+from sidecar.tools.command_env import command_env
 
 OPENAI = "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
 ANTHROPIC = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -87,6 +87,8 @@ def test_env_is_shown_by_names_only() -> None:
 
 def test_one_rule_for_secret_names_also_scrubs_a_commands_environment() -> None:
     env = {"OPENAI_API_KEY": "k", "GH_TOKEN": "t", "DB_PASSWORD": "p", "HOME": "/h", "PATH": "/b"}
-    assert scrubbed_env(env) == {"HOME": "/h", "PATH": "/b"}
+    # the allowlist keeps only HOME and PATH; the name rule keeps toolchain-prefixed secrets out
+    env |= {"CARGO_REGISTRY_TOKEN": "t", "CARGO_TARGET_DIR": "/t"}
+    assert command_env(source=env) == {"HOME": "/h", "PATH": "/b", "CARGO_TARGET_DIR": "/t"}
     assert all(secret_name(n) for n in ("OPENAI_API_KEY", "GH_TOKEN", "api-key", "Bearer"))
     assert not any(secret_name(n) for n in ("HOME", "PATH", "port", "root"))

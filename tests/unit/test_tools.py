@@ -284,8 +284,10 @@ async def test_a_command_runs_in_the_root_without_secrets(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-should-not-leak")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-nope")
     monkeypatch.setenv("PLAIN_SETTING", "fine")
-    out = await run_command(ws, "pwd; env; exit 3")
-    assert str(repo) in out.text and "PLAIN_SETTING=fine" in out.text
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    out = await run_command(ws, "pwd; env; exit 3", env_names=["PLAIN_SETTING"])
+    assert str(repo) in out.text and "PLAIN_SETTING=fine" in out.text  # named: passed
+    assert "LANG=C.UTF-8" in out.text  # allowlisted
     assert "sk-should-not-leak" not in out.text and "ghp-nope" not in out.text
     assert out.text.endswith("[exit code 3]") and out.meta["exitCode"] == 3
     with pytest.raises(ToolError) as info:

@@ -64,6 +64,7 @@
 ---@field tools? ("list_dir"|"glob"|"grep"|"read_file"|"write_file"|"edit_file"|"run_command"|"recall")[] # The tools to offer (always in the catalog's order); absent: all of them.  A profile's list narrows a run's: a run gets only the tools both name.  ``[]`` turns them off (a run whose host runs tools of these names itself, as the ACP face does).
 ---@field mode? "ask"|"accept_edits"|"read_only"|"allow_all" # Absent: the session's mode (the one an ACP client set), else ``ask``.
 ---@field maxResultTokens? integer # Bound of one tool result, in tokens (default 10,000: about 30,000 characters).
+---@field env? string[] # Environment variables ``run_command`` passes on besides its allowlist (``PATH``, ``HOME``, the locale, the toolchains' variables): exact names, taken even when a name reads like a secret; a value that looks like one is still left out.  A run's names and its profile's are both passed.
 
 --- Predicted prompt-cache use of this request against the session's previous one, under the
 --- provider's rules (``sidecar/context/data/cache_rules.json``: breakpoints and their 20-block
@@ -1223,7 +1224,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "a94e0d98817b926a1bedb6b7aabeecf1",
+  SCHEMA_HASH = "df55b6a8a38ddefd643a2c52b082b46b",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
