@@ -4,8 +4,8 @@ The path check resolves every symlink, then the tool opens the file; a directory
 root that becomes a symlink to an outside directory between the two must not be followed.
 A thread of the test swaps ``ws/d`` (a directory) with a symlink to ``outside/`` atomically
 (``renameat2(RENAME_EXCHANGE)``: ``d`` is never missing), back and forth, as fast as it can,
-while a ``serve`` run of the real process makes 300 ``read_file`` and 100 ``write_file``
-calls under ``d``.  Opened by descriptor from the root down, no read returns the outside
+while a ``serve`` run of the real process makes 300 ``read_file``, 100 ``write_file`` and 60
+``grep`` calls under ``d``.  Opened by descriptor from the root down, no read returns the outside
 file's content and no write lands outside; the old open by path leaked 3-23 reads in 300.
 """
 
@@ -32,7 +32,7 @@ pytestmark = [
 ]
 
 SECRET = "0ut5ide-dir-c4n4ry-93"
-READS, WRITES, PER_ROUND = 300, 100, 50
+READS, WRITES, GREPS, PER_ROUND = 300, 100, 60, 50
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
 
 
@@ -106,13 +106,28 @@ async def test_a_directory_swapped_for_a_symlink_is_never_followed(
     outside.mkdir()
     (outside / "f.txt").write_text(f"{SECRET}\n")
     (workspace / "swap").symlink_to(outside)
-    calls = [
-        {"id": f"r{i}", "name": "read_file", "arguments": {"path": "d/f.txt", "limit": 10 + i}}
-        for i in range(READS)
-    ] + [
-        {"id": f"w{i}", "name": "write_file", "arguments": {"path": f"d/w{i}.txt", "content": "w"}}
-        for i in range(WRITES)
-    ]
+    calls = (
+        [
+            {"id": f"r{i}", "name": "read_file", "arguments": {"path": "d/f.txt", "limit": 10 + i}}
+            for i in range(READS)
+        ]
+        + [
+            {
+                "id": f"w{i}",
+                "name": "write_file",
+                "arguments": {"path": f"d/w{i}.txt", "content": "w"},
+            }
+            for i in range(WRITES)
+        ]
+        + [  # ripgrep, started in the directory checked (each pattern differs: no loop)
+            {
+                "id": f"g{i}",
+                "name": "grep",
+                "arguments": {"pattern": f"(in|0ut)|z{{{i}}}", "path": "d"},
+            }
+            for i in range(GREPS)
+        ]
+    )
     calls = [calls[i] for i in sorted(range(len(calls)), key=lambda i: (i * 7) % len(calls))]
     rounds: list[dict[str, Any]] = [
         {"toolCalls": calls[i : i + PER_ROUND]} for i in range(0, len(calls), PER_ROUND)
@@ -131,12 +146,13 @@ async def test_a_directory_swapped_for_a_symlink_is_never_followed(
         swapper.stop.set()
         swapper.join(10)
     texts = {r["callId"]: json.dumps(r["content"]) for r in results}
-    assert len(texts) == READS + WRITES
+    assert len(texts) == READS + WRITES + GREPS
     leaked = sorted(k for k, text in texts.items() if SECRET in text)
     landed = sorted(p.name for p in outside.iterdir() if p.name != "f.txt")
-    assert (leaked, landed) == ([], []), f"{len(leaked)} reads leaked, {len(landed)} writes"
+    assert (leaked, landed) == ([], []), f"{leaked} leaked, {len(landed)} writes landed"
     # the race ran: the directory was swapped throughout, and some calls got through
     read_ok = sum(1 for r in results if r["callId"][0] == "r" and not r["isError"])
-    assert swapper.swaps > 100 and 0 < read_ok < READS, (swapper.swaps, read_ok)
+    found = sum(1 for k, text in texts.items() if k[0] == "g" and "inside" in text)
+    assert swapper.swaps > 100 and 0 < read_ok < READS and found, (swapper.swaps, read_ok, found)
     written = sorted(p.name for p in (workspace / "d").iterdir() if p.name.startswith("w"))
     assert all(not n.endswith(".tmp") for n in written)  # no temporary left by a refusal
