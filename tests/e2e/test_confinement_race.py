@@ -5,8 +5,11 @@ root that becomes a symlink to an outside directory between the two must not be 
 A thread of the test swaps ``ws/d`` (a directory) with a symlink to ``outside/`` atomically
 (``renameat2(RENAME_EXCHANGE)``: ``d`` is never missing), back and forth, as fast as it can,
 while a ``serve`` run of the real process makes 300 ``read_file``, 100 ``write_file`` and 60
-``grep`` calls under ``d``.  Opened by descriptor from the root down, no read returns the outside
-file's content and no write lands outside; the old open by path leaked 3-23 reads in 300.
+``grep`` calls under ``d``.  Opened by descriptor from the root down, no read returns the
+outside file's content, no write lands outside and no grep searches it.  With the holes put
+back: the open by path leaked 2-30 reads in 300, the write by path (temp file +
+``os.replace`` by name) landed 2-8 writes in 100 outside, ripgrep started at the directory's
+path searched the outside directory in 9-15 greps of 60.
 """
 
 from __future__ import annotations
