@@ -116,9 +116,7 @@ def open_regular(path: Path, *, root: Path | None = None) -> BinaryIO:
         raise MissingFileError("does not exist") from exc
     except beneath.NotAFile as exc:
         raise UnreadableFileError(f"is not a regular file ({file_kind(exc.mode)})") from exc
-    except beneath.Escaped as exc:
-        raise UnreadableFileError(f"cannot be opened: {exc.strerror}") from exc
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # beneath.Escaped too: its reason says why
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise UnreadableFileError(f"cannot be opened: {reason}") from exc
     try:
