@@ -6,14 +6,13 @@ This module owns the two rules every source reader follows (DESIGN §8):
   :func:`os.path.realpath` does) is inside an allowed root.  A symlink whose target escapes is
   refused before anything behind it is opened or even stat-ed.
 - **Read, never run.**  Files are opened read-only, without following a final symlink
-  (``O_NOFOLLOW``, on the already-resolved path), non-blocking (so a FIFO cannot hang the
-  sidecar), and only regular files are read.  Nothing here executes, imports or interprets a
-  file beyond decoding it as UTF-8.
+  (``O_NOFOLLOW``), non-blocking (so a FIFO cannot hang the sidecar), and only regular files
+  are read.  Nothing here executes, imports or interprets a file beyond decoding it as UTF-8.
 
-Confinement is checked on resolved paths just before opening; an attacker who can swap
-directories for symlinks between that check and the ``open`` is outside this threat model
-(the workspace owner is trusted, stray or malicious symlinks committed to a repository are
-not).
+Confinement is checked on resolved paths just before opening.  A caller that names the root
+(``root=``) has the file opened by descriptor from that root down (:mod:`sidecar.beneath`),
+so a directory swapped for a symlink between the check and the ``open`` is refused, never
+followed; without a root the resolved path is opened as it is (its last name not followed).
 
 It also holds the one UTF-8 rule both readers share: a text cut at a byte cap backs off to the
 start of the character that straddles the cap, so a cut text always decodes.
@@ -30,8 +29,11 @@ from typing import BinaryIO
 
 import xxhash
 
+from sidecar import beneath
+
 __all__ = [
     "CappedText",
+    "MissingFileError",
     "UnreadableFileError",
     "cut_utf8",
     "file_kind",
@@ -55,6 +57,10 @@ _BOM = "\ufeff"
 
 class UnreadableFileError(Exception):
     """A file that exists but cannot be used as text; ``str(error)`` says why, for a user."""
+
+
+class MissingFileError(UnreadableFileError):
+    """There is no such file (or a directory on its way is missing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,18 +103,22 @@ def cut_utf8(data: bytes, limit: int) -> bytes:
     return data[:cut]
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """Open ``path`` (already resolved and confined) for reading, if it is a regular file.
+def open_regular(path: Path, *, root: Path | None = None) -> BinaryIO:
+    """Open ``path`` (already resolved and confined) for reading, if it is a regular file;
+    with ``root`` (the resolved root holding it) by descriptor from the root down.
 
     Raises :class:`UnreadableFileError` with a user-facing reason for anything else: missing,
     permission denied, a directory, FIFO, socket or device, or a symlink that appeared after
     resolution."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, _OPEN_FLAGS) if root is None else beneath.open_file(root, path)
     except FileNotFoundError as exc:
-        raise UnreadableFileError("does not exist") from exc
-    except OSError as exc:
-        raise UnreadableFileError(f"cannot be opened: {exc.strerror or exc}") from exc
+        raise MissingFileError("does not exist") from exc
+    except beneath.NotAFile as exc:
+        raise UnreadableFileError(f"is not a regular file ({file_kind(exc.mode)})") from exc
+    except (OSError, ValueError) as exc:  # beneath.Escaped too: its reason says why
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UnreadableFileError(f"cannot be opened: {reason}") from exc
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -119,15 +129,16 @@ def open_regular(path: Path) -> BinaryIO:
         raise
 
 
-def read_capped_text(path: Path, max_bytes: int) -> CappedText:
-    """Read ``path`` whole, streaming: hash and UTF-8-validate every byte, keep ``max_bytes``.
+def read_capped_text(path: Path, max_bytes: int, *, root: Path | None = None) -> CappedText:
+    """Read ``path`` whole, streaming: hash and UTF-8-validate every byte, keep ``max_bytes``
+    (opened as :func:`open_regular` opens it, from ``root`` down when it is given).
 
     Raises :class:`UnreadableFileError` when the file cannot be read or is not valid UTF-8."""
     digest = xxhash.xxh3_128()
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     kept = bytearray()
     size = 0
-    with open_regular(path) as handle:
+    with open_regular(path, root=root) as handle:
         try:
             for chunk in iter(lambda: handle.read(_CHUNK), b""):
                 _validate(decoder, chunk, size)

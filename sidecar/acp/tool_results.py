@@ -3,7 +3,11 @@ and the disk as the fallback for a client without ``fs``.
 
 A :class:`Refused` call is an error result the model reads (never a protocol error); a result
 is a ``ToolExecuteResult`` in wire JSON; a write shows a ``diff`` and points at its first
-changed line.
+changed line.  A target is its *resolved* path, the one the check passed: it is what the
+editor is sent (a lexical path can climb out through a symlink the check resolved).  The disk
+fallback reads and writes as the serve face's tools do, by descriptor from the root down, a
+write through the same atomic writer (:func:`sidecar.beneath.write_atomic`: a hard link is
+replaced, never written through).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from acp.schema import (
     ToolCallLocation,
 )
 
+from sidecar.beneath import write_atomic
 from sidecar.paths import UnreadableFileError, read_capped_text
 from sidecar.tools.bounds import DEFAULT_BOUNDS
 from sidecar.tools.presentation import first_changed_line
@@ -46,9 +51,11 @@ class Refused(Exception):
 @dataclass(frozen=True, slots=True)
 class Target:
     shown: str
-    """The absolute path as the editor knows it (lexically normalised, links kept)."""
+    """What the editor is sent and the model reads: the real path, as a string."""
     real: Path
-    """Its real path (confined to the roots)."""
+    """The real path (every symlink and ``..`` resolved, confined to the roots)."""
+    root: Path
+    """The root holding it: where a descriptor walk to it starts."""
 
 
 def text_content(text: str) -> ContentToolCallContent:
@@ -72,7 +79,9 @@ def diff(target: Target, old_text: str | None, new_text: str) -> FileEditToolCal
 
 async def read_disk(target: Target) -> str:
     try:
-        read = await anyio.to_thread.run_sync(lambda: read_capped_text(target.real, MAX_FILE))
+        read = await anyio.to_thread.run_sync(
+            lambda: read_capped_text(target.real, MAX_FILE, root=target.root)
+        )
     except UnreadableFileError as exc:
         raise Refused(f"{target.shown} {exc}") from None
     if read.truncated:  # never edit or show a cut copy as if it were the file
@@ -80,6 +89,10 @@ async def read_disk(target: Target) -> str:
     return read.text
 
 
-def write_disk(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")
+def write_disk(target: Target, content: str) -> None:
+    """``content`` written to the target atomically, by descriptor from its root down."""
+    try:
+        write_atomic(target.root, target.real, content.encode("utf-8"))
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise Refused(f"{target.shown}: {reason}") from None

@@ -26,7 +26,9 @@ the bridge's ``approval/request`` is decided by the session's approval mode, and
 ``session/request_permission`` where the mode says so (:mod:`sidecar.acp.approvals`).  Every
 path is confined to the session's
 roots (symlinks followed): one outside is refused before anything is asked or touched, and
-the model reads why.
+the model reads why.  What the editor is sent (``fs/*`` paths, diffs, locations, a
+terminal's working directory) is the resolved path the check passed, never the path as the
+model wrote it.
 """
 
 from __future__ import annotations
@@ -215,8 +217,9 @@ class EditorTools:
                     f"refused: {raw} is outside the session's roots ({', '.join(roots)})"
                 ) from None
             raise Refused(f"refused: {exc}") from None
-        path = raw if os.path.isabs(raw) else os.path.join(roots[0], raw)
-        return Target(os.path.normpath(path), real)
+        # The editor is sent the path the check passed: ``sub/../x`` normalised lexically
+        # is not where ``sub`` (a symlink) leads, and may be outside the roots.
+        return Target(str(real), real, workspace.root_of(real))
 
     def _file(self, session_id: str, raw: object) -> Target:
         """A target that is a regular file or absent: a FIFO, socket or device is refused
@@ -406,7 +409,7 @@ class EditorTools:
                 session_id=session_id, path=target.shown, content=content
             )
         else:
-            await anyio.to_thread.run_sync(lambda: write_disk(target.real, content))
+            await anyio.to_thread.run_sync(lambda: write_disk(target, content))
         return result(done)
 
     async def _run(

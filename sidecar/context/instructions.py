@@ -412,7 +412,7 @@ def _choose_file(scan: _Scan, directory: Path) -> tuple[Path, CappedText] | None
         elif stat.S_ISDIR(mode):
             continue
         try:
-            return path, read_capped_text(target, scan.max_bytes)
+            return path, read_capped_text(target, scan.max_bytes, root=scan.root)
         except UnreadableFileError as exc:
             scan.report("error", "instructions.unreadable", rel, f"file {exc}; skipped")
             return None

@@ -51,7 +51,7 @@ def fragment_overrides(root: Path | None, diagnostics: list[dict[str, Any]]) -> 
         if not path.is_file():
             continue
         try:
-            out[fragment_id] = read_capped_text(path, 64 * 1024).text.strip()
+            out[fragment_id] = read_capped_text(path, 64 * 1024, root=real_root).text.strip()
         except (UnreadableFileError, OSError):
             continue
     return out
@@ -83,7 +83,7 @@ def pinned_files(
             )
             continue
         try:
-            capped = read_capped_text(path, PINNED_FILE_MAX_BYTES)
+            capped = read_capped_text(path, PINNED_FILE_MAX_BYTES, root=real_root)
         except (UnreadableFileError, OSError) as exc:
             diagnostics.append(
                 {

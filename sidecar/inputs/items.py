@@ -62,7 +62,7 @@ def read_workspace_file(roots: list[Path], locator: str) -> bytes:
             details={"path": locator},
         )
     try:
-        with open_regular(path) as handle:
+        with open_regular(path, root=root) as handle:  # by descriptor from the root down
             data = handle.read(MAX_ITEM_BYTES + 1)
     except UnreadableFileError as exc:
         raise _invalid(f"{locator}: {exc}", path=locator) from exc

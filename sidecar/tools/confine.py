@@ -7,6 +7,10 @@ the *resolved* path is a root or below one — compared by path components, so a
 ``/work/app-secrets`` is not inside ``/work/app``.  File-type checks (``lstat`` on the
 resolved path, which never opens and so never blocks) refuse FIFOs, sockets and devices before
 a read or a write could hang on them.
+
+The check is on paths; what the tools then open is opened by descriptor from the root that
+holds the path (:meth:`Workspace.root_of`, :mod:`sidecar.beneath`), so a directory swapped
+for a symlink after the check is refused rather than followed.
 """
 
 from __future__ import annotations
@@ -68,6 +72,13 @@ class Workspace:
                 f"{raw!r} resolves to {resolved}, outside the workspace ({roots})",
             )
         return resolved
+
+    def root_of(self, path: Path) -> Path:
+        """The (first) root holding resolved ``path``: where a descriptor walk to it starts."""
+        for root in self.roots:
+            if is_within(path, root):
+                return root
+        raise ToolError("tool.path_outside_roots", f"{path} is outside the workspace")
 
     def display(self, path: Path) -> str:
         """``path`` relative to the root holding it (``/``-separated), for the model."""

@@ -3,10 +3,12 @@
 ``edit_file`` takes one or several exact-text replacements (Claude Code's Edit / MultiEdit):
 each ``old_text`` must occur exactly once in the file as the previous edits left it, unless
 ``replace_all``; if any edit fails nothing is written, and the model is told which edit and
-why.  Both write through a temporary file in the same directory and ``os.replace`` it over the
-target (a crash leaves the old file or the new one, never half of each), keeping the file's
-mode; the target must be a regular file or absent (a FIFO, socket or device is refused before
-anything is opened, so nothing can block).
+why.  Both read the file and write it by descriptor from its root down
+(:mod:`sidecar.beneath`: a directory swapped for a symlink after the check is refused, never
+followed), through a temporary file in the same directory renamed over the target (a crash
+leaves the old file or the new one, never half of each; a hard link is replaced, not written
+through), keeping the file's mode; the target must be a regular file or absent (a FIFO,
+socket or device is refused before anything is opened, so nothing can block).
 
 Decision: no Codex ``apply_patch`` format.  Exact-match edits work for every model family the
 providers serve (GPT models included: OpenCode and Continue give them the same edit tool), are
@@ -16,12 +18,12 @@ second edit syntax would double the tool catalog's tokens for every model.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sidecar.beneath import write_atomic
+from sidecar.paths import MissingFileError, UnreadableFileError, open_regular
 from sidecar.tools.errors import ToolError
 from sidecar.tools.output import ToolOutput
 
@@ -58,6 +60,8 @@ class Change:
     old_text: str | None
     """The file's text before, or None for a new file."""
     new_text: str
+    root: Path
+    """The root holding ``path``: where the write's descriptor walk starts."""
 
 
 def plan_write(ws: Workspace, path: object, content: object) -> Change:
@@ -65,16 +69,19 @@ def plan_write(ws: Workspace, path: object, content: object) -> Change:
     if not isinstance(content, str):
         raise ToolError("tool.failed", "content must be a string")
     target = ws.regular_file(path, must_exist=False)
-    return Change(target, ws.display(target), _current(ws, target), content)
+    root = ws.root_of(target)
+    return Change(target, ws.display(target), _current(ws, root, target), content, root)
 
 
 def apply_edits(ws: Workspace, path: object, edits: list[Edit]) -> Change:
     """The change ``edit_file`` would make (nothing written); refuses if any edit fails."""
     target = ws.regular_file(path)
     shown = ws.display(target)
-    old = _current(ws, target)
-    assert old is not None
-    return Change(target, shown, old, edited_text(old, shown, edits))
+    root = ws.root_of(target)
+    old = _current(ws, root, target)
+    if old is None:
+        raise ToolError("tool.not_found", f"{shown} does not exist")
+    return Change(target, shown, old, edited_text(old, shown, edits), root)
 
 
 def edited_text(text: str, shown: str, edits: list[Edit]) -> str:
@@ -135,26 +142,13 @@ def edit_file(ws: Workspace, path: object, edits: list[Edit]) -> ToolOutput:
 
 
 def commit(change: Change) -> ToolOutput:
-    """Write a planned change to disk, atomically."""
+    """Write a planned change to disk, atomically, by descriptor from its root down."""
     target = change.path
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        mode = target.stat().st_mode & 0o7777 if change.old_text is not None else None
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(change.new_text.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            if mode is not None:
-                os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            with _quiet():
-                os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise ToolError("tool.failed", f"{change.shown}: {exc.strerror or exc}") from exc
+        write_atomic(change.root, target, change.new_text.encode("utf-8"))
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise ToolError("tool.failed", f"{change.shown}: {reason}") from exc
     verb = "created" if change.old_text is None else "updated"
     lines = change.new_text.count("\n") + (
         not change.new_text.endswith("\n") and bool(change.new_text)
@@ -166,22 +160,18 @@ def commit(change: Change) -> ToolOutput:
     )
 
 
-def _current(ws: Workspace, target: Path) -> str | None:
-    if not target.exists():
-        return None
+def _current(ws: Workspace, root: Path, target: Path) -> str | None:
+    """The file's text now (``None``: there is none), read by descriptor from ``root``."""
     try:
-        data = target.read_bytes()  # regular file: checked by the workspace
+        with open_regular(target, root=root) as handle:
+            data = handle.read()
+    except MissingFileError:
+        return None
+    except UnreadableFileError as exc:
+        raise ToolError("tool.failed", f"{ws.display(target)} {exc}") from exc
     except OSError as exc:
         raise ToolError("tool.failed", f"{ws.display(target)}: {exc.strerror or exc}") from exc
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolError("tool.binary", f"{ws.display(target)} is not UTF-8 text") from exc
-
-
-class _quiet:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return True

@@ -11,6 +11,11 @@ within ``max_tokens``; the last line says what was left and how to narrow it.
 Modes: ``files`` (paths with their match counts), ``content`` (matching lines with
 ``context`` lines around them, ``N:`` for a match and ``N-`` for context, as grep prints them),
 ``count`` (the total only).
+
+ripgrep starts *in* the directory held by a descriptor (opened from the root down,
+:mod:`sidecar.beneath`; on Linux its working directory is ``/proc/self/fd/N``), and the
+fallback opens every file by descriptor from the root down: a directory swapped for a symlink
+after the check is refused, not followed.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from sidecar import beneath
 from sidecar.paths import UnreadableFileError, open_regular
 from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_line, fit_lines
 from sidecar.tools.errors import ToolError
@@ -89,7 +95,7 @@ def grep(
     if backend == "rg" and rg is None:
         raise ToolError("tool.failed", "ripgrep (rg) is not installed")
     cap = bounds.grep_lines_per_file if mode == "content" else 0
-    query = _Query(target, pattern, glob, ignore_case, context, cap)
+    query = _Query(target, pattern, glob, ignore_case, context, cap, ws.root_of(target))
     files = _with_rg(rg, query) if rg is not None else _with_python(ws, query)
     return _render(ws, target, pattern, files, mode, bounds)
 
@@ -108,6 +114,7 @@ class _Query:
     ignore_case: bool
     context: int
     cap: int  # matching lines kept per file (0: counts only)
+    root: Path  # the root holding ``target``: where descriptor walks start
 
 
 def _with_rg(rg: str, q: _Query) -> list[_File]:
@@ -138,9 +145,16 @@ def _with_rg(rg: str, q: _Query) -> list[_File]:
         cwd = target.parent
     files: dict[str, _File] = {}
     try:
+        dir_fd = beneath.open_dir(q.root, cwd)
+    except (OSError, ValueError) as exc:
+        raise ToolError("tool.failed", f"grep: {cwd} cannot be opened: {exc}") from exc
+    try:
+        # the directory checked, held open: a swap after the check cannot redirect rg
+        here = f"/proc/self/fd/{dir_fd}" if sys.platform.startswith("linux") else cwd
         proc = subprocess.Popen(
             args,
-            cwd=cwd,
+            cwd=here,
+            pass_fds=(dir_fd,),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -148,6 +162,8 @@ def _with_rg(rg: str, q: _Query) -> list[_File]:
         )
     except OSError as exc:
         raise ToolError("tool.failed", f"ripgrep could not start: {exc}") from exc
+    finally:
+        os.close(dir_fd)
     assert proc.stdout is not None
     try:
         for raw in proc.stdout:
@@ -200,14 +216,13 @@ def _text(value: dict[str, str]) -> str:
 
 
 def _with_python(ws: Workspace, q: _Query) -> list[_File]:
-    target, glob, context, cap = q.target, q.glob, q.context, q.cap
+    target, glob, context, cap, root = q.target, q.glob, q.context, q.cap, q.root
     try:
         regex = re.compile(q.pattern, re.IGNORECASE if q.ignore_case else 0)
     except re.error as exc:
         raise ToolError("tool.bad_pattern", f"grep: bad regular expression: {exc}") from exc
     spec = compile_glob(glob) if glob else None
     if target.is_dir():
-        root = next((r for r in ws.roots if r == target or r in target.parents), None)
         candidates: Iterator[tuple[str, str]] = (
             (w.path, w.rel)
             for w in walk(target, within=root)
@@ -217,17 +232,17 @@ def _with_python(ws: Workspace, q: _Query) -> list[_File]:
         candidates = iter([(str(target), target.name)])
     out: list[_File] = []
     for full, rel in candidates:
-        found = _search_file(full, rel, regex, context, cap)
+        found = _search_file(root, full, rel, regex, context, cap)
         if found is not None:
             out.append(found)
     return out
 
 
 def _search_file(
-    full: str, rel: str, regex: re.Pattern[str], context: int, cap: int
+    root: Path, full: str, rel: str, regex: re.Pattern[str], context: int, cap: int
 ) -> _File | None:
     try:
-        with open_regular(Path(full)) as handle:
+        with open_regular(Path(full), root=root) as handle:  # by descriptor from the root
             data = handle.read(_MAX_FILE_BYTES + 1)
     except (UnreadableFileError, OSError):
         return None

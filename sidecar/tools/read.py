@@ -37,7 +37,7 @@ def read_file(
     """Lines ``offset .. offset+limit-1`` of ``path``, numbered, within ``bounds``."""
     target = ws.regular_file(path)
     shown = ws.display(target)
-    data = _read_bytes(target, shown, bounds)
+    data = _read_bytes(target, ws.root_of(target), shown, bounds)
     if b"\x00" in data[:_SNIFF]:
         raise ToolError("tool.binary", f"{shown} is a binary file ({len(data)} bytes); not read")
     try:
@@ -97,9 +97,9 @@ def number_lines(
     )
 
 
-def _read_bytes(target: Path, shown: str, bounds: Bounds) -> bytes:
+def _read_bytes(target: Path, root: Path, shown: str, bounds: Bounds) -> bytes:
     try:
-        with open_regular(target) as handle:
+        with open_regular(target, root=root) as handle:  # by descriptor from the root down
             data = handle.read(bounds.max_file_bytes + 1)
     except UnreadableFileError as exc:
         raise ToolError("tool.not_a_file", f"{shown} {exc}") from exc

@@ -250,6 +250,7 @@ class ToolEditor(Editor):
         self.choices = choices
         self.asked: list[ToolCallUpdate] = []
         self.reads: list[str] = []
+        self.writes: list[str] = []
         self.terminals: dict[str, tuple[asyncio.subprocess.Process, list[str]]] = {}
         self.created: list[CreateTerminalRequest] = []
         self.released: list[str] = []
@@ -286,6 +287,7 @@ class ToolEditor(Editor):
     async def write_text_file(
         self, session_id: str, path: str, content: str, **_: Any
     ) -> WriteTextFileResponse:
+        self.writes.append(path)
         Path(path).write_text(content)
         self.buffers.pop(path, None)
         return WriteTextFileResponse()

@@ -454,7 +454,10 @@ def test_permission_denied_is_unreadable(tmp_path: Path, monkeypatch: pytest.Mon
     real_open = os.open
 
     def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if Path(path) == denied:
+        # files are opened by name from their directory's descriptor (sidecar.beneath)
+        dir_fd = kwargs.get("dir_fd")
+        where = Path(os.readlink(f"/proc/self/fd/{dir_fd}")) if dir_fd is not None else Path()
+        if where / path == denied:
             raise PermissionError(errno.EACCES, "Permission denied", str(path))
         return real_open(path, flags, *args, **kwargs)
 
@@ -494,7 +497,10 @@ def test_symlinks_escaping_the_workspace_are_refused_and_never_read(
     real_open = os.open
 
     def recording_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        opened.append(Path(path))
+        # a name opened from a directory's descriptor (sidecar.beneath) is recorded in full
+        dir_fd = kwargs.get("dir_fd")
+        where = Path(os.readlink(f"/proc/self/fd/{dir_fd}")) if dir_fd is not None else Path()
+        opened.append(where / path)
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", recording_open)

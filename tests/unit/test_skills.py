@@ -420,7 +420,10 @@ def test_a_reference_symlinked_out_of_the_skill_is_refused_unread(
     real_open = os.open
 
     def recording_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        opened.append(Path(path))
+        # a name opened from a directory's descriptor (sidecar.beneath) is recorded in full
+        dir_fd = kwargs.get("dir_fd")
+        where = Path(os.readlink(f"/proc/self/fd/{dir_fd}")) if dir_fd is not None else Path()
+        opened.append(where / path)
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", recording_open)

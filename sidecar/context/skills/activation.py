@@ -125,7 +125,7 @@ def _read_body(
         )
         return ""
     try:
-        raw, size = _read_prefix(real_md, FRONTMATTER_MAX_BYTES + max_total_bytes + 4)
+        raw, size = _read_prefix(real_md, skill_dir, FRONTMATTER_MAX_BYTES + max_total_bytes + 4)
         offset = body_offset(raw)
         body_bytes = raw[offset:]
         cut = cut_utf8(body_bytes, max_total_bytes)
@@ -151,9 +151,10 @@ def _read_body(
     return body
 
 
-def _read_prefix(path: Path, limit: int) -> tuple[bytes, int]:
-    """At most ``limit`` bytes of ``path`` and the file's full size."""
-    with open_regular(path) as handle:
+def _read_prefix(path: Path, skill_dir: Path, limit: int) -> tuple[bytes, int]:
+    """At most ``limit`` bytes of ``path`` (opened by descriptor from ``skill_dir`` down)
+    and the file's full size."""
+    with open_regular(path, root=skill_dir) as handle:
         try:
             size = os.fstat(handle.fileno()).st_size
             return handle.read(limit), size
@@ -202,7 +203,7 @@ def _load_reference(loader: _Loader, rel: str) -> str | None:
         _stop(loader, rel, f"not loaded: the {loader.max_files}-file limit is reached")
         return None
     try:
-        raw, size = _read_prefix(real, loader.max_file_bytes + 4)
+        raw, size = _read_prefix(real, loader.skill_dir, loader.max_file_bytes + 4)
         cut = cut_utf8(raw, loader.max_file_bytes)
         if b"\0" in cut:
             raise UnicodeError

@@ -149,5 +149,5 @@ def _load_skill(
             f"{SKILL_MD} resolves to {real_md}, outside its skill directory; not read",
         )
         return None
-    info = read_skill_info(real_md, root, directory, skill_md, diagnostics)
+    info = read_skill_info(real_md, root, directory, skill_md, diagnostics, real_root=real_root)
     return None if info is None else Skill(info=info, directory=directory, skill_md=skill_md)

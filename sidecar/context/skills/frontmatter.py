@@ -57,14 +57,21 @@ class FrontmatterError(Exception):
 
 
 def read_skill_info(
-    real_md: Path, root: Path, directory: Path, skill_md: Path, diagnostics: list[Diagnostic]
+    real_md: Path,
+    root: Path,
+    directory: Path,
+    skill_md: Path,
+    diagnostics: list[Diagnostic],
+    *,
+    real_root: Path | None = None,
 ) -> SkillInfo | None:
     """The validated metadata of the skill in ``directory``, or ``None`` once every reason
     it is not a valid skill has been reported against ``skill_md``.
 
-    ``real_md`` is the resolved ``skill_md``, already confined to the skill directory."""
+    ``real_md`` is the resolved ``skill_md``, already confined to the skill directory (and
+    to ``real_root``, the resolved skills root, from which it is opened by descriptor)."""
     try:
-        fields = _read_frontmatter(real_md)
+        fields = _read_frontmatter(real_md, real_root)
     except UnreadableFileError as exc:
         report(diagnostics, "error", "skills.unreadable", skill_md, f"{SKILL_MD} {exc}")
         return None
@@ -77,9 +84,9 @@ def read_skill_info(
 # --- reading ---------------------------------------------------------------------------------
 
 
-def _read_frontmatter(path: Path) -> dict[str, Any]:
+def _read_frontmatter(path: Path, root: Path | None) -> dict[str, Any]:
     """The parsed frontmatter of ``path``, reading no further than its closing ``---``."""
-    with open_regular(path) as handle:
+    with open_regular(path, root=root) as handle:
         try:
             first = handle.readline(FRONTMATTER_MAX_BYTES)
             if _strip_line(first.removeprefix(b"\xef\xbb\xbf")) != b"---":

@@ -1,0 +1,234 @@
+"""Opening a checked path by descriptor from its root down, and writing it atomically.
+
+This module owns the last step of confinement (DESIGN §8): a path already resolved and found
+inside a root (:class:`sidecar.tools.Workspace`, the context sources) is *opened* without
+following anything that appeared since the check.  Python has no ``openat2(RESOLVE_BENEATH)``;
+the portable equivalent is a walk: open the root (trusted, as given), then each component with
+``os.open(name, O_DIRECTORY | O_NOFOLLOW, dir_fd=parent)`` and the last with ``O_NOFOLLOW``.
+A directory swapped for a symlink after the check makes its open fail (``ELOOP`` /
+``ENOTDIR``): the path is refused, never followed.  Names are single components: ``..``,
+``.``, empty and absolute names are refused before anything is opened.
+
+- :func:`open_file` opens a regular file for reading (``O_NONBLOCK``: a FIFO cannot block;
+  ``fstat`` must say regular file);
+- :func:`open_dir` opens a directory (a process can be started *in* it: ``/proc/self/fd``);
+- :func:`write_atomic` writes a temporary file in the (descriptor-held) parent, ``fsync``s it
+  and renames it over the name, keeping the old file's mode: a crash leaves the old file or
+  the new one, and a hard link to a file elsewhere is replaced, never written through.  Both
+  faces write through it (``sidecar.tools.edit`` and the ACP face's disk fallback).
+
+Errors are :class:`OSError`: :class:`Escaped` (``ELOOP``) says a component is a symlink or
+not a directory now, :class:`NotAFile` that a name holds no regular file.  Where ``dir_fd``
+is not supported (Windows) the walk degrades to opening the full path with the same flags:
+the check's guarantee only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["Escaped", "NotAFile", "open_dir", "open_file", "parts_below", "write_atomic"]
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+_READ = (
+    os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC | getattr(os, "O_BINARY", 0)
+)
+_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0)
+_WALKS = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
+
+
+class Escaped(OSError):
+    """A component of a checked path is a symlink, or no longer a directory: refused."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            errno.ELOOP, f"{name!r} is a symlink or not a directory (refused, not followed)"
+        )
+
+
+class NotAFile(OSError):
+    """What a name holds is not a regular file (``mode``: its ``st_mode``)."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__(errno.EINVAL, "not a regular file")
+        self.mode = mode
+
+
+def parts_below(root: Path, path: Path) -> list[str]:
+    """The names from ``root`` down to ``path`` (absolute and inside ``root``, or relative to
+    it); :class:`ValueError` for a path outside ``root`` or a ``..`` / ``.`` / empty name."""
+    if path.is_absolute():
+        if path != root and root not in path.parents:
+            raise ValueError(f"{path} is not inside {root}")
+        names = list(path.parts[len(root.parts) :])
+    else:
+        names = list(path.parts)
+    for name in names:
+        if name in ("", ".", "..") or "/" in name or "\x00" in name or os.sep in name:
+            raise ValueError(f"{name!r} is not a single name")
+    return names
+
+
+def _open_root(root: Path) -> int:
+    # The root itself is trusted (it was resolved when the session named it).
+    return os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+
+
+def _step(parent: int, name: str) -> int:
+    """The directory ``name`` in ``parent``, never through a symlink."""
+    try:
+        return os.open(name, _DIR, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise Escaped(name) from None
+        raise
+
+
+def _walk(root: Path, names: list[str], *, create: bool = False) -> int:
+    """A descriptor of the directory ``root/names...`` (created, one by one, with ``create``)."""
+    fd = _open_root(root)
+    try:
+        for name in names:
+            try:
+                child = _step(fd, name)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):  # made meanwhile: opened below
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                child = _step(fd, name)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_dir(root: Path, path: Path) -> int:
+    """A descriptor of the directory ``path`` (inside ``root``), reached by descriptor from
+    ``root``; the caller closes it."""
+    names = parts_below(root, path)
+    if not _WALKS:
+        return os.open(path, _DIR)
+    return _walk(root, names)
+
+
+def open_file(root: Path, path: Path) -> int:
+    """A read-only descriptor of the regular file ``path`` (inside ``root``), reached by
+    descriptor from ``root``, its last name not followed; the caller closes it.
+
+    :class:`Escaped` when a name is a symlink; :class:`NotAFile` for anything else that is
+    not a regular file (the root itself included)."""
+    names = parts_below(root, path)
+    if not names:
+        raise NotAFile(stat.S_IFDIR)
+    if _WALKS:
+        parent = _walk(root, names[:-1])
+        try:
+            fd = os.open(names[-1], _READ, dir_fd=parent)
+        except OSError as exc:
+            raise (Escaped(names[-1]) if exc.errno == errno.ELOOP else exc) from None
+        finally:
+            os.close(parent)
+    else:
+        fd = os.open(path, _READ)
+    try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotAFile(mode)
+    return fd
+
+
+def write_atomic(root: Path, path: Path, data: bytes) -> bool:
+    """Put ``data`` at ``path`` (inside ``root``): missing parents made one by one, by
+    descriptor; a temporary file beside it written, ``fsync``-ed and renamed over it, the old
+    file's mode kept (a new file: ``0o666`` less the umask, as any editor makes one).  Returns
+    whether the file is new.  What is at ``path`` must be a regular file or nothing."""
+    names = parts_below(root, path)
+    if not names:
+        raise NotAFile(stat.S_IFDIR)
+    name = names[-1]
+    if not _WALKS:
+        return _write_by_path(path, data)
+    parent = _walk(root, names[:-1], create=True)
+    try:
+        try:
+            old = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            old = None
+        if old is not None and not stat.S_ISREG(old):
+            raise Escaped(name) if stat.S_ISLNK(old) else NotAFile(old)
+        tmp, fd = _temp(parent, name, 0o600 if old is not None else 0o666)
+        try:
+            try:
+                _write_all(fd, data)
+                if old is not None:
+                    os.fchmod(fd, stat.S_IMODE(old))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.rename(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=parent)
+            raise
+        # the rename itself survives a crash (not every file system syncs a directory)
+        with contextlib.suppress(OSError):
+            os.fsync(parent)
+    finally:
+        os.close(parent)
+    return old is None
+
+
+def _temp(parent: int, name: str, mode: int) -> tuple[str, int]:
+    for _ in range(16):
+        tmp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+        try:
+            return tmp, os.open(tmp, _TEMP, mode, dir_fd=parent)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_by_path(path: Path, data: bytes) -> bool:  # pragma: no cover - no dir_fd (Windows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        old: int | None = os.lstat(path).st_mode
+    except FileNotFoundError:
+        old = None
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, _TEMP, 0o600 if old is not None else 0o666)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if old is not None:
+            os.chmod(tmp, stat.S_IMODE(old))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return old is None
