@@ -123,6 +123,7 @@ class SidecarAgent:
         self.mcp = McpServers(lambda fn: self.spawn(fn), session_of, self.approvals)
         self.plan = PlanTool()
         self.run_settings = RunSettings(store, self.config, self.tools, self.plan, self.mcp)
+        self.tools.env_of = self.run_settings.command_env
         # commands, usage and extension methods (sidecar/acp/commands.py, usage.py,
         # extensions.py); the first two are set with the runs (see sidecar.acp.serve)
         self.commands: SlashCommands

@@ -17,6 +17,7 @@ from sidecar.errors import SidecarError
 from sidecar.inputs.loading import load_profile
 
 if TYPE_CHECKING:
+    from protocol.tools import BuiltinTools
     from sidecar.acp.config import ModelChoice, SessionConfig
     from sidecar.acp.mcp_servers import McpServers
     from sidecar.acp.plan import PlanTool
@@ -81,14 +82,25 @@ class RunSettings:
         ]
         return settings
 
+    def command_env(self, session_id: str) -> tuple[str, ...]:
+        """The variables the session's profile lets through to a command the sidecar runs
+        (its ``builtinTools.env``, as on ``serve``)."""
+        chosen = self._builtin_tools(self.config.model_of(session_id))
+        return tuple(chosen.env or ()) if chosen is not None else ()
+
     def _narrowed(self, model: ModelChoice) -> frozenset[str] | None:
         """The built-in tools the session's profile allows (its ``builtinTools.tools``), or
         ``None`` for all of them: a profile narrows the tool set on both faces."""
+        chosen = self._builtin_tools(model)
+        return frozenset(chosen.tools) if chosen is not None and chosen.tools is not None else None
+
+    def _builtin_tools(self, model: ModelChoice) -> BuiltinTools | None:
+        """The profile's ``builtinTools`` (``None``: none, or a stored profile that cannot be
+        loaded — the run says why)."""
         profile = model.profile
         if profile is None and model.profile_id is not None:
             try:
                 profile, _ = load_profile(self.store, model.profile_id, None)
             except SidecarError:
                 return None
-        chosen = profile.builtin_tools if profile is not None else None
-        return frozenset(chosen.tools) if chosen is not None and chosen.tools is not None else None
+        return profile.builtin_tools if profile is not None else None

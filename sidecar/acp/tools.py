@@ -157,6 +157,9 @@ class EditorTools:
         self._session_of = session_of
         self._shown: dict[str, list[ShownContent]] = {}
         """Per call: what the final ``tool_call_update`` shows instead of the result text."""
+        self.env_of: Callable[[str], tuple[str, ...]] = lambda session_id: ()
+        """The variables a session's profile lets through to a command run here
+        (``builtinTools.env``; set by the agent)."""
 
     # --- what is offered -----------------------------------------------------------------
 
@@ -297,7 +300,7 @@ class EditorTools:
                 return await self._look(session_id, call_id, name, arguments)
             if name in _WRITES:
                 return await self._write(session_id, call_id, name, arguments)
-            return await self._run(session_id, call_id, arguments)
+            return await self._run(session_id, call_id, arguments, str(params["runId"]))
         except Refused as exc:
             self._shown.pop(call_id, None)
             return result(str(exc), error=True)
@@ -413,14 +416,14 @@ class EditorTools:
         return result(done)
 
     async def _run(
-        self, session_id: str, call_id: str, arguments: dict[str, Any]
+        self, session_id: str, call_id: str, arguments: dict[str, Any], run_id: str
     ) -> dict[str, Any]:
         command = arguments.get("command")
         if not isinstance(command, str) or not command.strip():
             raise Refused("the 'command' argument must be a non-empty string")
         cwd = self._cwd(session_id, arguments)
         if not self._can("terminal"):
-            return await self._run_here(session_id, call_id, command, cwd)
+            return await self._run_here(session_id, f"{run_id}/{call_id}", command, cwd)
         assert self.client is not None
 
         async def show(terminal: TerminalToolCallContent) -> None:
@@ -430,15 +433,23 @@ class EditorTools:
         return await run_in_terminal(self.client, session_id, command, cwd.shown, show)
 
     async def _run_here(
-        self, session_id: str, call_id: str, command: str, cwd: Target
+        self, session_id: str, marker: str, command: str, cwd: Target
     ) -> dict[str, Any]:
-        """A command for a client without a terminal: run by the sidecar (sidecar.tools);
-        the editor is shown its output fenced (there is no terminal to show)."""
+        """A command for a client without a terminal: run by the sidecar (sidecar.tools, as
+        a ``serve`` run's: its process tree ended with the call, the environment an allowlist
+        with the profile's ``builtinTools.env``, the ``runId/callId`` marker); the editor is
+        shown its output fenced (there is no terminal to show)."""
         try:
-            out = await run_command(self._workspace(session_id), command, str(cwd.real))
+            out = await run_command(
+                self._workspace(session_id),
+                command,
+                str(cwd.real),
+                env_names=self.env_of(session_id),
+                marker=marker,
+            )
         except ToolError as exc:
             raise Refused(str(exc)) from None
-        self._shown[call_id] = [text_content(fenced(out.text))]
+        self._shown[marker.rpartition("/")[2]] = [text_content(fenced(out.text))]
         return result(out.text, error=out.meta.get("exitCode") != 0)
 
     async def _progress(

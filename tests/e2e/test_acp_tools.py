@@ -219,3 +219,41 @@ async def test_a_profile_narrows_the_tools_an_acp_session_offers(tmp_path: Path)
         )
     # the profile's list, in the face's order; the plan tool is not a built-in and stays
     assert [t["name"] for t in frozen["tools"]] == ["read_file", "glob", "grep", "update_plan"]
+
+
+async def test_a_command_without_a_terminal_gets_the_allowlist_and_the_profiles_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sidecar runs an ACP command as it runs a ``serve`` one: the environment is the
+    allowlist plus the profile's ``builtinTools.env`` (a secret-shaped value still left out),
+    and the command carries its ``runId/callId`` marker."""
+    store, workspace = tmp_path / "store", tmp_path / "repo"
+    workspace.mkdir()
+    monkeypatch.setenv("MY_SETTING", "kept")
+    monkeypatch.setenv("NAMED_BUT_SECRET", "ghp_" + "a1B2" * 10)
+    monkeypatch.setenv("DATABASE_URL", "postgres://u:pw@db/x")
+    monkeypatch.setenv("NOT_LISTED", "dropped")
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"builtinTools": {"env": ["MY_SETTING", "NAMED_BUT_SECRET"]}}))
+    script = tmp_path / "script.json"
+    rounds = [call_round("run_command", "c1", command="env"), {"text": "ran"}]
+    script.write_text(json.dumps({"rounds": rounds}))
+    args = ("--profile", str(profile), "--script", str(script))
+    editor = ToolEditor({}, ["allow_once"])
+    async with acp_agent(tmp_path, store, *args, editor=editor) as (conn, _):
+        await initialize(conn, NO_TERMINAL)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("env")])
+        assert answer.stop_reason == "end_turn"
+        history = await conn.ext_method("context-sidecar/session/read", {"sessionId": sid})
+    [output] = [
+        p["content"][0]["text"]
+        for e in history["entries"]
+        for p in e.get("content", [])
+        if p.get("type") == "toolResult"
+    ]
+    names = {line.split("=", 1)[0] for line in output.splitlines() if "=" in line}
+    assert {"PATH", "HOME", "MY_SETTING", "CONTEXT_SIDECAR_CALL"} <= names, output
+    assert not names & {"NAMED_BUT_SECRET", "DATABASE_URL", "NOT_LISTED"}, output
+    [marker] = [line for line in output.splitlines() if line.startswith("CONTEXT_SIDECAR_CALL=")]
+    assert marker.startswith("CONTEXT_SIDECAR_CALL=run_") and marker.endswith("/c1")
