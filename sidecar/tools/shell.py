@@ -33,6 +33,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from sidecar import beneath
 from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, fit_head_tail
 from sidecar.tools.command_env import command_env
 from sidecar.tools.errors import ToolError
@@ -59,6 +60,8 @@ MECHANISM: Literal["subreaper", "group"] = (
     "subreaper" if sys.platform == "linux" and _REAPER.is_file() else "group"
 )
 """How a command's process tree is ended (see the module)."""
+_BY_DESCRIPTOR = sys.platform == "linux"
+"""Started in ``/proc/self/fd/N``: the directory checked, by its descriptor."""
 
 
 class Capture:
@@ -134,11 +137,19 @@ async def run_command(
     else:
         argv = ["sh", "-c", command]
     try:
+        dir_fd = beneath.open_dir(ws.root_of(where), where)
+    except OSError as exc:
+        shown = ws.display(where)
+        raise ToolError("tool.failed", f"{shown} cannot be opened: {exc.strerror or exc}") from exc
+    try:
         # forked from the event loop's thread, which lives as long as the process: the
-        # wrapper's parent-death signal fires when the sidecar dies, not before
+        # wrapper's parent-death signal fires when the sidecar dies, not before.  It starts
+        # in the directory checked, held open (a swap after the check cannot move it; the
+        # descriptor is not passed on: the child's chdir comes before its fds are closed,
+        # and were that ever not so, the start fails rather than lands elsewhere)
         proc = await asyncio.create_subprocess_exec(
             *argv,
-            cwd=where,
+            cwd=f"/proc/self/fd/{dir_fd}" if _BY_DESCRIPTOR else where,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -147,6 +158,8 @@ async def run_command(
         )
     except OSError as exc:
         raise ToolError("tool.failed", f"the command could not start: {exc}") from exc
+    finally:
+        os.close(dir_fd)
     capture = Capture(MAX_CAPTURE)
     timed_out = False
     try:

@@ -4,12 +4,13 @@ The path check resolves every symlink, then the tool opens the file; a directory
 root that becomes a symlink to an outside directory between the two must not be followed.
 A thread of the test swaps ``ws/d`` (a directory) with a symlink to ``outside/`` atomically
 (``renameat2(RENAME_EXCHANGE)``: ``d`` is never missing), back and forth, as fast as it can,
-while a ``serve`` run of the real process makes 300 ``read_file``, 100 ``write_file`` and 60
-``grep`` calls under ``d``.  Opened by descriptor from the root down, no read returns the
-outside file's content, no write lands outside and no grep searches it.  With the holes put
-back: the open by path leaked 2-30 reads in 300, the write by path (temp file +
-``os.replace`` by name) landed 2-8 writes in 100 outside, ripgrep started at the directory's
-path searched the outside directory in 9-15 greps of 60.
+while a ``serve`` run of the real process makes 300 ``read_file``, 100 ``write_file``, 60
+``grep`` and 40 ``run_command`` calls under ``d``.  Opened by descriptor from the root down,
+no read returns the outside file's content, no write lands outside, no grep searches it and no
+command starts in it.  With the holes put back: the open by path leaked 2-30 reads in 300,
+the write by path (temp file + ``os.replace`` by name) landed 2-8 writes in 100 outside,
+ripgrep started at the directory's path searched the outside directory in 9-15 greps of 60,
+a command started at the path ran there in 0-11 of 150.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ pytestmark = [
 ]
 
 SECRET = "0ut5ide-dir-c4n4ry-93"
-READS, WRITES, GREPS, PER_ROUND = 300, 100, 60, 50
+READS, WRITES, GREPS, COMMANDS, PER_ROUND = 300, 100, 60, 150, 50
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
 
 
@@ -130,6 +131,14 @@ async def test_a_directory_swapped_for_a_symlink_is_never_followed(
             }
             for i in range(GREPS)
         ]
+        + [  # a command, started in the directory checked (each differs: no loop)
+            {
+                "id": f"c{i}",
+                "name": "run_command",
+                "arguments": {"command": f"cat f.txt # {i}", "cwd": "d"},
+            }
+            for i in range(COMMANDS)
+        ]
     )
     calls = [calls[i] for i in sorted(range(len(calls)), key=lambda i: (i * 7) % len(calls))]
     rounds: list[dict[str, Any]] = [
@@ -149,13 +158,19 @@ async def test_a_directory_swapped_for_a_symlink_is_never_followed(
         swapper.stop.set()
         swapper.join(10)
     texts = {r["callId"]: json.dumps(r["content"]) for r in results}
-    assert len(texts) == READS + WRITES + GREPS
+    assert len(texts) == READS + WRITES + GREPS + COMMANDS
     leaked = sorted(k for k, text in texts.items() if SECRET in text)
     landed = sorted(p.name for p in outside.iterdir() if p.name != "f.txt")
     assert (leaked, landed) == ([], []), f"{leaked} leaked, {len(landed)} writes landed"
     # the race ran: the directory was swapped throughout, and some calls got through
     read_ok = sum(1 for r in results if r["callId"][0] == "r" and not r["isError"])
     found = sum(1 for k, text in texts.items() if k[0] == "g" and "inside" in text)
-    assert swapper.swaps > 100 and 0 < read_ok < READS and found, (swapper.swaps, read_ok, found)
+    ran = sum(1 for k, text in texts.items() if k[0] == "c" and "inside" in text)
+    assert swapper.swaps > 100 and 0 < read_ok < READS and found and ran, (
+        swapper.swaps,
+        read_ok,
+        found,
+        ran,
+    )
     written = sorted(p.name for p in (workspace / "d").iterdir() if p.name.startswith("w"))
     assert all(not n.endswith(".tmp") for n in written)  # no temporary left by a refusal
