@@ -11,6 +11,15 @@ within ``max_tokens``; the last line says what was left and how to narrow it.
 Modes: ``files`` (paths with their match counts), ``content`` (matching lines with
 ``context`` lines around them, ``N:`` for a match and ``N-`` for context, as grep prints them),
 ``count`` (the total only).
+
+Bounded in time and size whatever the files are (:mod:`sidecar.tools.deadline`): a single
+target that is not a regular file (a FIFO, a socket, a device) is refused before anything
+opens it (ripgrep skips such files inside a directory by itself); ripgrep's output is read as
+it comes, the call's deadline checked per event and ripgrep killed when it passes even if it
+prints nothing (:mod:`sidecar.tools.ripgrep`); at most :data:`MAX_RG_OUTPUT_BYTES` of its
+output are read (a file growing without end), and then the result says its totals are
+partial.  A call that runs out of time raises ``tool.timeout`` saying what was found so far
+and how to narrow it.
 """
 
 from __future__ import annotations
@@ -20,17 +29,19 @@ import json
 import os
 import re
 import shutil
-import subprocess
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from sidecar.paths import UnreadableFileError, open_regular
+from sidecar.paths import UnreadableFileError, file_kind, open_regular
 from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_line, fit_lines
+from sidecar.tools.deadline import LOOK_LIMIT_S, Deadline, DeadlinePassed
 from sidecar.tools.errors import ToolError
 from sidecar.tools.listing import compile_glob
 from sidecar.tools.output import ToolOutput
+from sidecar.tools.ripgrep import run_ripgrep
 from sidecar.tools.walk import walk
 
 if TYPE_CHECKING:
@@ -38,12 +49,14 @@ if TYPE_CHECKING:
 
     from sidecar.tools.confine import Workspace
 
-__all__ = ["Backend", "GrepMode", "grep", "ripgrep_path"]
+__all__ = ["MAX_RG_OUTPUT_BYTES", "Backend", "GrepMode", "grep", "ripgrep_path"]
 
 GrepMode = Literal["files", "content", "count"]
 Backend = Literal["auto", "rg", "python"]
 
-_TIMEOUT_S = 60.0
+MAX_RG_OUTPUT_BYTES = 32 * 1024 * 1024
+"""ripgrep's JSON output read at most (about 100,000 matching lines): past it the search stops
+and its totals are partial."""
 _MAX_FILE_BYTES = 8 * 1024 * 1024  # the fallback skips bigger files, as rg skips binaries
 
 
@@ -75,23 +88,58 @@ def grep(
     mode: GrepMode = "content",
     bounds: Bounds = DEFAULT_BOUNDS,
     backend: Backend = "auto",
+    deadline: Deadline | None = None,
 ) -> ToolOutput:
-    """Lines matching ``pattern`` under ``path`` (a directory or one file)."""
+    """Lines matching ``pattern`` under ``path`` (a directory or one regular file), within
+    ``deadline`` (by default the tool's own limit, :data:`LOOK_LIMIT_S`)."""
     if not isinstance(pattern, str) or not pattern or "\x00" in pattern:
         raise ToolError("tool.bad_pattern", "pattern must be a non-empty regular expression")
     if glob is not None and (not isinstance(glob, str) or "\x00" in glob):
         raise ToolError("tool.bad_pattern", "glob must be a string such as '*.py'")
-    target = ws.resolve(path)
-    if not target.exists():
-        raise ToolError("tool.not_found", f"{ws.display(target)} does not exist")
+    target = _target(ws, path)
     context = max(0, min(int(context or 0), 10))
     rg = ripgrep_path() if backend in ("auto", "rg") else None
     if backend == "rg" and rg is None:
         raise ToolError("tool.failed", "ripgrep (rg) is not installed")
     cap = bounds.grep_lines_per_file if mode == "content" else 0
     query = _Query(target, pattern, glob, ignore_case, context, cap)
-    files = _with_rg(rg, query) if rg is not None else _with_python(ws, query)
-    return _render(ws, target, pattern, files, mode, bounds)
+    found = _Found()
+    try:
+        if rg is not None:
+            _with_rg(rg, query, found, deadline or Deadline(LOOK_LIMIT_S))
+        else:
+            _with_python(ws, query, found, deadline or Deadline(LOOK_LIMIT_S))
+    except DeadlinePassed as passed:
+        raise passed.error("grep", found.so_far(ws, target), _NARROW) from None
+    files = list(found.files.values())  # the walk's order; ripgrep's is its threads'
+    if rg is not None:
+        files.sort(key=lambda f: f.rel)
+    return _render(ws, target, pattern, files, mode, bounds, partial=found.cut)
+
+
+_NARROW = (
+    "Narrow it: path= a smaller directory or one file, glob= such as '*.py', or a more"
+    " specific pattern"
+)
+
+
+def _target(ws: Workspace, path: object) -> Path:
+    """The directory or regular file to search: anything else (a FIFO, whose open would
+    wait for a writer; a device; a socket) is refused before it is opened."""
+    target = ws.resolve(path)
+    try:
+        mode = os.stat(target).st_mode  # resolved already: stat never opens, never blocks
+    except FileNotFoundError:
+        raise ToolError("tool.not_found", f"{ws.display(target)} does not exist") from None
+    except OSError as exc:
+        raise ToolError("tool.failed", f"{ws.display(target)}: {exc.strerror or exc}") from exc
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise ToolError(
+            "tool.not_a_file",
+            f"{ws.display(target)} is {file_kind(mode)}: grep searches a directory or a"
+            " regular file",
+        )
+    return target
 
 
 def _rel_base(target: Path) -> Path:
@@ -110,7 +158,34 @@ class _Query:
     cap: int  # matching lines kept per file (0: counts only)
 
 
-def _with_rg(rg: str, q: _Query) -> list[_File]:
+@dataclass(slots=True)
+class _Found:
+    """What a search has found so far (also when it is stopped half-way)."""
+
+    files: dict[str, _File] = field(default_factory=dict)
+    searched: int = 0
+    """Files searched to the end."""
+    reading: str | None = None
+    """The file being searched when the search stopped, if it was in one."""
+    cut: bool = False
+    """Stopped at :data:`MAX_RG_OUTPUT_BYTES`: the totals are partial."""
+
+    def so_far(self, ws: Workspace, target: Path) -> str:
+        matches = sum(f.matches for f in self.files.values())
+        where = ws.display(target)
+        done = (
+            f"{matches} match{'es' if matches != 1 else ''} in {len(self.files)} file"
+            f"{'s' if len(self.files) != 1 else ''} found so far, {self.searched} file"
+            f"{'s' if self.searched != 1 else ''} searched in {where}"
+        )
+        if self.reading is not None:
+            done += f"; it was still reading {self.reading} (a file that keeps growing?)"
+        elif self.searched == 0:
+            done += " (a huge tree, or an ignore file that is a pipe?)"
+        return done
+
+
+def _with_rg(rg: str, q: _Query, found: _Found, deadline: Deadline) -> None:
     target, pattern, glob, context, cap = q.target, q.pattern, q.glob, q.context, q.cap
     args = [
         rg,
@@ -136,32 +211,18 @@ def _with_rg(rg: str, q: _Query) -> list[_File]:
     else:
         args += ["--regexp", pattern, "--", target.name]
         cwd = target.parent
-    files: dict[str, _File] = {}
-    try:
-        proc = subprocess.Popen(
-            args,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=_rg_env(),
-        )
-    except OSError as exc:
-        raise ToolError("tool.failed", f"ripgrep could not start: {exc}") from exc
-    assert proc.stdout is not None
-    try:
-        for raw in proc.stdout:
-            _take_rg_event(raw, files, cap, context)
-        _, err = proc.communicate(timeout=_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        proc.kill()
-        proc.communicate()
-        raise ToolError("tool.failed", "grep took over a minute; narrow the path or glob") from exc
-    if proc.returncode == 2 and not files:
-        message = err.decode("utf-8", "replace").strip()
+
+    def take(raw: bytes) -> None:
+        _take_rg_event(raw, found, cap, context)
+
+    end = run_ripgrep(
+        args, cwd, _rg_env(), on_line=take, deadline=deadline, max_bytes=MAX_RG_OUTPUT_BYTES
+    )
+    found.cut = end.cut
+    if end.returncode == 2 and not found.files:
+        message = end.stderr.decode("utf-8", "replace").strip()
         code = "tool.bad_pattern" if "regex" in message.lower() else "tool.failed"
         raise ToolError(code, f"grep: {' '.join(message.split()) or 'ripgrep failed'}")
-    return sorted(files.values(), key=lambda f: f.rel)
 
 
 def _rg_env() -> dict[str, str]:
@@ -170,13 +231,21 @@ def _rg_env() -> dict[str, str]:
     return env
 
 
-def _take_rg_event(raw: bytes, files: dict[str, _File], cap: int, context: int) -> None:
+def _take_rg_event(raw: bytes, found: _Found, cap: int, context: int) -> None:
     event = json.loads(raw)
     kind = event.get("type")
+    if kind == "begin":
+        found.reading = _text(event["data"]["path"]).removeprefix("./")
+        return
+    if kind == "end":
+        found.reading = None
+        found.searched += 1
+        return
     if kind not in ("match", "context"):
         return
     data = event["data"]
     name = _text(data["path"]).removeprefix("./")
+    files = found.files
     entry = files.get(name)
     if entry is None:
         entry = files[name] = _File(name)
@@ -199,7 +268,7 @@ def _text(value: dict[str, str]) -> str:
     return base64.b64decode(value.get("bytes", "")).decode("utf-8", "replace")
 
 
-def _with_python(ws: Workspace, q: _Query) -> list[_File]:
+def _with_python(ws: Workspace, q: _Query, found: _Found, deadline: Deadline) -> None:
     target, glob, context, cap = q.target, q.glob, q.context, q.cap
     try:
         regex = re.compile(q.pattern, re.IGNORECASE if q.ignore_case else 0)
@@ -210,17 +279,17 @@ def _with_python(ws: Workspace, q: _Query) -> list[_File]:
         root = next((r for r in ws.roots if r == target or r in target.parents), None)
         candidates: Iterator[tuple[str, str]] = (
             (w.path, w.rel)
-            for w in walk(target, within=root)
+            for w in walk(target, within=root, deadline=deadline)
             if not w.is_dir and (spec is None or spec.match_file(w.rel))
         )
     else:
         candidates = iter([(str(target), target.name)])
-    out: list[_File] = []
     for full, rel in candidates:
-        found = _search_file(full, rel, regex, context, cap)
-        if found is not None:
-            out.append(found)
-    return out
+        deadline.check()
+        entry = _search_file(full, rel, regex, context, cap)
+        found.searched += 1
+        if entry is not None:
+            found.files[rel] = entry
 
 
 def _search_file(
@@ -249,7 +318,14 @@ def _search_file(
 
 
 def _render(
-    ws: Workspace, target: Path, pattern: str, files: list[_File], mode: GrepMode, bounds: Bounds
+    ws: Workspace,
+    target: Path,
+    pattern: str,
+    files: list[_File],
+    mode: GrepMode,
+    bounds: Bounds,
+    *,
+    partial: bool = False,
 ) -> ToolOutput:
     total = sum(f.matches for f in files)
     base = _rel_base(target)
@@ -293,14 +369,22 @@ def _render(
     if files:
         plural = "es" if total != 1 else ""
         out.insert(0, f"{total} match{plural} in {len(files)} file{'s' if len(files) != 1 else ''}")
-    if cut:
-        out.append(
-            f"[{len(files) - shown_files} more files not shown; narrow with path=, glob= or a"
-            " more specific pattern]"
+    if cut or partial:
+        # one last line (fit_lines kept room for one): what was left out, how to narrow it
+        left_out = f"{len(files) - shown_files} more files not shown; " if cut else ""
+        stopped = (
+            f"the search stopped after {MAX_RG_OUTPUT_BYTES // (1024 * 1024)} MB of results (a"
+            " file that keeps growing, or far too many matches), so the totals are partial; "
+            if partial
+            else ""
         )
+        out.append(f"[{left_out}{stopped}narrow with path=, glob= or a more specific pattern]")
+    meta: dict[str, object] = {"matches": total, "files": len(files)}
+    if partial:
+        meta["partial"] = True
     return ToolOutput(
         text="\n".join(out),
-        truncated=cut or (mode == "content" and any(f.matches > f.shown for f in files)),
+        truncated=cut or partial or (mode == "content" and any(f.matches > f.shown for f in files)),
         locations=tuple(locations[:50]),
-        meta={"matches": total, "files": len(files)},
+        meta=meta,
     )
