@@ -39,7 +39,7 @@ from sidecar.paths import UnreadableFileError, file_kind, open_regular
 from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_line, fit_lines
 from sidecar.tools.deadline import LOOK_LIMIT_S, Deadline, DeadlinePassed
 from sidecar.tools.errors import ToolError
-from sidecar.tools.listing import compile_glob
+from sidecar.tools.listing import compile_glob, place
 from sidecar.tools.output import ToolOutput
 from sidecar.tools.ripgrep import run_ripgrep
 from sidecar.tools.walk import walk
@@ -172,7 +172,7 @@ class _Found:
 
     def so_far(self, ws: Workspace, target: Path) -> str:
         matches = sum(f.matches for f in self.files.values())
-        where = ws.display(target)
+        where = place(ws, target)
         done = (
             f"{matches} match{'es' if matches != 1 else ''} in {len(self.files)} file"
             f"{'s' if len(self.files) != 1 else ''} found so far, {self.searched} file"

@@ -22,9 +22,17 @@ from sidecar.tools.output import ToolOutput
 from sidecar.tools.walk import walk
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from sidecar.tools.confine import Workspace
 
-__all__ = ["compile_glob", "glob_files", "list_dir"]
+__all__ = ["compile_glob", "glob_files", "list_dir", "place"]
+
+
+def place(ws: Workspace, path: Path) -> str:
+    """``path`` as a sentence names it (``.`` reads as a typo at the end of one)."""
+    shown = ws.display(path)
+    return "the workspace root" if shown == "." else shown
 
 
 def list_dir(
@@ -53,7 +61,7 @@ def list_dir(
             lines.append(line)
             used += len(line) + 1
     except DeadlinePassed as passed:
-        done = f"{len(lines) + more} entries seen under {ws.display(root)}, {levels} levels deep"
+        done = f"{len(lines) + more} entries seen under {place(ws, root)}, {levels} levels deep"
         hint = "List a subdirectory, a lower depth=, or find files with glob"
         raise passed.error("list_dir", done, hint) from None
     shown = ws.display(root)
@@ -108,7 +116,7 @@ def glob_files(
                 continue
             found.append((-mtime, entry.rel))
     except DeadlinePassed as passed:
-        done = f"{walked} entries walked under {ws.display(root)}, {len(found)} of them matching"
+        done = f"{walked} entries walked under {place(ws, root)}, {len(found)} of them matching"
         hint = "Glob from a subdirectory (path=) or with a narrower pattern"
         raise passed.error("glob", done, hint) from None
     found.sort()
