@@ -122,6 +122,7 @@ def _read(
                 if read >= max_bytes:
                     process.kill()
                     return RgEnd(None, bytes(err), read, cut=True)
+    deadline.check()  # a cancel killed it: what it printed is not all there is
     if pending:
         on_line(pending)
     return RgEnd(process.wait(), bytes(err), read, cut=False)
