@@ -163,24 +163,24 @@ class _Found:
     """What a search has found so far (also when it is stopped half-way)."""
 
     files: dict[str, _File] = field(default_factory=dict)
-    searched: int = 0
-    """Files searched to the end."""
+    searched: int | None = None
+    """Files searched to the end (the walk's count; ripgrep names only files that match)."""
     reading: str | None = None
-    """The file being searched when the search stopped, if it was in one."""
+    """The file being searched when the search stopped, if it was in one with matches."""
     cut: bool = False
     """Stopped at :data:`MAX_RG_OUTPUT_BYTES`: the totals are partial."""
 
     def so_far(self, ws: Workspace, target: Path) -> str:
         matches = sum(f.matches for f in self.files.values())
-        where = place(ws, target)
         done = (
             f"{matches} match{'es' if matches != 1 else ''} in {len(self.files)} file"
-            f"{'s' if len(self.files) != 1 else ''} found so far, {self.searched} file"
-            f"{'s' if self.searched != 1 else ''} searched in {where}"
+            f"{'s' if len(self.files) != 1 else ''} found so far in {place(ws, target)}"
         )
+        if self.searched is not None:
+            done += f" ({self.searched} file{'s' if self.searched != 1 else ''} searched)"
         if self.reading is not None:
             done += f"; it was still reading {self.reading} (a file that keeps growing?)"
-        elif self.searched == 0:
+        elif not matches:
             done += " (a huge tree, or an ignore file that is a pipe?)"
         return done
 
@@ -239,7 +239,6 @@ def _take_rg_event(raw: bytes, found: _Found, cap: int, context: int) -> None:
         return
     if kind == "end":
         found.reading = None
-        found.searched += 1
         return
     if kind not in ("match", "context"):
         return
@@ -284,6 +283,7 @@ def _with_python(ws: Workspace, q: _Query, found: _Found, deadline: Deadline) ->
         )
     else:
         candidates = iter([(str(target), target.name)])
+    found.searched = 0
     for full, rel in candidates:
         deadline.check()
         entry = _search_file(full, rel, regex, context, cap)
