@@ -13,9 +13,7 @@ their stdout is theirs); ``serve`` never writes to stdout outside the protocol.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import logging
 import os
 import sys
 from pathlib import Path
@@ -108,19 +106,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _exit_now(code: int) -> NoReturn:
-    """End the serving process as soon as its work is done.
+    """End the serving process as soon as its work is done (:func:`sidecar.exiting.exit_now`:
+    by now the store is closed and the transport has written its last frame; what is left is
+    the interpreter's teardown and threads nobody waits for, and the tools' children, killed)."""
+    from sidecar.exiting import exit_now
 
-    By now the store is closed (every write fsynced), the transport has written its last
-    frame and the log says why it exits; what is left is the interpreter tearing down every
-    module and object (tiktoken's tables, the wire models, pygls), which took 0.4-1.5 s on a
-    loaded 2-core machine after the client's ``exit``.  Hosts wait for the process to end
-    (no orphans) and some kill it after a short grace period: skip the teardown.
-    """
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(code)
+    exit_now(code)
 
 
 def main(argv: list[str] | None = None) -> int:

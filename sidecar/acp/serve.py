@@ -5,7 +5,10 @@ stderr (as for ``serve``), so a ``print`` anywhere lands in the log, never in th
 The store is the same as ``serve``'s (one writer at a time: a second process on the same
 store serves reads only, and ``session/new`` or ``session/prompt`` answer ``store.locked``).
 The process ends when stdin closes; runs still going are cancelled (their journals say so)
-and the sessions' MCP servers are closed.
+and the sessions' MCP servers are closed.  A thread still busy then (a tool call nobody waits
+for) does not hold the process: once the connection is closed it ends within
+:data:`EXIT_GRACE_S` whatever is left (:mod:`sidecar.exiting`), and whatever happens at most
+:data:`LAST_EXIT_S` after stdin closed.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from protocol.snapshots import ProfileInput
 from sidecar.acp.agent import SidecarAgent
 from sidecar.acp.config import ModelChoice
 from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES
+from sidecar.exiting import arm_backstop
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -37,6 +41,11 @@ logger = logging.getLogger(__name__)
 
 #: After stdin closes: how long requests in flight have to answer (runs are cancelled).
 DRAIN_SECONDS = 5.0
+#: Once the connection is closed and the tasks are done: how long the process may take to end.
+EXIT_GRACE_S = 0.5
+#: After stdin closed, the process ends by then whatever it is doing (the drain, the MCP
+#: servers' close, a thread): nothing can be answered any more.
+LAST_EXIT_S = DRAIN_SECONDS + 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,9 +176,11 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             try:
                 await conn.listen()
                 logger.info("stdin closed; exiting")
+                arm_backstop(0, LAST_EXIT_S, "stdin closed")
                 await agent.drain(DRAIN_SECONDS)
             except (ConnectionError, OSError) as exc:
                 logger.warning("the client went away: %s", exc)
+                arm_backstop(0, LAST_EXIT_S, "the client went away")
             finally:
                 try:
                     await conn.close()  # cancels what is still in flight
@@ -180,4 +191,5 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             tg.cancel_scope.cancel()
     finally:
         store.close()
+        arm_backstop(0, EXIT_GRACE_S, "the connection closed")
     return 0

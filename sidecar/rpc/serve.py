@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES, MEMORY_TRACE_ENV, MEMORY_TRACE_FRAMES_ENV
+from sidecar.exiting import arm_backstop
 from sidecar.rpc.handshake import answer_initialize_early
 from sidecar.store.lock import StoreLock
 
@@ -61,6 +62,11 @@ PYGLS_MODULE = "pygls.lsp.server"
 #: once the event loop runs, before the wire models and then pygls start loading (a matter of
 #: speed only: a request arriving later is served all the same).
 FIRST_REQUESTS_GRACE_S = 0.02
+#: Once the connection has ended and the server's tasks are done, how long the process may
+#: take to end before it is ended (:func:`sidecar.exiting.arm_backstop`).
+EXIT_GRACE_S = 0.5
+#: After the connection ended, the process ends by then whatever it is doing.
+LAST_EXIT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,15 +175,26 @@ async def _serve(
 
         transport.spawn(preload)
 
+    async def last_exit() -> None:
+        # the client is gone: whatever the shutdown waits for (a run's last write, a
+        # command's kill), the process ends by then
+        stopped_with = await transport.stopping()
+        arm_backstop(stopped_with, LAST_EXIT_S, "the connection ended")
+
+    code = 1
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(load_server)
+            tg.start_soon(last_exit)
             code = await transport.run()
             tg.cancel_scope.cancel()
         return code
     finally:
         if tracer is not None:
             tracer.close()
+        # Everything acknowledged is on disk: what is left of the process (asyncio joining
+        # its default executor's threads, the store's close) must not hold it past a moment.
+        arm_backstop(code, EXIT_GRACE_S, "the connection ended")
 
 
 def _state(server: LightServer, early: EarlyStart) -> SidecarState:

@@ -272,6 +272,12 @@ class StdioTransport:
         self._exit_code = exit_code
         self._stopped.set()
 
+    async def stopping(self) -> int:
+        """Wait until the transport is told to stop (EOF, ``exit``, the client's death);
+        the exit code it was told."""
+        await self._stopped.wait()
+        return self._exit_code
+
     async def run(self) -> int:
         """Serve until EOF, ``exit`` or the client's death; return the process exit code."""
         await self._open_writer()

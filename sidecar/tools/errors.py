@@ -12,7 +12,9 @@ class ToolError(Exception):
     ``tool.path_outside_roots`` (the real path leaves every workspace root),
     ``tool.not_found``, ``tool.not_a_file`` / ``tool.not_a_directory`` (FIFO, socket, device
     or the wrong kind), ``tool.binary``, ``tool.too_large``, ``tool.edit_no_match``,
-    ``tool.edit_ambiguous``, ``tool.bad_pattern``, ``tool.failed``.
+    ``tool.edit_ambiguous``, ``tool.bad_pattern``, ``tool.timeout`` (a look-around call ran
+    out of time: the message says what it did and how to narrow it), ``tool.cancelled``,
+    ``tool.failed``.
     """
 
     def __init__(self, code: str, message: str) -> None:

@@ -12,6 +12,15 @@ Modes: ``files`` (paths with their match counts), ``content`` (matching lines wi
 ``context`` lines around them, ``N:`` for a match and ``N-`` for context, as grep prints them),
 ``count`` (the total only).
 
+Bounded in time and size whatever the files are (:mod:`sidecar.tools.deadline`): a single
+target that is not a regular file (a FIFO, a socket, a device) is refused before anything
+opens it (ripgrep skips such files inside a directory by itself); ripgrep's output is read as
+it comes, the call's deadline checked per event and ripgrep killed when it passes even if it
+prints nothing (:mod:`sidecar.tools.ripgrep`); at most :data:`MAX_RG_OUTPUT_BYTES` of its
+output are read (a file growing without end), and then the result says its totals are
+partial.  A call that runs out of time raises ``tool.timeout`` saying what was found so far
+and how to narrow it.
+
 ripgrep starts *in* the directory held by a descriptor (opened from the root down,
 :mod:`sidecar.beneath`; on Linux its working directory is ``/proc/self/fd/N``), and the
 fallback opens every file by descriptor from the root down: a directory swapped for a symlink
@@ -25,18 +34,20 @@ import json
 import os
 import re
 import shutil
-import subprocess
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from sidecar import beneath
-from sidecar.paths import UnreadableFileError, open_regular
+from sidecar.paths import UnreadableFileError, file_kind, open_regular
 from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, cut_line, fit_lines
+from sidecar.tools.deadline import LOOK_LIMIT_S, Deadline, DeadlinePassed
 from sidecar.tools.errors import ToolError
-from sidecar.tools.listing import compile_glob
+from sidecar.tools.listing import compile_glob, place
 from sidecar.tools.output import ToolOutput
+from sidecar.tools.ripgrep import run_ripgrep
 from sidecar.tools.walk import walk
 
 if TYPE_CHECKING:
@@ -44,12 +55,14 @@ if TYPE_CHECKING:
 
     from sidecar.tools.confine import Workspace
 
-__all__ = ["Backend", "GrepMode", "grep", "ripgrep_path"]
+__all__ = ["MAX_RG_OUTPUT_BYTES", "Backend", "GrepMode", "grep", "ripgrep_path"]
 
 GrepMode = Literal["files", "content", "count"]
 Backend = Literal["auto", "rg", "python"]
 
-_TIMEOUT_S = 60.0
+MAX_RG_OUTPUT_BYTES = 32 * 1024 * 1024
+"""ripgrep's JSON output read at most (about 100,000 matching lines): past it the search stops
+and its totals are partial."""
 _MAX_FILE_BYTES = 8 * 1024 * 1024  # the fallback skips bigger files, as rg skips binaries
 
 
@@ -81,23 +94,58 @@ def grep(
     mode: GrepMode = "content",
     bounds: Bounds = DEFAULT_BOUNDS,
     backend: Backend = "auto",
+    deadline: Deadline | None = None,
 ) -> ToolOutput:
-    """Lines matching ``pattern`` under ``path`` (a directory or one file)."""
+    """Lines matching ``pattern`` under ``path`` (a directory or one regular file), within
+    ``deadline`` (by default the tool's own limit, :data:`LOOK_LIMIT_S`)."""
     if not isinstance(pattern, str) or not pattern or "\x00" in pattern:
         raise ToolError("tool.bad_pattern", "pattern must be a non-empty regular expression")
     if glob is not None and (not isinstance(glob, str) or "\x00" in glob):
         raise ToolError("tool.bad_pattern", "glob must be a string such as '*.py'")
-    target = ws.resolve(path)
-    if not target.exists():
-        raise ToolError("tool.not_found", f"{ws.display(target)} does not exist")
+    target = _target(ws, path)
     context = max(0, min(int(context or 0), 10))
     rg = ripgrep_path() if backend in ("auto", "rg") else None
     if backend == "rg" and rg is None:
         raise ToolError("tool.failed", "ripgrep (rg) is not installed")
     cap = bounds.grep_lines_per_file if mode == "content" else 0
     query = _Query(target, pattern, glob, ignore_case, context, cap, ws.root_of(target))
-    files = _with_rg(rg, query) if rg is not None else _with_python(ws, query)
-    return _render(ws, target, pattern, files, mode, bounds)
+    found = _Found()
+    try:
+        if rg is not None:
+            _with_rg(rg, query, found, deadline or Deadline(LOOK_LIMIT_S))
+        else:
+            _with_python(ws, query, found, deadline or Deadline(LOOK_LIMIT_S))
+    except DeadlinePassed as passed:
+        raise passed.error("grep", found.so_far(ws, target), _NARROW) from None
+    files = list(found.files.values())  # the walk's order; ripgrep's is its threads'
+    if rg is not None:
+        files.sort(key=lambda f: f.rel)
+    return _render(ws, target, pattern, files, mode, bounds, partial=found.cut)
+
+
+_NARROW = (
+    "Narrow it: path= a smaller directory or one file, glob= such as '*.py', or a more"
+    " specific pattern"
+)
+
+
+def _target(ws: Workspace, path: object) -> Path:
+    """The directory or regular file to search: anything else (a FIFO, whose open would
+    wait for a writer; a device; a socket) is refused before it is opened."""
+    target = ws.resolve(path)
+    try:
+        mode = os.stat(target).st_mode  # resolved already: stat never opens, never blocks
+    except FileNotFoundError:
+        raise ToolError("tool.not_found", f"{ws.display(target)} does not exist") from None
+    except OSError as exc:
+        raise ToolError("tool.failed", f"{ws.display(target)}: {exc.strerror or exc}") from exc
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise ToolError(
+            "tool.not_a_file",
+            f"{ws.display(target)} is {file_kind(mode)}: grep searches a directory or a"
+            " regular file",
+        )
+    return target
 
 
 def _rel_base(target: Path) -> Path:
@@ -117,7 +165,34 @@ class _Query:
     root: Path  # the root holding ``target``: where descriptor walks start
 
 
-def _with_rg(rg: str, q: _Query) -> list[_File]:
+@dataclass(slots=True)
+class _Found:
+    """What a search has found so far (also when it is stopped half-way)."""
+
+    files: dict[str, _File] = field(default_factory=dict)
+    searched: int | None = None
+    """Files searched to the end (the walk's count; ripgrep names only files that match)."""
+    reading: str | None = None
+    """The file being searched when the search stopped, if it was in one with matches."""
+    cut: bool = False
+    """Stopped at :data:`MAX_RG_OUTPUT_BYTES`: the totals are partial."""
+
+    def so_far(self, ws: Workspace, target: Path) -> str:
+        matches = sum(f.matches for f in self.files.values())
+        done = (
+            f"{matches} match{'es' if matches != 1 else ''} in {len(self.files)} file"
+            f"{'s' if len(self.files) != 1 else ''} found so far in {place(ws, target)}"
+        )
+        if self.searched is not None:
+            done += f" ({self.searched} file{'s' if self.searched != 1 else ''} searched)"
+        if self.reading is not None:
+            done += f"; it was still reading {self.reading} (a file that keeps growing?)"
+        elif not matches:
+            done += " (a huge tree, or an ignore file that is a pipe?)"
+        return done
+
+
+def _with_rg(rg: str, q: _Query, found: _Found, deadline: Deadline) -> None:
     target, pattern, glob, context, cap = q.target, q.pattern, q.glob, q.context, q.cap
     args = [
         rg,
@@ -143,41 +218,33 @@ def _with_rg(rg: str, q: _Query) -> list[_File]:
     else:
         args += ["--regexp", pattern, "--", target.name]
         cwd = target.parent
-    files: dict[str, _File] = {}
+
+    def take(raw: bytes) -> None:
+        _take_rg_event(raw, found, cap, context)
+
     try:
         dir_fd = beneath.open_dir(q.root, cwd)
     except (OSError, ValueError) as exc:
         raise ToolError("tool.failed", f"grep: {cwd} cannot be opened: {exc}") from exc
     try:
         # the directory checked, held open: a swap after the check cannot redirect rg
-        here = f"/proc/self/fd/{dir_fd}" if sys.platform.startswith("linux") else cwd
-        proc = subprocess.Popen(
+        here = f"/proc/self/fd/{dir_fd}" if sys.platform.startswith("linux") else str(cwd)
+        end = run_ripgrep(
             args,
-            cwd=here,
+            here,
+            _rg_env(),
+            on_line=take,
+            deadline=deadline,
+            max_bytes=MAX_RG_OUTPUT_BYTES,
             pass_fds=(dir_fd,),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=_rg_env(),
         )
-    except OSError as exc:
-        raise ToolError("tool.failed", f"ripgrep could not start: {exc}") from exc
     finally:
         os.close(dir_fd)
-    assert proc.stdout is not None
-    try:
-        for raw in proc.stdout:
-            _take_rg_event(raw, files, cap, context)
-        _, err = proc.communicate(timeout=_TIMEOUT_S)
-    except subprocess.TimeoutExpired as exc:
-        proc.kill()
-        proc.communicate()
-        raise ToolError("tool.failed", "grep took over a minute; narrow the path or glob") from exc
-    if proc.returncode == 2 and not files:
-        message = err.decode("utf-8", "replace").strip()
+    found.cut = end.cut
+    if end.returncode == 2 and not found.files:
+        message = end.stderr.decode("utf-8", "replace").strip()
         code = "tool.bad_pattern" if "regex" in message.lower() else "tool.failed"
         raise ToolError(code, f"grep: {' '.join(message.split()) or 'ripgrep failed'}")
-    return sorted(files.values(), key=lambda f: f.rel)
 
 
 def _rg_env() -> dict[str, str]:
@@ -186,13 +253,20 @@ def _rg_env() -> dict[str, str]:
     return env
 
 
-def _take_rg_event(raw: bytes, files: dict[str, _File], cap: int, context: int) -> None:
+def _take_rg_event(raw: bytes, found: _Found, cap: int, context: int) -> None:
     event = json.loads(raw)
     kind = event.get("type")
+    if kind == "begin":
+        found.reading = _text(event["data"]["path"]).removeprefix("./")
+        return
+    if kind == "end":
+        found.reading = None
+        return
     if kind not in ("match", "context"):
         return
     data = event["data"]
     name = _text(data["path"]).removeprefix("./")
+    files = found.files
     entry = files.get(name)
     if entry is None:
         entry = files[name] = _File(name)
@@ -215,7 +289,7 @@ def _text(value: dict[str, str]) -> str:
     return base64.b64decode(value.get("bytes", "")).decode("utf-8", "replace")
 
 
-def _with_python(ws: Workspace, q: _Query) -> list[_File]:
+def _with_python(ws: Workspace, q: _Query, found: _Found, deadline: Deadline) -> None:
     target, glob, context, cap, root = q.target, q.glob, q.context, q.cap, q.root
     try:
         regex = re.compile(q.pattern, re.IGNORECASE if q.ignore_case else 0)
@@ -225,17 +299,18 @@ def _with_python(ws: Workspace, q: _Query) -> list[_File]:
     if target.is_dir():
         candidates: Iterator[tuple[str, str]] = (
             (w.path, w.rel)
-            for w in walk(target, within=root)
+            for w in walk(target, within=root, deadline=deadline)
             if not w.is_dir and (spec is None or spec.match_file(w.rel))
         )
     else:
         candidates = iter([(str(target), target.name)])
-    out: list[_File] = []
+    found.searched = 0
     for full, rel in candidates:
-        found = _search_file(root, full, rel, regex, context, cap)
-        if found is not None:
-            out.append(found)
-    return out
+        deadline.check()
+        entry = _search_file(root, full, rel, regex, context, cap)
+        found.searched += 1
+        if entry is not None:
+            found.files[rel] = entry
 
 
 def _search_file(
@@ -264,7 +339,14 @@ def _search_file(
 
 
 def _render(
-    ws: Workspace, target: Path, pattern: str, files: list[_File], mode: GrepMode, bounds: Bounds
+    ws: Workspace,
+    target: Path,
+    pattern: str,
+    files: list[_File],
+    mode: GrepMode,
+    bounds: Bounds,
+    *,
+    partial: bool = False,
 ) -> ToolOutput:
     total = sum(f.matches for f in files)
     base = _rel_base(target)
@@ -308,14 +390,22 @@ def _render(
     if files:
         plural = "es" if total != 1 else ""
         out.insert(0, f"{total} match{plural} in {len(files)} file{'s' if len(files) != 1 else ''}")
-    if cut:
-        out.append(
-            f"[{len(files) - shown_files} more files not shown; narrow with path=, glob= or a"
-            " more specific pattern]"
+    if cut or partial:
+        # one last line (fit_lines kept room for one): what was left out, how to narrow it
+        left_out = f"{len(files) - shown_files} more files not shown; " if cut else ""
+        stopped = (
+            f"the search stopped after {MAX_RG_OUTPUT_BYTES // (1024 * 1024)} MB of results (a"
+            " file that keeps growing, or far too many matches), so the totals are partial; "
+            if partial
+            else ""
         )
+        out.append(f"[{left_out}{stopped}narrow with path=, glob= or a more specific pattern]")
+    meta: dict[str, object] = {"matches": total, "files": len(files)}
+    if partial:
+        meta["partial"] = True
     return ToolOutput(
         text="\n".join(out),
-        truncated=cut or (mode == "content" and any(f.matches > f.shown for f in files)),
+        truncated=cut or partial or (mode == "content" and any(f.matches > f.shown for f in files)),
         locations=tuple(locations[:50]),
-        meta={"matches": total, "files": len(files)},
+        meta=meta,
     )

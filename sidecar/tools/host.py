@@ -6,6 +6,16 @@ and mapped onto the functions of this package, file-system work runs in a worker
 model reads, plus what a front end shows: a diff, an exit code, locations).  A call that
 cannot do what it was asked raises :class:`~sidecar.tools.errors.ToolError`, whose message is
 what the model reads.
+
+Every look-around call (read, list, glob, grep) ends within its time and is cancellable,
+whatever the files are: it gets one :class:`~sidecar.tools.deadline.Deadline` (the run's tool
+timeout capped by :data:`~sidecar.tools.deadline.LOOK_LIMIT_S`), which its worker thread
+checks as it goes.  The thread is abandoned when the call is cancelled (``run/cancel``, the
+client gone), and the deadline is cancelled with it, so the thread stops at its next check
+and a ripgrep it started is killed: nothing waits for a thread stuck in a read.  Should the
+thread not come back a moment after the limit anyway (a system call no check can interrupt),
+the call answers ``tool.timeout`` without it.  Writes and edits are not abandoned: a write
+half done and reported as not done would be worse than a late answer.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import anyio.to_thread
 
 from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds
@@ -26,6 +37,7 @@ from sidecar.tools.catalog import (
     RUN_COMMAND,
     WRITE_FILE,
 )
+from sidecar.tools.deadline import LOOK_LIMIT_S, Deadline
 from sidecar.tools.edit import Change, apply_edits, commit, edits_of, plan_write
 from sidecar.tools.errors import ToolError
 from sidecar.tools.grep import grep
@@ -35,9 +47,15 @@ from sidecar.tools.read import read_file
 from sidecar.tools.shell import run_command
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sidecar.tools.confine import Workspace
 
 __all__ = ["BuiltinTools", "Preview", "Ran"]
+
+#: How long after its deadline a look-around call's thread may take to notice it, before the
+#: call answers without it.
+STRAGGLER_GRACE_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,42 +148,54 @@ class BuiltinTools:
             change = (await self.preview(name, a)).change
             assert change is not None
             return Ran(await anyio.to_thread.run_sync(commit, change), change)
+        if name in (READ_FILE, LIST_DIR, GLOB, GREP):
+            deadline = Deadline.of_call(timeout_s, LOOK_LIMIT_S)
+            return Ran(await _within(name, self._look(name, a), deadline))
+        raise ToolError("tool.failed", f"{name!r} is not a built-in tool")
+
+    def _look(self, name: str, a: dict[str, Any]) -> Callable[[Deadline], ToolOutput]:
+        """The worker-thread half of a look-around call."""
+        ws, bounds = self.workspace, self.bounds
         if name == READ_FILE:
             offset = _positive(a.get("offset"))
             limit = _positive(a.get("limit"))
-
-            def read() -> ToolOutput:
-                return read_file(ws, a.get("path"), offset=offset, limit=limit, bounds=bounds)
-
-            return Ran(await anyio.to_thread.run_sync(read))
+            return lambda _: read_file(ws, a.get("path"), offset=offset, limit=limit, bounds=bounds)
         if name == LIST_DIR:
             depth = _positive(a.get("depth"))
-
-            def listing() -> ToolOutput:
-                return list_dir(ws, a.get("path"), depth=depth, bounds=bounds)
-
-            return Ran(await anyio.to_thread.run_sync(listing))
+            return lambda d: list_dir(ws, a.get("path"), depth=depth, bounds=bounds, deadline=d)
         if name == GLOB:
+            return lambda d: glob_files(
+                ws, a.get("pattern"), a.get("path"), bounds=bounds, deadline=d
+            )
+        mode = a.get("mode") if a.get("mode") in ("content", "files", "count") else "content"
+        context = _positive(a.get("context")) or 0
+        return lambda d: grep(
+            ws,
+            a.get("pattern"),
+            a.get("path"),
+            glob=_text(a.get("glob")),
+            ignore_case=a.get("ignore_case") is True,
+            context=context,
+            mode=mode,  # type: ignore[arg-type]
+            bounds=bounds,
+            deadline=d,
+        )
 
-            def found() -> ToolOutput:
-                return glob_files(ws, a.get("pattern"), a.get("path"), bounds=bounds)
 
-            return Ran(await anyio.to_thread.run_sync(found))
-        if name == GREP:
-            mode = a.get("mode") if a.get("mode") in ("content", "files", "count") else "content"
-            context = _positive(a.get("context")) or 0
-
-            def search() -> ToolOutput:
-                return grep(
-                    ws,
-                    a.get("pattern"),
-                    a.get("path"),
-                    glob=_text(a.get("glob")),
-                    ignore_case=a.get("ignore_case") is True,
-                    context=context,
-                    mode=mode,  # type: ignore[arg-type]
-                    bounds=bounds,
-                )
-
-            return Ran(await anyio.to_thread.run_sync(search))
-        raise ToolError("tool.failed", f"{name!r} is not a built-in tool")
+async def _within(
+    name: str, work: Callable[[Deadline], ToolOutput], deadline: Deadline
+) -> ToolOutput:
+    """``work(deadline)`` in a worker thread, abandoned (and its deadline cancelled) when the
+    call is cancelled or its thread overstays the deadline."""
+    try:
+        with anyio.move_on_after(deadline.remaining() + STRAGGLER_GRACE_S):
+            return await anyio.to_thread.run_sync(work, deadline, abandon_on_cancel=True)
+    except BaseException:
+        deadline.cancel()  # the abandoned thread stops at its next check; ripgrep is killed
+        raise
+    deadline.cancel()
+    raise ToolError(
+        "tool.timeout",
+        f"{name} did not finish within its time limit of {deadline.limit_s:g} s"
+        f" ({deadline.why}); narrow it: a smaller path=, glob= or pattern",
+    )

@@ -4,6 +4,8 @@
 ``glob`` matches a pattern (``**`` crosses directories; a pattern without ``/`` matches a name
 at any depth, as ripgrep's and git's globs do) and lists paths newest first, as Claude Code's
 Glob does, so what was just edited comes first.  Both stop at ``bounds.entries`` and say so.
+Both walk within a :class:`~sidecar.tools.deadline.Deadline` (the tool's own limit by default):
+past it they raise ``tool.timeout`` saying how far the walk got and how to narrow it.
 """
 
 from __future__ import annotations
@@ -14,14 +16,23 @@ from typing import TYPE_CHECKING
 import pathspec
 
 from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, fit_lines
+from sidecar.tools.deadline import LOOK_LIMIT_S, Deadline, DeadlinePassed
 from sidecar.tools.errors import ToolError
 from sidecar.tools.output import ToolOutput
 from sidecar.tools.walk import walk
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from sidecar.tools.confine import Workspace
 
-__all__ = ["compile_glob", "glob_files", "list_dir"]
+__all__ = ["compile_glob", "glob_files", "list_dir", "place"]
+
+
+def place(ws: Workspace, path: Path) -> str:
+    """``path`` as a sentence names it (``.`` reads as a typo at the end of one)."""
+    shown = ws.display(path)
+    return "the workspace root" if shown == "." else shown
 
 
 def list_dir(
@@ -31,6 +42,7 @@ def list_dir(
     depth: int | None = None,
     limit: int | None = None,
     bounds: Bounds = DEFAULT_BOUNDS,
+    deadline: Deadline | None = None,
 ) -> ToolOutput:
     """The entries under ``path`` to ``depth`` levels, as an indented tree."""
     root = ws.directory(path)
@@ -39,15 +51,19 @@ def list_dir(
     lines: list[str] = []
     used = 0
     more = 0
-    for entry in walk(root, max_depth=levels):
-        line = (
-            "  " * (entry.depth - 1) + os.path.basename(entry.rel) + ("/" if entry.is_dir else "")
-        )
-        if len(lines) >= cap or used + len(line) > bounds.max_chars:
-            more += 1
-            continue
-        lines.append(line)
-        used += len(line) + 1
+    try:
+        for entry in walk(root, max_depth=levels, deadline=deadline or Deadline(LOOK_LIMIT_S)):
+            line = "  " * (entry.depth - 1) + os.path.basename(entry.rel)
+            line += "/" if entry.is_dir else ""
+            if len(lines) >= cap or used + len(line) > bounds.max_chars:
+                more += 1
+                continue
+            lines.append(line)
+            used += len(line) + 1
+    except DeadlinePassed as passed:
+        done = f"{len(lines) + more} entries seen under {place(ws, root)}, {levels} levels deep"
+        hint = "List a subdirectory, a lower depth=, or find files with glob"
+        raise passed.error("list_dir", done, hint) from None
     shown = ws.display(root)
     head = f"{shown}/" if shown != "." else "./"
     if not lines:
@@ -80,6 +96,7 @@ def glob_files(
     *,
     limit: int | None = None,
     bounds: Bounds = DEFAULT_BOUNDS,
+    deadline: Deadline | None = None,
 ) -> ToolOutput:
     """Files under ``path`` matching ``pattern``, newest first."""
     if not isinstance(pattern, str) or not pattern.strip() or "\x00" in pattern:
@@ -87,14 +104,21 @@ def glob_files(
     root = ws.directory(path)
     spec = compile_glob(pattern.removeprefix("./"))
     found: list[tuple[float, str]] = []
-    for entry in walk(root):
-        if entry.is_dir or not spec.match_file(entry.rel):
-            continue
-        try:
-            mtime = os.lstat(entry.path).st_mtime
-        except OSError:
-            continue
-        found.append((-mtime, entry.rel))
+    walked = 0
+    try:
+        for entry in walk(root, deadline=deadline or Deadline(LOOK_LIMIT_S)):
+            walked += 1
+            if entry.is_dir or not spec.match_file(entry.rel):
+                continue
+            try:
+                mtime = os.lstat(entry.path).st_mtime
+            except OSError:
+                continue
+            found.append((-mtime, entry.rel))
+    except DeadlinePassed as passed:
+        done = f"{walked} entries walked under {place(ws, root)}, {len(found)} of them matching"
+        hint = "Glob from a subdirectory (path=) or with a narrower pattern"
+        raise passed.error("glob", done, hint) from None
     found.sort()
     cap = max(1, min(limit or bounds.entries, bounds.entries))
     shown_root = ws.display(root)

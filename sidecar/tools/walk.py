@@ -5,11 +5,17 @@ Rules, the same as ``rg --hidden --no-require-git`` so that the two grep back en
 its directory and below, a deeper file's rules after the shallower ones (its ``!negations``
 can re-include); hidden files are walked like any other.  Symlinks are not followed (a link
 to a file is listed, never a link to a directory), so the walk cannot leave the root or loop.
+
+Bounded in time: given a :class:`~sidecar.tools.deadline.Deadline`, the walk checks it before
+every entry and raises :class:`~sidecar.tools.deadline.DeadlinePassed` once the call's time is
+up or it was cancelled (a tree of millions of files).  An ignore file that is not a regular
+file (a FIFO named ``.gitignore``) is skipped, never opened for a blocking read.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +24,8 @@ import pathspec
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+    from sidecar.tools.deadline import Deadline
 
 __all__ = ["Walked", "walk"]
 
@@ -45,7 +53,11 @@ class _Rules:
 
 
 def walk(
-    root: Path, *, within: Path | None = None, max_depth: int | None = None
+    root: Path,
+    *,
+    within: Path | None = None,
+    max_depth: int | None = None,
+    deadline: Deadline | None = None,
 ) -> Iterator[Walked]:
     """Entries under ``root`` (not ``root`` itself), depth first, names sorted.
 
@@ -56,11 +68,16 @@ def walk(
         for parent in reversed(root.parents):
             if parent == within or within in parent.parents:
                 rules += _rules_in(str(parent))
-    yield from _walk(str(root), "", rules, 1, max_depth)
+    yield from _walk(str(root), "", rules, 1, max_depth, deadline)
 
 
 def _walk(
-    directory: str, rel_dir: str, rules: list[_Rules], depth: int, max_depth: int | None
+    directory: str,
+    rel_dir: str,
+    rules: list[_Rules],
+    depth: int,
+    max_depth: int | None,
+    deadline: Deadline | None,
 ) -> Iterator[Walked]:
     try:
         with os.scandir(directory) as scan:
@@ -69,6 +86,8 @@ def _walk(
         return
     here = rules + _rules_in(directory)
     for entry in entries:
+        if deadline is not None:
+            deadline.check()
         if entry.name in _NEVER:
             continue
         try:
@@ -80,20 +99,29 @@ def _walk(
             continue
         yield Walked(entry.path, rel, is_dir, depth)
         if is_dir and (max_depth is None or depth < max_depth):
-            yield from _walk(entry.path, rel + "/", here, depth + 1, max_depth)
+            yield from _walk(entry.path, rel + "/", here, depth + 1, max_depth, deadline)
 
 
 def _rules_in(directory: str) -> list[_Rules]:
     found: list[_Rules] = []
     for name in _IGNORE_FILES:
         try:
-            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as fh:
-                lines = fh.read().splitlines()
+            lines = _read_regular(os.path.join(directory, name)).splitlines()
         except OSError:
             continue
         if any(line.strip() and not line.startswith("#") for line in lines):
             found.append(_Rules(len(directory) + 1, pathspec.GitIgnoreSpec.from_lines(lines)))
     return found
+
+
+def _read_regular(path: str) -> str:
+    """The text of ``path`` when it is a regular file; ``OSError`` otherwise.  Opened without
+    blocking (a FIFO's open would wait for a writer), then checked before any read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return fh.read().decode("utf-8", "replace")
 
 
 def _ignored(rules: list[_Rules], path: str, is_dir: bool) -> bool:
