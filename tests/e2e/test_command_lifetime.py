@@ -186,3 +186,26 @@ async def test_kill_9_during_a_command_ends_it_and_a_resume_does_not_run_it_agai
     assert (root / "log").read_text() == "ran\n"  # not run a second time
     deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
     assert deltas == ["done"]  # and the model went on
+
+
+async def test_stdin_closed_during_a_command_ends_the_process_and_the_command(
+    sidecars: SidecarFactory, tmp_path: Path
+) -> None:
+    """The client goes while a command (and a ``setsid`` grandchild) runs: the sidecar exits
+    within a second or so, and nothing of the command is left."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    client = await sidecars.start()
+    host = Host(client)
+    run_id = await start_run(
+        client, root, [command("c1", "setsid sleep 300 & sleep 300"), {"text": "never"}]
+    )
+    await until(lambda: len(marked(run_id)) >= 3)  # the wrapper, sh, the sleeps
+    assert any(e["type"] == "tool.callRequested" for e in host.events)
+    started = time.monotonic()
+    client.close_stdin()
+    code = await client.wait(15)
+    exited = time.monotonic() - started
+    assert code == 0
+    await until(lambda: marked(run_id) == [], timeout=5)
+    assert exited < 3.0, exited  # well under a second here; slack for a loaded 2-core machine
