@@ -17,8 +17,9 @@ run bridge when the loop sends ``tool/execute``; nothing here is known to ``side
   the roots, ``.gitignore`` respected, results bounded; read-only, never asked.
 - ``run_command {command, cwd?}``: in the editor's terminal (:mod:`sidecar.acp.terminal`)
   when the client advertises ``terminal``; otherwise the sidecar runs it itself
-  (:func:`sidecar.tools.run_command`: same roots, same approval, its process group killed on
-  timeout or cancel, secrets scrubbed from its environment), so a client without a terminal
+  (:func:`sidecar.tools.run_command`: same roots, same approval, its whole process tree
+  ended with the call, its environment an allowlist plus the profile's ``builtinTools.env``),
+  so a client without a terminal
   still gets a shell after permission.
 
 Writes and commands go through the core's approval step (the run's ``approvalRequired``):
