@@ -131,13 +131,18 @@ class SidecarAgent:
         self.spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
         self.usage = UsageMeter()
 
+    def cancel_all(self) -> int:
+        """Cancel every prompt turn (each answers ``cancelled``), as ``session/cancel`` of
+        each session would; how many there were (Ctrl-C in a client's terminal)."""
+        sessions = list(self._prompts)
+        for session_id in sessions:
+            self._cancel_turn(session_id)
+        return len(sessions)
+
     async def drain(self, grace_s: float) -> None:
         """stdin closed: cancel every run (its prompt answers ``cancelled``) and give the
         handlers in flight ``grace_s`` seconds to answer before the connection closes."""
-        for prompt in self._prompts.values():
-            prompt.cancel_requested = True
-            if prompt.run_id is not None:
-                self.runs.cancel(prompt.run_id)
+        self.cancel_all()
         with anyio.move_on_after(grace_s):
             await self.in_flight.idle.wait()
 

@@ -5,17 +5,23 @@ stderr (as for ``serve``), so a ``print`` anywhere lands in the log, never in th
 The store is the same as ``serve``'s (one writer at a time: a second process on the same
 store serves reads only, and ``session/new`` or ``session/prompt`` answer ``store.locked``).
 The process ends when stdin closes; runs still going are cancelled (their journals say so)
-and the sessions' MCP servers are closed.  A thread still busy then (a tool call nobody waits
-for) does not hold the process: once the connection is closed it ends within
-:data:`EXIT_GRACE_S` whatever is left (:mod:`sidecar.exiting`), and whatever happens at most
+and the sessions' MCP servers are closed.  Signals, as a client in a terminal shares its
+process group with the agent: SIGINT (Ctrl-C) cancels the prompts going on (each answers
+``cancelled``) and the agent keeps serving; SIGTERM cancels them, gives them
+:data:`DRAIN_SECONDS` to answer, closes and exits 0 — never a traceback.  A thread still
+busy then (a tool call nobody waits for) does not hold the process: once the connection is
+closed it ends within :data:`EXIT_GRACE_S` whatever is left (:mod:`sidecar.exiting`), and whatever happens at most
 :data:`LAST_EXIT_S` after stdin closed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +90,26 @@ def model_choice(options: AcpOptions) -> ModelChoice:
             raise ModelChoiceError(f"script {options.script}: not a JSON object")
         script = data
     return ModelChoice(profile_id=profile_id, profile=profile, script=script)
+
+
+def _on_signals(agent: SidecarAgent, listening: anyio.CancelScope) -> Callable[[], bool]:
+    """SIGINT cancels the prompts and serving goes on; SIGTERM cancels them and stops
+    listening (the caller drains and closes).  Returns whether SIGTERM came."""
+    loop = asyncio.get_running_loop()
+    came: list[int] = []
+
+    def interrupted() -> None:
+        logger.info("SIGINT: %d prompt(s) cancelled; still serving", agent.cancel_all())
+
+    def terminate() -> None:
+        came.append(signal.SIGTERM)
+        agent.cancel_all()
+        listening.cancel()
+
+    for sig, handler in ((signal.SIGINT, interrupted), (signal.SIGTERM, terminate)):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals (Windows)
+            loop.add_signal_handler(sig, handler)
+    return lambda: bool(came)
 
 
 def _names_a_file(value: str) -> bool:
@@ -173,10 +199,14 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             agent.commands = SlashCommands(agent.serve_methods, agent.config.model_of, agent.runs)
             agent.commands.tools_of = agent.run_settings.tool_definitions
             conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
+            listening = anyio.CancelScope()
+            terminated = _on_signals(agent, listening)
             try:
-                await conn.listen()
-                logger.info("stdin closed; exiting")
-                arm_backstop(0, LAST_EXIT_S, "stdin closed")
+                with listening:
+                    await conn.listen()
+                why = "terminated (SIGTERM)" if terminated() else "stdin closed"
+                logger.info("%s; exiting", why)
+                arm_backstop(0, LAST_EXIT_S, why)
                 await agent.drain(DRAIN_SECONDS)
             except (ConnectionError, OSError) as exc:
                 logger.warning("the client went away: %s", exc)
