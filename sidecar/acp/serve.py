@@ -10,8 +10,8 @@ process group with the agent: SIGINT (Ctrl-C) cancels the prompts going on (each
 ``cancelled``) and the agent keeps serving; SIGTERM cancels them, gives them
 :data:`DRAIN_SECONDS` to answer, closes and exits 0 — never a traceback.  A thread still
 busy then (a tool call nobody waits for) does not hold the process: once the connection is
-closed it ends within :data:`EXIT_GRACE_S` whatever is left (:mod:`sidecar.exiting`), and whatever happens at most
-:data:`LAST_EXIT_S` after stdin closed.
+closed it ends within :data:`EXIT_GRACE_S` whatever is left (:mod:`sidecar.exiting`), and
+whatever happens at most :data:`LAST_EXIT_S` after stdin closed.
 """
 
 from __future__ import annotations
