@@ -2,8 +2,9 @@
 
 - ``initialize``: protocol version 1 (the only one; a client asking for another gets 1, as
   the spec says, and decides), ``loadSession``, images and embedded context in prompts, no
-  MCP over HTTP/SSE, ``session/list``, ``agentInfo``, no ``authMethods`` (credentials come
-  from the profile's ``connectionRef``, never from the editor).
+  MCP over HTTP/SSE, ``session/list``, ``/close``, ``/resume``, ``/delete``, ``agentInfo``,
+  no ``authMethods`` (credentials come from the profile's ``connectionRef``, never from the
+  editor).
 - ``session/new {cwd}``: a session in the store rooted at ``cwd`` (plus
   ``additionalDirectories``), so instruction files and skills are found as for any session.
   Its stdio ``mcpServers`` are connected (:mod:`sidecar.acp.mcp_servers`) before the answer;
@@ -14,6 +15,9 @@
   events become updates (:mod:`sidecar.acp.mapping`); answered once the run has ended and
   its journal is on disk, with the run's stop reason.
 - ``session/cancel``: the session's run is cancelled; its prompt answers ``cancelled``.
+- ``session/close``: the prompt cancelled and answered, the MCP servers closed, the session's
+  "always allow" answers forgotten (history stays); ``session/resume``: ``session/load``
+  without the replay; ``session/delete``: closed, then moved to the store's trash.
 - Tools: every run offers the editor tools (:mod:`sidecar.acp.tools`) and the session's MCP
   servers' tools; the editor tools' updates are sent in the order of the run's events
   (``InTurn`` items in the prompt's queue).
@@ -42,6 +46,8 @@ from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
     ClientCapabilities,
+    CloseSessionResponse,
+    DeleteSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -50,9 +56,13 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionDeleteCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
@@ -89,12 +99,16 @@ __all__ = ["SidecarAgent"]
 
 logger = logging.getLogger(__name__)
 
+#: How long ``session/close`` waits for the session's cancelled prompt to answer.
+DRAIN_S = 5.0
+
 
 @dataclass(slots=True)
 class _Prompt:
     events: asyncio.Queue[dict[str, Any] | InTurn] = field(default_factory=asyncio.Queue)
     run_id: str | None = None
     cancel_requested: bool = False
+    done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class SidecarAgent:
@@ -212,7 +226,12 @@ class SidecarAgent:
                     image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=False, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    close=SessionCloseCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    delete=SessionDeleteCapabilities(),
+                ),
             ),
             agent_info=Implementation(
                 name="context-sidecar", title="context-sidecar", version=__version__
@@ -279,6 +298,42 @@ class SidecarAgent:
             config_options=self.config.options(session_id),
             modes=self.config.modes(session_id),
         )
+
+    @answers
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        """``session/load`` without the replay: the client shows the history it has."""
+        self.store.sessions.get(session_id)  # session.not_found before anything opens
+        self._advertise(session_id, await self.mcp.open(session_id, mcp_servers, cwd))
+        return ResumeSessionResponse(
+            config_options=self.config.options(session_id), modes=self.config.modes(session_id)
+        )
+
+    @answers
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """The session's prompt is cancelled (and answered), its MCP servers closed, what
+        this process kept for it let go; its history stays, to load or resume later."""
+        self.store.sessions.get(session_id)
+        await self._close(session_id)
+        return CloseSessionResponse()
+
+    @answers
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Closed, then moved to the store's trash (``serve``'s ``session/delete``)."""
+        self.store.sessions.get(session_id)
+        await self._close(session_id)
+        await self.store.sessions.delete(session_id)
+        return DeleteSessionResponse()
+
+    async def _close(self, session_id: str) -> None:
+        prompt = self._prompts.get(session_id)
+        if prompt is not None:
+            self._cancel_turn(session_id)
+            with anyio.move_on_after(DRAIN_S):
+                await prompt.done.wait()
+        await self.mcp.close(session_id)
+        self.approvals.forget(session_id)
 
     # --- settings ----------------------------------------------------------------------------
 
@@ -382,6 +437,7 @@ class SidecarAgent:
             if state.run_id is not None and updates.outcome is None:  # the client went away
                 self.runs.cancel(state.run_id)
             self._prompts.pop(session_id, None)
+            state.done.set()
             self._played += updates.model_calls
         outcome = updates.outcome
         assert outcome is not None

@@ -59,6 +59,10 @@ class Approvals:
         self._always: dict[str, set[str]] = {}
         """Per session: the tools the user allowed always."""
 
+    def forget(self, session_id: str) -> None:
+        """The session is closed: its "always allow" answers go with it."""
+        self._always.pop(session_id, None)
+
     def mode(self, session_id: str) -> ApprovalMode:
         return mode_named(self._mode_of(session_id)) or default_mode()
 

@@ -92,6 +92,25 @@ def model_choice(options: AcpOptions) -> ModelChoice:
     return ModelChoice(profile_id=profile_id, profile=profile, script=script)
 
 
+def _route_session_delete(conn: Any, agent: SidecarAgent) -> None:
+    """``session/delete`` is in ACP's schema (and advertised in ``sessionCapabilities``) but
+    the SDK's agent router has no route for it (0.12: ``session/close`` and ``/resume`` are
+    routed as unstable, which ``use_unstable_protocol`` turns on): add it to the router the
+    connection dispatches with (``tests/e2e/test_acp_session_life.py`` goes red if an SDK
+    release moves it)."""
+    from acp.schema import DeleteSessionRequest
+    from acp.utils import normalize_result
+
+    router = conn._conn._handler
+    router.route_request(
+        "session/delete",
+        DeleteSessionRequest,
+        agent,
+        "delete_session",
+        adapt_result=normalize_result,
+    )
+
+
 def _on_signals(agent: SidecarAgent, listening: anyio.CancelScope) -> Callable[[], bool]:
     """SIGINT cancels the prompts and serving goes on; SIGTERM cancels them and stops
     listening (the caller drains and closes).  Returns whether SIGTERM came."""
@@ -198,7 +217,10 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             agent.serve_methods = ServeMethods(state)
             agent.commands = SlashCommands(agent.serve_methods, agent.config.model_of, agent.runs)
             agent.commands.tools_of = agent.run_settings.tool_definitions
-            conn = AgentSideConnection(cast("Agent", agent), transport, listening=False)
+            conn = AgentSideConnection(
+                cast("Agent", agent), transport, listening=False, use_unstable_protocol=True
+            )
+            _route_session_delete(conn, agent)
             listening = anyio.CancelScope()
             terminated = _on_signals(agent, listening)
             try:
