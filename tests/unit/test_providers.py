@@ -34,6 +34,7 @@ from sidecar.runs.providers import (
     ProviderError,
     ProviderEvent,
     ReasoningDelta,
+    ReasoningItem,
     SecretError,
     TextDelta,
     ToolCall,
@@ -720,7 +721,11 @@ async def test_anthropic_thinking_and_signature(server: FakeServer) -> None:
     assert events == [
         ReasoningDelta("27 * 453: 27 * 400 = 10800,"),
         ReasoningDelta(" 27 * 53 = 1431, total 12231."),
-        ReasoningDelta("", signature="EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"),
+        ReasoningItem(
+            "anthropic",
+            "27 * 453: 27 * 400 = 10800, 27 * 53 = 1431, total 12231.",
+            signature="EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+        ),
         TextDelta("27 * 453 = 12,231."),
         Usage(86, 61),
         Completed("end_turn"),

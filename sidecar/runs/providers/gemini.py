@@ -150,6 +150,7 @@ class GeminiProvider(HttpStreamProvider):
     """``streamGenerateContent`` streaming (see the module docstring)."""
 
     name = "gemini"
+    target = "gemini"
 
     def __init__(
         self,
