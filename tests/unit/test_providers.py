@@ -138,6 +138,8 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""
+    """The body as it came over the socket (what a prompt cache is keyed on)."""
 
 
 class FakeServer:
@@ -197,7 +199,7 @@ class FakeServer:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         raw = await reader.readexactly(int(headers.get("content-length", "0")))
-        self.requests.append(Received(method, path, headers, json.loads(raw) if raw else None))
+        self.requests.append(Received(method, path, headers, json.loads(raw) if raw else None, raw))
 
         reply = self.replies.popleft() if self.replies else Reply(500, b'{"error": "unscripted"}')
         head = [f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Whatever')}"]
