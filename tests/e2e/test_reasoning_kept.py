@@ -222,6 +222,7 @@ def _anthropic_stream(*blocks: dict[str, Any], stop: str) -> bytes:
     ]
     for index, block in enumerate(blocks):
         kind = block["type"]
+        opened: dict[str, Any]
         if kind == "thinking":
             opened = {"type": "thinking", "thinking": "", "signature": ""}
             deltas = [

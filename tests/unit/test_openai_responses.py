@@ -383,12 +383,12 @@ def test_the_profile_chooses_the_provider(monkeypatch: pytest.MonkeyPatch) -> No
     from protocol.inputs import FrozenInput
 
     monkeypatch.setenv("CS_TEST_KEY", "sk-x")
-    frozen = FrozenInput.model_construct(model_connection=None)
+    frozen = FrozenInput.model_construct(model_connection=None)  # type: ignore[call-arg]
 
     def chosen(provider: str, model: str) -> type:
-        binding = ModelConnection(
-            provider=provider, model_id=model, connection_ref="env:CS_TEST_KEY"
-        )  # type: ignore[arg-type]
+        binding = ModelConnection.model_validate(
+            {"provider": provider, "modelId": model, "connectionRef": "env:CS_TEST_KEY"}
+        )
         return type(choose_provider(frozen, ProfileInput(model_binding=binding), None))
 
     assert chosen("openai-responses", "gpt-4o") is OpenAIResponsesProvider
