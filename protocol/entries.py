@@ -34,6 +34,7 @@ __all__ = [
     "PinEntry",
     "PinInput",
     "ReasoningPart",
+    "ReasoningProvider",
     "RecoverEntry",
     "RecoverInput",
     "SkillActivatedEntry",
@@ -78,6 +79,10 @@ class ToolCallPart(WireModel):
     call_id: NonEmptyStr
     name: NonEmptyStr
     arguments: JsonObject
+    signature: str | None = None
+    """Opaque data the provider attached to the call, kept verbatim and sent back with it
+    (Gemini's ``thoughtSignature``: Gemini 3 refuses a call of the current turn without
+    it); absent for providers that sign nothing."""
 
 
 class ToolResultPart(WireModel):
@@ -89,12 +94,38 @@ class ToolResultPart(WireModel):
     is_error: bool = False
 
 
+#: The provider whose opaque reasoning data a :class:`ReasoningPart` carries.
+ReasoningProvider = Literal["anthropic", "openai-responses", "gemini"]
+
+
 class ReasoningPart(WireModel):
-    """Model reasoning ("thinking") text; ``signature`` is opaque provider data kept verbatim."""
+    """Model reasoning ("thinking"), with the provider's opaque data kept verbatim so that
+    it can be sent back, unchanged, in every later request (see *Providers* in the guide).
+
+    - Anthropic ``thinking``: ``text`` and ``signature``; ``redacted_thinking``: ``redacted``
+      true, ``data`` the encrypted block, ``text`` empty.
+    - OpenAI Responses reasoning item: ``id`` (``rs_...``), ``data`` its
+      ``encrypted_content``, ``summary`` its summary texts in order and ``text`` them joined
+      with a blank line.
+    - Unsigned reasoning (Chat Completions servers, Gemini thought summaries, the scripted
+      provider) has ``text`` only and is shown, never sent back.
+    """
 
     type: Literal["reasoning"]
     text: str
     signature: str | None = None
+    """Anthropic's signature of a thinking block."""
+    provider: ReasoningProvider | None = None
+    """Whose opaque data this is; a lowering sends the part back only to that provider's API
+    (``null``: written before this field existed, treated as Anthropic when signed)."""
+    id: str | None = None
+    """The provider's id of the reasoning item (OpenAI Responses ``rs_...``)."""
+    data: str | None = None
+    """Encrypted reasoning: OpenAI's ``encrypted_content``, Anthropic's redacted block."""
+    summary: list[str] | None = None
+    """OpenAI Responses: the summary parts as sent (``text`` is them joined)."""
+    redacted: bool = False
+    """Anthropic ``redacted_thinking``: ``data`` holds the block, nothing is readable."""
 
 
 ContentPart = Annotated[

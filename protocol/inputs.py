@@ -22,6 +22,7 @@ from protocol.entries import ContentPart
 
 __all__ = [
     "SECRET_KEY",
+    "SERVER_CONTEXT_KEYS",
     "Clock",
     "ContextItem",
     "ContextItemInput",
@@ -35,6 +36,7 @@ __all__ = [
     "PromptComponent",
     "SkillSnapshot",
     "Variables",
+    "refuse_server_context",
 ]
 
 ItemKind = Literal["file", "url", "snippet", "command", "image", "other"]
@@ -50,6 +52,34 @@ SECRET_KEY = re.compile(
     r"|(?<!workdone)(?<!partialresult)token(?!s|iz|types|modifiers|_?count|_?limit|_?budget))",
     re.I,
 )
+
+
+#: Generation parameters that would let the provider edit the prompt on its side (Anthropic
+#: ``context_management`` clearing and compaction, OpenAI Responses ``context_management``
+#: compaction, ``truncation: "auto"``) or build it from state kept on its servers
+#: (``previous_response_id``, ``conversation``): refused, because the sidecar's own masking,
+#: window and compaction decide what the model sees, and a snapshot must stay the prompt that
+#: was sent (``docs/decisions.md``, *Provider-side context management*).
+SERVER_CONTEXT_KEYS = {
+    "context_management": "server-side context editing (clearing or compaction)",
+    "contextManagement": "server-side context editing (clearing or compaction)",
+    "previous_response_id": "a prompt continued from state kept on the provider's servers",
+    "conversation": "a prompt continued from state kept on the provider's servers",
+    "truncation": "server-side truncation of the prompt",
+}
+
+
+def refuse_server_context(value: dict[str, Any], where: str) -> None:
+    """Refuse the :data:`SERVER_CONTEXT_KEYS` among generation parameters (``truncation``
+    only when it is not ``"disabled"``, the API's default), saying why."""
+    for key, what in SERVER_CONTEXT_KEYS.items():
+        if key not in value or (key == "truncation" and value[key] == "disabled"):
+            continue
+        raise ValueError(
+            f"{where}.{key}: {what} is not supported: the sidecar's own masking, history "
+            "window and compaction decide what the model sees, and a snapshot must stay the "
+            "prompt that was sent (see docs/decisions.md, 'Provider-side context management')"
+        )
 
 
 class ContextItem(WireModel):
@@ -100,7 +130,12 @@ class ModelConnection(WireModel):
     connection_ref: (
         Annotated[str, Field(pattern=r"^(env|secret):[A-Za-z0-9_.\-]{1,128}$")] | None
     ) = None
-    provider: Literal["anthropic", "openai", "gemini", "scripted", "other"] = "anthropic"
+    provider: Literal["anthropic", "openai", "openai-responses", "gemini", "scripted", "other"] = (
+        "anthropic"
+    )
+    """``openai`` is Chat Completions (and compatible servers), but a model OpenAI serves only
+    through the Responses API (``*-codex``, ``*-pro``, deep research) goes there;
+    ``openai-responses`` is the Responses API for every model."""
     model_id: str = "claude-sonnet-4-5"
     base_url: str | None = None
     """For OpenAI-compatible servers (Ollama, llama.cpp, vLLM) or a proxy."""
@@ -111,6 +146,7 @@ class ModelConnection(WireModel):
     @classmethod
     def _no_credentials(cls, value: dict[str, Any]) -> dict[str, Any]:
         _refuse_credentials(value, "parameters")
+        refuse_server_context(value, "parameters")
         return value
 
 

@@ -15,7 +15,13 @@ from protocol.context import (
     LowerTarget,
     PromptProfile,
 )
-from protocol.inputs import ContextItem, ModelConnection, PromptComponent, _refuse_credentials
+from protocol.inputs import (
+    ContextItem,
+    ModelConnection,
+    PromptComponent,
+    _refuse_credentials,
+    refuse_server_context,
+)
 from protocol.tools import BuiltinTools
 
 __all__ = [
@@ -61,6 +67,7 @@ class PresetInput(WireModel):
     @classmethod
     def _no_credentials(cls, value: JsonObject) -> JsonObject:
         _refuse_credentials(value, "parameters")
+        refuse_server_context(value, "parameters")
         return value
 
 

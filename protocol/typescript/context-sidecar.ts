@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "df55b6a8a38ddefd643a2c52b082b46b" as const;
+export const SCHEMA_HASH = "b5ebadc534615845d03f5f4711bf4550" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -759,8 +759,13 @@ export interface MessageInput {
  */
 export interface ModelConnection {
   connectionRef?: string | null;
-  /** @default "anthropic" */
-  provider?: "anthropic" | "openai" | "gemini" | "scripted" | "other";
+  /**
+   * ``openai`` is Chat Completions (and compatible servers), but a model OpenAI serves only
+   * through the Responses API (``*-codex``, ``*-pro``, deep research) goes there;
+   * ``openai-responses`` is the Responses API for every model.
+   * @default "anthropic"
+   */
+  provider?: "anthropic" | "openai" | "openai-responses" | "gemini" | "scripted" | "other";
   /** @default "claude-sonnet-4-5" */
   modelId?: string;
   /** For OpenAI-compatible servers (Ollama, llama.cpp, vLLM) or a proxy. */
@@ -1060,11 +1065,39 @@ export interface Provenance {
   throughSeq?: number | null;
 }
 
-/** Model reasoning ("thinking") text; ``signature`` is opaque provider data kept verbatim. */
+/**
+ * Model reasoning ("thinking"), with the provider's opaque data kept verbatim so that
+ * it can be sent back, unchanged, in every later request (see *Providers* in the guide).
+ *
+ * - Anthropic ``thinking``: ``text`` and ``signature``; ``redacted_thinking``: ``redacted``
+ *   true, ``data`` the encrypted block, ``text`` empty.
+ * - OpenAI Responses reasoning item: ``id`` (``rs_...``), ``data`` its
+ *   ``encrypted_content``, ``summary`` its summary texts in order and ``text`` them joined
+ *   with a blank line.
+ * - Unsigned reasoning (Chat Completions servers, Gemini thought summaries, the scripted
+ *   provider) has ``text`` only and is shown, never sent back.
+ */
 export interface ReasoningPart {
   type: "reasoning";
   text: string;
+  /** Anthropic's signature of a thinking block. */
   signature?: string | null;
+  /**
+   * Whose opaque data this is; a lowering sends the part back only to that provider's API
+   * (``null``: written before this field existed, treated as Anthropic when signed).
+   */
+  provider?: "anthropic" | "openai-responses" | "gemini" | null;
+  /** The provider's id of the reasoning item (OpenAI Responses ``rs_...``). */
+  id?: string | null;
+  /** Encrypted reasoning: OpenAI's ``encrypted_content``, Anthropic's redacted block. */
+  data?: string | null;
+  /** OpenAI Responses: the summary parts as sent (``text`` is them joined). */
+  summary?: string[] | null;
+  /**
+   * Anthropic ``redacted_thinking``: ``data`` holds the block, nothing is readable.
+   * @default false
+   */
+  redacted?: boolean;
 }
 
 export interface RecoverEntry {
@@ -1765,6 +1798,12 @@ export interface ToolCallPart {
   callId: string;
   name: string;
   arguments: { [key: string]: unknown };
+  /**
+   * Opaque data the provider attached to the call, kept verbatim and sent back with it
+   * (Gemini's ``thoughtSignature``: Gemini 3 refuses a call of the current turn without
+   * it); absent for providers that sign nothing.
+   */
+  signature?: string | null;
 }
 
 export interface ToolDefinition {

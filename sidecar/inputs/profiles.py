@@ -17,7 +17,14 @@ from protocol.snapshots import Preset, ProfileInput
 
 __all__ = ["Effective", "resolve"]
 
-_PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "gemini": "gemini"}
+#: A binding's provider -> the assembly's (whose cache rules and tokenizer apply): the
+#: Responses API caches and counts as Chat Completions does.
+_PROVIDERS = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "openai-responses": "openai",
+    "gemini": "gemini",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
-from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import lower_result
 from sidecar.runs.failures import RunStopped, run_failure
+from sidecar.runs.provider_choice import body_target
 from sidecar.runs.providers.base import ProviderError, TextDelta
 
 if TYPE_CHECKING:
@@ -171,8 +171,8 @@ async def checkpoint_summary(
     call fails or the summary is empty.  Used by a run's compaction and by the ACP face's
     ``/compact``."""
     body: dict[str, Any] = {}
-    target = PROVIDER_TARGET.get(provider_kind)
-    if provider.name != "scripted" and target is not None:
+    target = body_target(provider, provider_kind)
+    if target is not None:
         request = dict(assembled)
         request["messages"] = [
             *assembled["messages"],

@@ -24,15 +24,16 @@ from protocol.errors import ErrorCode
 from sidecar.aio import in_cpu_lane, in_thread
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
-from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import lower_result
 from sidecar.inputs.snapshots import EncodedSnapshot, encode_snapshot
 from sidecar.runs.compaction import Compaction
 from sidecar.runs.failures import RunStopped
+from sidecar.runs.provider_choice import body_target
 from sidecar.runs.providers.base import (
     Completed,
     ProviderError,
     ReasoningDelta,
+    ReasoningItem,
     TextDelta,
     ToolCall,
     Usage,
@@ -131,23 +132,21 @@ class ModelRound:
         await loop.status("callingModel")
         profile = loop.s.effective.profile
         body: dict[str, Any] = {}
-        target = PROVIDER_TARGET.get(profile.provider)
-        if loop.provider.name != "scripted" and target is not None:
+        target = body_target(loop.provider, profile.provider)
+        if target is not None:
             body, predicted = await in_cpu_lane(self._lower, target, result, snapshot_id)
         loop.emit(
             "model.requestCreated",
             {"round": rounds, "provider": loop.provider.name, "model": profile.model},
         )
-        text: list[str] = []
-        reasoning: list[dict[str, Any]] = []
-        calls: list[ToolCall] = []
+        answer = _Answer()
         usage: dict[str, int] = {}
         stop = "end_turn"
         try:
             async with aclosing(loop.provider.stream(body)) as stream:
                 async for event in stream:
                     if isinstance(event, TextDelta):
-                        text.append(event.text)
+                        answer.text(event.text)
                         loop.emit("model.delta", {"round": rounds, "text": event.text})
                         if loop.bridge.backlog() > YIELD_BACKLOG_BYTES:
                             # a provider that streams faster than the loop turns (the
@@ -155,16 +154,12 @@ class ModelRound:
                             # the client before the backlog bound calls a fast client slow
                             await anyio.lowlevel.checkpoint()
                     elif isinstance(event, ReasoningDelta):
-                        reasoning.append(
-                            {
-                                "type": "reasoning",
-                                "text": event.text,
-                                **({"signature": event.signature} if event.signature else {}),
-                            }
-                        )
+                        answer.reasoning(event.text)
                         loop.emit("model.delta", {"round": rounds, "reasoning": event.text})
+                    elif isinstance(event, ReasoningItem):
+                        answer.reasoning_item(event)
                     elif isinstance(event, ToolCall):
-                        calls.append(event)
+                        answer.call(event)
                     elif isinstance(event, Usage):
                         usage = {
                             "inputTokens": event.input_tokens,
@@ -172,6 +167,8 @@ class ModelRound:
                             "cacheReadTokens": event.cache_read_tokens,
                             "cacheWriteTokens": event.cache_write_tokens,
                         }
+                        if event.reasoning_tokens:
+                            usage["reasoningTokens"] = event.reasoning_tokens
                     elif isinstance(event, Completed):
                         stop = event.stop_reason
         except ProviderError as exc:
@@ -183,16 +180,10 @@ class ModelRound:
         if predicted is not None:  # the prediction, next to what the provider reported
             completed["predictedCache"] = predicted
         loop.emit("model.completed", completed)
-        content: list[dict[str, Any]] = [*reasoning]
-        if text:
-            content.append({"type": "text", "text": "".join(text)})
-        content += [
-            {"type": "toolCall", "callId": c.call_id, "name": c.name, "arguments": c.arguments}
-            for c in calls
-        ]
+        content = answer.content()
         if content:
             await loop.store_message("assistant", content)
-        return calls
+        return answer.calls
 
     def _lower(
         self, target: str, result: dict[str, Any], snapshot_id: str
@@ -293,3 +284,58 @@ class ModelRound:
             {"assembledBy": "host", "fingerprint": fingerprint, "messages": len(messages)},
         )
         return out
+
+
+class _Answer:
+    """The assistant message of one model call, built in stream order: runs of text, the
+    reasoning blocks a provider wants back (:class:`ReasoningItem`, verbatim, in their place
+    among the text and the calls), plain reasoning from deltas no item closed, tool calls
+    with the signature they came with."""
+
+    def __init__(self) -> None:
+        self._content: list[dict[str, Any]] = []
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self.calls: list[ToolCall] = []
+
+    def text(self, text: str) -> None:
+        self._flush_reasoning()
+        self._text.append(text)
+
+    def reasoning(self, text: str) -> None:
+        self._flush_text()
+        self._reasoning.append(text)
+
+    def reasoning_item(self, item: ReasoningItem) -> None:
+        self._flush_text()
+        self._reasoning.clear()  # the deltas were this block's text, shown already
+        self._content.append(item.part())
+
+    def call(self, call: ToolCall) -> None:
+        self._flush_reasoning()
+        self._flush_text()
+        part: dict[str, Any] = {
+            "type": "toolCall",
+            "callId": call.call_id,
+            "name": call.name,
+            "arguments": call.arguments,
+        }
+        if call.signature is not None:
+            part["signature"] = call.signature
+        self._content.append(part)
+        self.calls.append(call)
+
+    def content(self) -> list[dict[str, Any]]:
+        self._flush_reasoning()
+        self._flush_text()
+        return self._content
+
+    def _flush_text(self) -> None:
+        if self._text:
+            self._content.append({"type": "text", "text": "".join(self._text)})
+            self._text.clear()
+
+    def _flush_reasoning(self) -> None:
+        if self._reasoning:
+            self._content.append({"type": "reasoning", "text": "".join(self._reasoning)})
+            self._reasoning.clear()

@@ -34,6 +34,7 @@ from sidecar.runs.providers import (
     ProviderError,
     ProviderEvent,
     ReasoningDelta,
+    ReasoningItem,
     SecretError,
     TextDelta,
     ToolCall,
@@ -137,6 +138,8 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""
+    """The body as it came over the socket (what a prompt cache is keyed on)."""
 
 
 class FakeServer:
@@ -196,7 +199,7 @@ class FakeServer:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         raw = await reader.readexactly(int(headers.get("content-length", "0")))
-        self.requests.append(Received(method, path, headers, json.loads(raw) if raw else None))
+        self.requests.append(Received(method, path, headers, json.loads(raw) if raw else None, raw))
 
         reply = self.replies.popleft() if self.replies else Reply(500, b'{"error": "unscripted"}')
         head = [f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Whatever')}"]
@@ -720,7 +723,11 @@ async def test_anthropic_thinking_and_signature(server: FakeServer) -> None:
     assert events == [
         ReasoningDelta("27 * 453: 27 * 400 = 10800,"),
         ReasoningDelta(" 27 * 53 = 1431, total 12231."),
-        ReasoningDelta("", signature="EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"),
+        ReasoningItem(
+            "anthropic",
+            "27 * 453: 27 * 400 = 10800, 27 * 53 = 1431, total 12231.",
+            signature="EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+        ),
         TextDelta("27 * 453 = 12,231."),
         Usage(86, 61),
         Completed("end_turn"),

@@ -466,7 +466,7 @@
 --- lives (``env:NAME`` or ``secret:NAME``); the credential itself is never accepted here.
 ---@class context_sidecar.ModelConnection
 ---@field connectionRef? string
----@field provider? "anthropic"|"openai"|"gemini"|"scripted"|"other"
+---@field provider? "anthropic"|"openai"|"openai-responses"|"gemini"|"scripted"|"other" # ``openai`` is Chat Completions (and compatible servers), but a model OpenAI serves only through the Responses API (``*-codex``, ``*-pro``, deep research) goes there; ``openai-responses`` is the Responses API for every model.
 ---@field modelId? string
 ---@field baseUrl? string # For OpenAI-compatible servers (Ollama, llama.cpp, vLLM) or a proxy.
 ---@field parameters? table<string, any> # Generation parameters (temperature, top_p, ...); credential-like keys are refused.
@@ -633,11 +633,25 @@
 ---@field fromSeq? integer
 ---@field throughSeq? integer
 
---- Model reasoning ("thinking") text; ``signature`` is opaque provider data kept verbatim.
+--- Model reasoning ("thinking"), with the provider's opaque data kept verbatim so that
+--- it can be sent back, unchanged, in every later request (see *Providers* in the guide).
+---
+--- - Anthropic ``thinking``: ``text`` and ``signature``; ``redacted_thinking``: ``redacted``
+---   true, ``data`` the encrypted block, ``text`` empty.
+--- - OpenAI Responses reasoning item: ``id`` (``rs_...``), ``data`` its
+---   ``encrypted_content``, ``summary`` its summary texts in order and ``text`` them joined
+---   with a blank line.
+--- - Unsigned reasoning (Chat Completions servers, Gemini thought summaries, the scripted
+---   provider) has ``text`` only and is shown, never sent back.
 ---@class context_sidecar.ReasoningPart
 ---@field type "reasoning"
 ---@field text string
----@field signature? string
+---@field signature? string # Anthropic's signature of a thinking block.
+---@field provider? "anthropic"|"openai-responses"|"gemini" # Whose opaque data this is; a lowering sends the part back only to that provider's API (``null``: written before this field existed, treated as Anthropic when signed).
+---@field id? string # The provider's id of the reasoning item (OpenAI Responses ``rs_...``).
+---@field data? string # Encrypted reasoning: OpenAI's ``encrypted_content``, Anthropic's redacted block.
+---@field summary? string[] # OpenAI Responses: the summary parts as sent (``text`` is them joined).
+---@field redacted? boolean # Anthropic ``redacted_thinking``: ``data`` holds the block, nothing is readable.
 
 ---@class context_sidecar.RecoverEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -1059,6 +1073,7 @@
 ---@field callId string
 ---@field name string
 ---@field arguments table<string, any>
+---@field signature? string # Opaque data the provider attached to the call, kept verbatim and sent back with it (Gemini's ``thoughtSignature``: Gemini 3 refuses a call of the current turn without it); absent for providers that sign nothing.
 
 ---@class context_sidecar.ToolDefinition
 ---@field name string # Letters, digits, ``_`` and ``-``, at most 64: what every provider accepts (Anthropic and OpenAI reject dots), so a name valid here is valid everywhere it is lowered.
@@ -1224,7 +1239,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "df55b6a8a38ddefd643a2c52b082b46b",
+  SCHEMA_HASH = "b5ebadc534615845d03f5f4711bf4550",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

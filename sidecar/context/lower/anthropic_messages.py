@@ -12,10 +12,13 @@ Messages
     Turns alternate (see ``_common``); the first is a user turn (a
     :data:`~._common.CONTINUATION_NOTE` is put first when the window opens on an assistant
     turn).  Text -> ``text`` (whitespace-only text is skipped: the API rejects it); image ->
-    base64 ``image`` for JPEG, PNG, GIF and WebP, any other type a text placeholder; reasoning ->
-    ``thinking {thinking, signature}`` only when it has a signature (unsigned reasoning cannot be
-    replayed and is dropped); a paired tool call -> ``tool_use {id, name, input}``; a paired
-    result -> ``tool_result {tool_use_id, content, is_error}`` placed first in its user message;
+    base64 ``image`` for JPEG, PNG, GIF and WebP, any other type a text placeholder; Anthropic's
+    reasoning goes back as it came, in its place: signed -> ``thinking {thinking, signature}``,
+    redacted -> ``redacted_thinking {data}`` (the API wants a tool-use turn's thinking blocks
+    back unchanged, and checks the signatures); unsigned reasoning and another provider's
+    cannot be replayed and are dropped; a paired tool call -> ``tool_use {id, name, input}``;
+    a paired result -> ``tool_result {tool_use_id, content, is_error}`` placed first in its
+    user message;
     unpaired calls and results -> text.  Tool-use ids must match ``^[A-Za-z0-9_-]+$``: any
     other character becomes ``_``, the same way on both sides.
 
@@ -115,7 +118,9 @@ def _keep(part: ContentPart) -> bool:
     if isinstance(part, TextPart):
         return has_text(part.text)
     if isinstance(part, ReasoningPart):
-        return part.signature is not None
+        if part.provider not in (None, "anthropic"):
+            return False
+        return part.data is not None if part.redacted else part.signature is not None
     return True
 
 
@@ -162,8 +167,9 @@ class _Renderer:
             block = _text(part.text)
         elif isinstance(part, ImagePart):
             block = self._image(part)
-        elif isinstance(part, ReasoningPart):
-            assert part.signature is not None  # unsigned reasoning is filtered out by _keep
+        elif isinstance(part, ReasoningPart):  # not markable: thinking blocks take no marker
+            if part.redacted:
+                return {"type": "redacted_thinking", "data": part.data}
             return {"type": "thinking", "thinking": part.text, "signature": part.signature}
         elif isinstance(part, ToolCallPart):
             if item.key in self._paired:

@@ -12,14 +12,17 @@ empty.
   :data:`~._common.CONTINUATION_NOTE` is put first when the window opens on a model turn).
 - Text -> ``{text}`` (empty text is skipped); image -> ``{inlineData: {mimeType, data}}`` for
   PNG, JPEG, WebP, HEIC and HEIF, any other type a text placeholder.
-- A paired tool call -> ``{functionCall: {name, args}}``; a paired result ->
-  ``{functionResponse: {name, response}}`` with the name looked up from the call it answers
+- A paired tool call -> ``{functionCall: {name, args}}``, with the ``thoughtSignature`` it came
+  with when history kept one (Gemini 3 refuses a call of the current turn without its
+  signature; the provider puts Google's stand-in only on calls history has none for); a
+  paired result -> ``{functionResponse: {name, response}}`` with the name looked up from the
+  call it answers
   (results only carry the call id) and ``response`` ``{"output": text}``, or ``{"error": text}``
   for a failed result (the keys the API documents).  Function responses open their user turn;
   images of a result are a placeholder in its text and an ``inlineData`` part right after the
   turn's function responses.  Unpaired calls and results are text.
-- Reasoning is dropped: thoughts are not replayed as text, and a ``thoughtSignature`` belongs to
-  the exact part it came with, which history does not record.
+- Reasoning is dropped: thought summaries are not replayed; the signatures that matter travel
+  with the calls they came with.
 - Tools: one ``{functionDeclarations: [{name, description, parameters}]}``; ``parameters`` is
   the tool's JSON Schema converted by :mod:`.gemini_schema` and omitted for a tool without
   arguments.
@@ -120,7 +123,10 @@ class _Renderer:
             elif isinstance(part, ToolCallPart):
                 if item.key in self._paired:
                     call = {"name": part.name, "args": copy.deepcopy(part.arguments)}
-                    parts.append({"functionCall": call})
+                    if part.signature is None:
+                        parts.append({"functionCall": call})
+                    else:
+                        parts.append({"functionCall": call, "thoughtSignature": part.signature})
                 else:
                     parts.append({"text": tool_call_text(part)})
             elif isinstance(part, ToolResultPart):

@@ -21,7 +21,14 @@ Body: ``{model, max_output_tokens, instructions, input, tools, prompt_cache_key}
 - Tools are ``{type: "function", name, description, parameters, strict: false}``: the API
   defaults to strict mode, which rejects schemas not written for it (every property required,
   ``additionalProperties: false``).
-- Reasoning is dropped: a reasoning item needs the original ``rs_`` id and encrypted content.
+- Reasoning the Responses API produced (``provider: "openai-responses"`` with its encrypted
+  ``data``) is sent back where it stands in its assistant turn, as the item it came as:
+  ``{"type": "reasoning", "id", "summary": [{"type": "summary_text", "text"}...],
+  "encrypted_content"}``, the same bytes in every request of the session (with ``store:
+  false`` nothing else carries the model's reasoning from one request to the next, and the
+  prefix stays cacheable).  A reasoning item with nothing after it in its turn is left out:
+  the API wants each reasoning item followed by the item it led to.  Other reasoning
+  (another provider's, or without encrypted content) is dropped.
 - Cache breakpoints are not rendered: OpenAI caches prefixes automatically.  The cache key
   (the session id) is sent as ``prompt_cache_key``, so the requests of one session are routed
   to the same cache.
@@ -32,7 +39,14 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from protocol.entries import ImagePart, TextPart, ToolCallPart, ToolResultPart
+from protocol.entries import (
+    ContentPart,
+    ImagePart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from sidecar.context.lower._common import (
     PART_SEPARATOR,
     Images,
@@ -55,7 +69,7 @@ if TYPE_CHECKING:
     from protocol.context import ToolDefinition
     from sidecar.context.lower.prompt import Lowerable
 
-__all__ = ["lower_openai_responses"]
+__all__ = ["lower_openai_responses", "reasoning_item"]
 
 Item = dict[str, Any]
 
@@ -64,7 +78,7 @@ def lower_openai_responses(
     prompt: Lowerable, *, read_blob: ReadBlob, max_output: int, cache_key: str | None = None
 ) -> dict[str, Any]:
     """The Responses API request body for ``prompt``."""
-    turns = build_turns(prompt, keep_visible)
+    turns = build_turns(prompt, _keep)
     renderer = _Renderer(
         Images(read_blob),
         tool_names(prompt),
@@ -84,6 +98,23 @@ def lower_openai_responses(
     if cache_key is not None:
         body["prompt_cache_key"] = cache_key
     return body
+
+
+def _keep(part: ContentPart) -> bool:
+    if isinstance(part, ReasoningPart):
+        return part.provider == "openai-responses" and part.data is not None
+    return keep_visible(part)
+
+
+def reasoning_item(part: ReasoningPart) -> Item:
+    """A kept reasoning part as the Responses input item it came as."""
+    item: Item = {"type": "reasoning"}
+    if part.id is not None:
+        item["id"] = part.id
+    texts = part.summary if part.summary is not None else ([part.text] if part.text else [])
+    item["summary"] = [{"type": "summary_text", "text": text} for text in texts]
+    item["encrypted_content"] = part.data
+    return item
 
 
 def _tool(tool: ToolDefinition) -> dict[str, Any]:
@@ -123,6 +154,9 @@ class _Renderer:
                 texts.append(part.text)
             elif isinstance(part, ImagePart):
                 texts.append(image_placeholder(part))
+            elif isinstance(part, ReasoningPart):
+                flush()
+                items.append(reasoning_item(part))
             elif isinstance(part, ToolCallPart):
                 if item.key in self._paired:
                     flush()
@@ -137,6 +171,8 @@ class _Renderer:
                 else:
                     texts.append(tool_call_text(part))
         flush()
+        while items and items[-1]["type"] == "reasoning":  # nothing it led to follows
+            items.pop()
         return items
 
     def _user(self, turn: Turn) -> list[Item]:

@@ -1,9 +1,10 @@
 """Model providers: one interface (:mod:`.base`) and its HTTP implementations.
 
 ``OpenAIProvider`` speaks Chat Completions (OpenAI and compatible servers),
-``AnthropicProvider`` the Messages API and ``GeminiProvider`` the Gemini API's
-``streamGenerateContent``; all stream over SSE (:mod:`.sse`) with the retry and cleanup rules
-of :mod:`.transport`.  ``resolve_secret`` finds their API keys.
+``OpenAIResponsesProvider`` the Responses API (``POST /responses``), ``AnthropicProvider``
+the Messages API and ``GeminiProvider`` the Gemini API's ``streamGenerateContent``; all
+stream over SSE (:mod:`.sse`) with the retry and cleanup rules of :mod:`.transport`.
+``resolve_secret`` finds their API keys.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sidecar.runs.providers.base import (
     ProviderError,
     ProviderEvent,
     ReasoningDelta,
+    ReasoningItem,
     SecretError,
     TextDelta,
     ToolCall,
@@ -23,10 +25,12 @@ from sidecar.runs.providers.base import (
 )
 from sidecar.runs.providers.gemini import GeminiProvider
 from sidecar.runs.providers.openai import OpenAIProvider
+from sidecar.runs.providers.openai_responses import OpenAIResponsesProvider
 
 __all__ = [
     "TextDelta",
     "ReasoningDelta",
+    "ReasoningItem",
     "ToolCall",
     "Usage",
     "Completed",
@@ -36,6 +40,7 @@ __all__ = [
     "Provider",
     "resolve_secret",
     "OpenAIProvider",
+    "OpenAIResponsesProvider",
     "AnthropicProvider",
     "GeminiProvider",
 ]

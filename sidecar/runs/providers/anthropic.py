@@ -10,14 +10,20 @@ Reading the stream (each event's JSON ``type``, which repeats the SSE event name
 - ``message_start``: its ``message.usage`` holds the input counts (``input_tokens``,
   ``cache_read_input_tokens``, ``cache_creation_input_tokens``);
 - ``content_block_start``: a ``text`` block's initial text (usually empty) -> :class:`TextDelta`;
-  a ``tool_use`` block opens a call (id, name); a ``thinking`` block's initial text ->
-  :class:`ReasoningDelta`; ``redacted_thinking`` and server-side blocks are skipped (the
-  events have no place for them);
+  a ``tool_use`` block opens a call (id, name); a ``thinking`` block opens a reasoning block,
+  its initial text -> :class:`ReasoningDelta`; a ``redacted_thinking`` block is kept whole
+  (its ``data``); server-side blocks are skipped (the events have no place for them);
 - ``content_block_delta``: ``text_delta`` -> :class:`TextDelta`, ``thinking_delta`` ->
-  :class:`ReasoningDelta`, ``signature_delta`` -> ``ReasoningDelta("", signature)``,
-  ``input_json_delta`` -> appended to the open call's JSON; other delta types are ignored;
+  :class:`ReasoningDelta` (and the open block's text), ``signature_delta`` -> the open
+  block's signature, ``input_json_delta`` -> appended to the open call's JSON; other delta
+  types are ignored;
 - ``content_block_stop`` of a ``tool_use`` block -> :class:`ToolCall` with the parsed input
-  (``{}`` when no JSON came: the block's initial ``input``);
+  (``{}`` when no JSON came: the block's initial ``input``); of a signed ``thinking`` block ->
+  :class:`ReasoningItem` (text and signature, verbatim); of a ``redacted_thinking`` block ->
+  a redacted :class:`ReasoningItem` carrying ``data``.  History keeps them in stream order and
+  the lowering sends them back as they came: Anthropic wants the thinking blocks of a tool-use
+  turn back, unchanged, with their signatures.  An unsigned thinking block (a compatible
+  server) stays plain reasoning, which is not sent back;
 - ``message_delta``: ``delta.stop_reason`` and the running ``usage`` (``output_tokens``; any
   input count it repeats replaces the one from ``message_start``);
 - ``message_stop`` -> :class:`Usage` (``input_tokens`` = uncached + cache read + cache
@@ -43,6 +49,7 @@ from sidecar.runs.providers.base import (
     ProviderError,
     ProviderEvent,
     ReasoningDelta,
+    ReasoningItem,
     TextDelta,
     ToolCall,
     Usage,
@@ -71,6 +78,20 @@ DEFAULT_VERSION = "2023-06-01"
 
 
 @dataclass(slots=True)
+class _OpenThinking:
+    text: list[str] = field(default_factory=list)
+    signature: str | None = None
+    redacted_data: str | None = None
+
+    def item(self) -> ReasoningItem | None:
+        if self.redacted_data is not None:
+            return ReasoningItem("anthropic", "", data=self.redacted_data, redacted=True)
+        if not self.signature:
+            return None  # unsigned: stays plain reasoning, never sent back
+        return ReasoningItem("anthropic", "".join(self.text), signature=self.signature)
+
+
+@dataclass(slots=True)
 class _OpenCall:
     call_id: str
     name: str
@@ -82,6 +103,7 @@ class AnthropicProvider(HttpStreamProvider):
     """Messages API streaming (see the module docstring)."""
 
     name = "anthropic"
+    target = "anthropic-messages"
 
     def __init__(
         self,
@@ -119,6 +141,7 @@ class AnthropicProvider(HttpStreamProvider):
         self, events: AsyncIterator[ServerSentEvent]
     ) -> AsyncGenerator[ProviderEvent, None]:
         calls: dict[int, _OpenCall] = {}
+        thinking: dict[int, _OpenThinking] = {}
         usage: dict[str, Any] = {}
         stop: str | None = None
         async for event in events:
@@ -146,17 +169,24 @@ class AnthropicProvider(HttpStreamProvider):
                     call.json.append(str(delta.get("partial_json") or ""))
                 elif delta_type == "thinking_delta":
                     if delta.get("thinking"):
-                        yield ReasoningDelta(str(delta["thinking"]))
+                        text = str(delta["thinking"])
+                        thinking.setdefault(_index(data), _OpenThinking()).text.append(text)
+                        yield ReasoningDelta(text)
                 elif delta_type == "signature_delta":
-                    yield ReasoningDelta("", signature=str(delta.get("signature") or ""))
+                    block = thinking.setdefault(_index(data), _OpenThinking())
+                    block.signature = (block.signature or "") + str(delta.get("signature") or "")
             elif kind == "content_block_start":
-                start = self._block_start(data, calls)
+                start = self._block_start(data, calls, thinking)
                 if start is not None:
                     yield start
             elif kind == "content_block_stop":
                 call = calls.pop(_index(data), None)
                 if call is not None:
                     yield self._tool_call(call)
+                closed = thinking.pop(_index(data), None)
+                item = closed.item() if closed is not None else None
+                if item is not None:
+                    yield item
             elif kind == "message_start":
                 message = data.get("message") or {}
                 usage.update(_counts(message.get("usage")))
@@ -166,7 +196,11 @@ class AnthropicProvider(HttpStreamProvider):
                     stop = str(reason)
                 usage.update(_counts(data.get("usage")))
             elif kind == "message_stop":
-                for index in sorted(calls):  # a block the stream never closed
+                for index in sorted(thinking):  # blocks the stream never closed
+                    item = thinking.pop(index).item()
+                    if item is not None:
+                        yield item
+                for index in sorted(calls):
                     yield self._tool_call(calls.pop(index))
                 if usage:
                     yield _usage(usage)
@@ -180,7 +214,7 @@ class AnthropicProvider(HttpStreamProvider):
         raise stream_cut(self.name, "message_stop")
 
     def _block_start(
-        self, data: dict[str, Any], calls: dict[int, _OpenCall]
+        self, data: dict[str, Any], calls: dict[int, _OpenCall], thinking: dict[int, _OpenThinking]
     ) -> ProviderEvent | None:
         block = data.get("content_block") or {}
         block_type = block.get("type")
@@ -196,9 +230,13 @@ class AnthropicProvider(HttpStreamProvider):
             return None
         if block_type == "thinking":
             text = str(block.get("thinking") or "")
-            signature = block.get("signature") or None
-            if text or signature:
-                return ReasoningDelta(text, signature=signature)
+            signature = block.get("signature")
+            thinking[_index(data)] = _OpenThinking(
+                [text] if text else [], str(signature) if signature else None
+            )
+            return ReasoningDelta(text) if text else None
+        if block_type == "redacted_thinking":
+            thinking[_index(data)] = _OpenThinking(redacted_data=str(block.get("data") or ""))
             return None
         logger.debug("%s: skipping a %r content block", self.name, block_type)
         return None

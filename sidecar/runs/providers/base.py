@@ -2,11 +2,19 @@
 
 Events
     A provider's :meth:`Provider.stream` is an async generator of :data:`ProviderEvent`, in
-    this order: any number of :class:`TextDelta`, :class:`ReasoningDelta` and
-    :class:`ToolCall` (a tool call is yielded once, when its arguments are complete), then at
-    most one :class:`Usage`, then exactly one :class:`Completed`, which is always last.  A
-    stream that cannot reach :class:`Completed` raises :class:`ProviderError` instead; it never
-    just stops.
+    this order: any number of :class:`TextDelta`, :class:`ReasoningDelta`,
+    :class:`ReasoningItem` and :class:`ToolCall` (a tool call is yielded once, when its
+    arguments are complete), then at most one :class:`Usage`, then exactly one
+    :class:`Completed`, which is always last.  A stream that cannot reach :class:`Completed`
+    raises :class:`ProviderError` instead; it never just stops.
+
+Reasoning
+    :class:`ReasoningDelta` is reasoning text to show as it comes.  A provider whose reasoning
+    must be sent back (Anthropic's signed and redacted thinking blocks, OpenAI's encrypted
+    reasoning items) also yields one :class:`ReasoningItem` per block when the block is
+    complete, in stream order among the text and the calls: it is what history keeps, and it
+    replaces the deltas of that block.  Reasoning deltas that no item closes (Chat Completions
+    servers, Gemini thought summaries) are kept as plain, unsigned reasoning.
 
 Usage
     ``input_tokens`` is the whole prompt the model read, cached or not (OpenAI's
@@ -48,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TextDelta",
     "ReasoningDelta",
+    "ReasoningItem",
     "ToolCall",
     "Usage",
     "Completed",
@@ -77,11 +86,39 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
-    """A piece of the model's reasoning; ``signature`` (Anthropic) arrives in a delta of its
-    own, with empty ``text``."""
+    """A piece of the model's reasoning, to show."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningItem:
+    """A complete reasoning block to keep in history and send back verbatim: the fields of a
+    ``ReasoningPart`` (``protocol.entries``); ``provider`` names whose API takes it back."""
+
+    provider: str
+    text: str
     signature: str | None = None
+    item_id: str | None = None
+    data: str | None = None
+    summary: tuple[str, ...] | None = None
+    redacted: bool = False
+
+    def part(self) -> dict[str, Any]:
+        """The ``ReasoningPart`` as JSON (camelCase), only the fields that are set."""
+        part: dict[str, Any] = {"type": "reasoning", "text": self.text}
+        if self.signature is not None:
+            part["signature"] = self.signature
+        part["provider"] = self.provider
+        if self.item_id is not None:
+            part["id"] = self.item_id
+        if self.data is not None:
+            part["data"] = self.data
+        if self.summary is not None:
+            part["summary"] = list(self.summary)
+        if self.redacted:
+            part["redacted"] = True
+        return part
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +142,8 @@ class Usage:
     output_tokens: int
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    """The part of ``output_tokens`` spent reasoning, when the provider says (OpenAI)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +154,7 @@ class Completed:
     stop_reason: str
 
 
-ProviderEvent = TextDelta | ReasoningDelta | ToolCall | Usage | Completed
+ProviderEvent = TextDelta | ReasoningDelta | ReasoningItem | ToolCall | Usage | Completed
 
 
 class ProviderError(Exception):

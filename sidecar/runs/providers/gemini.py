@@ -9,13 +9,15 @@ already ends in an API version (``.../v1beta``) is used as it is.  Top-level bod
 there by the run loop) move into ``generationConfig``, where the API expects them.
 
 Thought signatures: Gemini 3 models refuse (400) a request whose current turn holds a
-``functionCall`` part without the ``thoughtSignature`` it came with, and the history the
-lowering renders keeps no signatures.  For those models (``gemini-3...`` and later, and
-unversioned aliases such as ``gemini-flash-latest``) each model step of the current turn (the
-contents after the last user message that is not only function responses) whose calls carry no
+``functionCall`` part without the ``thoughtSignature`` it came with.  The signature a call came
+with is kept on :class:`ToolCall` (``signature``), stored with the call in history and sent back
+on its part by the lowering.  For calls history has none for (written before signatures were
+kept, or by another provider), on those models (``gemini-3...`` and later, and unversioned
+aliases such as ``gemini-flash-latest``) each model step of the current turn (the contents
+after the last user message that is not only function responses) whose calls carry no
 signature gets Google's documented stand-in, :data:`SKIP_SIGNATURE`, on its first call.  A
 signature already in the body is left alone; older models (``gemini-2.5-...``) get the body
-as it is.  The signature a call came with is kept on :class:`ToolCall` (``signature``).
+as it is.
 
 Reading the stream: every event's ``data`` is a whole ``GenerateContentResponse`` JSON object;
 there is no terminator event, the last chunk carries the ``finishReason``.
@@ -150,6 +152,7 @@ class GeminiProvider(HttpStreamProvider):
     """``streamGenerateContent`` streaming (see the module docstring)."""
 
     name = "gemini"
+    target = "gemini"
 
     def __init__(
         self,

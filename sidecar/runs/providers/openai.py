@@ -86,6 +86,7 @@ class OpenAIProvider(HttpStreamProvider):
     """Chat Completions streaming (see the module docstring)."""
 
     name = "openai"
+    target = "openai-chat"
     accepts_cache_key: bool
 
     def __init__(

@@ -90,9 +90,12 @@ _REDACTED = "[redacted]"
 
 
 class HttpStreamProvider:
-    """Base of the SSE providers; subclasses set ``name`` and implement the hooks."""
+    """Base of the SSE providers; subclasses set ``name`` and ``target`` and implement the
+    hooks."""
 
     name: str = "http"
+    target: str | None = None
+    """The lowering whose body this provider sends (``sidecar.context.lower``)."""
 
     def __init__(
         self,
