@@ -33,6 +33,7 @@ from sidecar.context.cache_accounting import (
     reaches,
     shape_of,
 )
+from sidecar.context.cache_ttl import accepted_retention, in_ttl_order, longer
 from sidecar.context.limits import CacheRules, cache_rules
 
 if TYPE_CHECKING:
@@ -105,33 +106,47 @@ def place_breakpoints(
     masked tool result): a marker there is read by every turn until the masked boundary
     moves, and by the turn it moves (which changes only what follows)."""
     rules = cache_rules(profile.provider, profile.model)
-    stable_ttl = profile.cache_ttl if rules.markers else None
-    message_ttl = "5m" if rules.markers else None
+    ttls = profile.marker_ttls()
     through = shape.tokens_through()
     points: dict[int, dict[str, Any]] = {}
+    marker_ttl: dict[int, str] = {}
+
+    def place(unit: int, point: dict[str, Any], ttl: str) -> None:
+        points[unit] = point
+        previous_ttl = marker_ttl.get(unit)  # one unit ending two parts: the longer TTL
+        marker_ttl[unit] = ttl if previous_ttl is None else str(longer(previous_ttl, ttl))
+
     if shape.tools:
-        points[shape.tools - 1] = {"location": "tools", "reason": "end of the tool catalog"}
+        place(
+            shape.tools - 1,
+            {"location": "tools", "reason": "end of the tool catalog"},
+            ttls["prefix"],
+        )
     if shape.system:
-        points[shape.tools + shape.system - 1] = {
-            "location": "system",
-            "reason": "end of the system prompt",
-        }
+        place(
+            shape.tools + shape.system - 1,
+            {"location": "system", "reason": "end of the system prompt"},
+            ttls["prefix"],
+        )
     first_message = shape.tools + shape.system
     last = len(shape.units) - 1
     stable = [] if stable_message is None else [first_message + stable_message]
-    for unit, reason in (
+    for unit, reason, ttl in (
         *(
-            (u, "end of the masked history: unchanged until the masked boundary moves")
+            (
+                u,
+                "end of the masked history: unchanged until the masked boundary moves",
+                ttls["history"],
+            )
             for u in stable
         ),
-        (last - 1, "end of the transcript before the new turn"),
-        (last, "the new turn: written now, read by the next turn"),
+        (last - 1, "end of the transcript before the new turn", ttls["tail"]),
+        (last, "the new turn: written now, read by the next turn", ttls["tail"]),
     ):
         if first_message <= unit <= last:
-            points[unit] = {"location": "message", "messageIndex": unit - first_message}
-            points[unit]["reason"] = reason
-    for point in points.values():
-        point["ttl"] = message_ttl if point["location"] == "message" else stable_ttl
+            point = {"location": "message", "messageIndex": unit - first_message}
+            point["reason"] = reason
+            place(unit, point, ttl)
     kept = {u: p for u, p in points.items() if through[u] >= rules.min_tokens}
 
     if rules.markers:
@@ -140,7 +155,11 @@ def place_breakpoints(
         if reached is not None and not any(reaches(blocks, u, reached, rules) for u in kept):
             extra = _point_at(shape, reached)
             if extra is not None:
-                extra["ttl"] = message_ttl
+                assert previous is not None  # reached is one of its markers
+                # the entry's own TTL: a marker there reads it (and refreshes it)
+                entry_ttl = next(m.ttl for m in previous.markers if m.unit == reached)
+                marker_ttl[reached] = entry_ttl or ttls["tail"]
+                extra["ttl"] = None  # the key order the answer has always had
                 extra["reason"] = (
                     "the previous request's last cache entry: no later marker reaches it "
                     f"within {rules.lookback_blocks} blocks"
@@ -148,12 +167,17 @@ def place_breakpoints(
                 kept[reached] = extra
 
     ordered = sorted(kept)[-rules.max_breakpoints :]
+    retention = accepted_retention(profile)
     out = []
     for unit in ordered:
-        point = {**kept[unit], "prefixTokens": through[unit]}
+        point = dict(kept[unit])
+        point["ttl"] = marker_ttl[unit] if rules.markers else retention
         if point["ttl"] is None:
             del point["ttl"]
+        point["prefixTokens"] = through[unit]
         out.append(point)
+    if rules.markers:
+        in_ttl_order(out)
     return out
 
 

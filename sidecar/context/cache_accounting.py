@@ -291,6 +291,7 @@ def predict_cache(
         "inputTokens": total,
         "readTokens": read,
         "writeTokens": write,
+        "oneHourWriteTokens": writes["1h"],
         "uncachedTokens": total - read - write,
         "firstChange": _first_change(previous, current, same),
         "rulesVersion": rules.version,
