@@ -15,8 +15,12 @@ through that position, a marker is placed there when no other marker reaches it:
 what the previous request wrote.  At most ``maxBreakpoints`` are kept, the latest first (the
 tools marker goes first: the system marker's prefix contains the tools).
 
-Providers that cache automatically get the same points without a TTL (a prediction, not a
-marker).  The rules per provider are data: ``data/cache_rules.json``.  :func:`plan_cache` also
+Each marker's TTL comes from the profile's ``cache`` settings by the part of the prompt it
+ends (the tools and system markers: the stable prefix; the masked-history marker; the tail),
+the extra marker taking the TTL of the entry it reads; longer TTLs are kept before shorter
+ones (:mod:`sidecar.context.cache_ttl`).  Providers that cache automatically get the same
+points as a prediction, not a marker, with OpenAI's retention as their TTL when one was asked
+and the model accepts it.  The rules per provider are data: ``data/cache_rules.json``.  :func:`plan_cache` also
 predicts the request's cache read / write / uncached tokens and cost
 (:mod:`sidecar.context.cache_accounting`).
 """
