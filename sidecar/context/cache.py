@@ -20,8 +20,8 @@ ends (the tools and system markers: the stable prefix; the masked-history marker
 the extra marker taking the TTL of the entry it reads; longer TTLs are kept before shorter
 ones (:mod:`sidecar.context.cache_ttl`).  Providers that cache automatically get the same
 points as a prediction, not a marker, with OpenAI's retention as their TTL when one was asked
-and the model accepts it.  The rules per provider are data: ``data/cache_rules.json``.  :func:`plan_cache` also
-predicts the request's cache read / write / uncached tokens and cost
+and the model accepts it.  The rules per provider are data: ``data/cache_rules.json``.
+:func:`plan_cache` also predicts the request's cache read / write / uncached tokens and cost
 (:mod:`sidecar.context.cache_accounting`).
 """
 
