@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,8 @@ class Recorded:
     path: str
     raw: bytes
     """The body as it came over the socket."""
+    at: float = field(default_factory=time.time)
+    """When it came (seconds since the epoch): a cache simulator's clock."""
 
     @property
     def body(self) -> dict[str, Any]:

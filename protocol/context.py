@@ -9,9 +9,10 @@ catalog.  ``ledger`` says, for every candidate, whether it is in the prompt and 
 
 from __future__ import annotations
 
+import itertools
 from typing import Annotated, Literal, get_args
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from protocol._base import JsonObject, NonEmptyStr, PathStr, SeqNumber, WireModel
 from protocol.entries import ContentPart, EntryRef, ItemRef
@@ -22,6 +23,9 @@ __all__ = [
     "CacheAccounting",
     "CacheBreakpoint",
     "CacheCost",
+    "CacheRetention",
+    "CacheSettings",
+    "CacheTtl",
     "CompactionAdvice",
     "ContextAssembleParams",
     "ContextAssembleResult",
@@ -72,6 +76,11 @@ LowerTarget = Literal[
     "anthropic-messages", "openai-chat", "openai-responses", "gemini", "system-as-user"
 ]
 Provider = Literal["anthropic", "openai", "gemini", "other"]
+#: An Anthropic cache marker's lifetime (``cache_control.ttl``), refreshed on every hit.
+CacheTtl = Literal["5m", "1h"]
+#: OpenAI's ``prompt_cache_retention``: ``in_memory`` (minutes idle, at most an hour) or
+#: ``24h`` (extended: offloaded to GPU-local storage, kept up to 24 hours).
+CacheRetention = Literal["in_memory", "24h"]
 Visibility = Literal[
     "visible", "pinned", "candidate", "archived", "dropped", "blocked", "summaryOnly", "masked"
 ]
@@ -275,6 +284,39 @@ class MaskingPolicy(WireModel):
     """Characters of the original result shown in its placeholder."""
 
 
+class CacheSettings(WireModel):
+    """How long the provider is asked to keep what a request caches (``docs/guide/cache.md``).
+
+    Anthropic: the TTL of each cache marker, by the part of the prompt it ends.  The stable
+    prefix (the end of the tool catalog, of the system prompt) is written once and read by
+    every turn; the masked history changes only when the masked boundary moves; the tail (the
+    transcript before the new turn, the new turn, an extra marker at the previous request's
+    last entry) is written every turn.  A 1-hour marker is written at twice the input price
+    (5 minutes: 1.25x), read at the same 0.1x.  The API requires a longer TTL before a shorter
+    one in the prompt: a setting whose TTLs grow toward the tail (``prefixTtl: "5m"``,
+    ``tailTtl: "1h"``) is refused; a marker placed out of that order (the extra marker at the
+    previous request's entry, before a 1-hour history marker) is sent, and priced, at the
+    shorter TTL before it.
+
+    OpenAI: ``retention`` is sent as ``prompt_cache_retention`` when the model accepts that
+    value (the model catalog's ``cache.ttl``); otherwise it is left out and the assembly says
+    so in its diagnostics.  Prices do not change with it.  Gemini's implicit cache has no
+    lifetime to ask for: nothing is sent, and asking is noted in the diagnostics."""
+
+    ttl: CacheTtl | None = None
+    """Every Anthropic marker's TTL unless one below says otherwise (default ``5m``)."""
+    prefix_ttl: CacheTtl | None = None
+    """Markers at the end of the tool catalog and of the system prompt (default: the
+    profile's ``cacheTtl``, else ``ttl``)."""
+    history_ttl: CacheTtl | None = None
+    """The marker at the end of the masked history (default ``ttl``)."""
+    tail_ttl: CacheTtl | None = None
+    """Markers on the moving tail: the transcript before the new turn, the new turn, the
+    previous request's last entry (default ``ttl``)."""
+    retention: CacheRetention | None = None
+    """OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default)."""
+
+
 class PromptProfile(WireModel):
     """How to assemble: the model and its limits, the history window, fragment overrides."""
 
@@ -288,13 +330,42 @@ class PromptProfile(WireModel):
     fragments: dict[str, str | None] = Field(default_factory=dict)
     """Replace a prompt fragment's text by id, or disable it with ``null``."""
     search_mode: str = "off"
-    cache_ttl: Literal["5m", "1h"] = "5m"
-    """TTL for Anthropic cache markers on the stable prefix (tools, system)."""
+    cache_ttl: CacheTtl | None = None
+    """TTL for Anthropic cache markers on the stable prefix (tools, system); kept for older
+    clients: ``cache.prefixTtl`` says the same and wins."""
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    """Cache lifetimes per marker (Anthropic) and OpenAI's retention."""
     skills_catalog_share: float = Field(default=0.02, gt=0, le=0.5)
     """Share of the window the skills catalog may use."""
     masking: MaskingPolicy | Literal["auto", "off"] = Field(default_factory=MaskingPolicy)
     """Observation masking of old tool results; ``"off"`` disables it, ``"auto"`` is the
     default policy."""
+
+    @model_validator(mode="after")
+    def _longer_ttl_first(self) -> PromptProfile:
+        """Anthropic refuses a shorter TTL before a longer one: the stable prefix comes
+        first, the masked history next, the tail last."""
+        order = {"5m": 0, "1h": 1}
+        ttls = self.marker_ttls()
+        named = [("prefixTtl", ttls["prefix"]), ("historyTtl", ttls["history"])]
+        named.append(("tailTtl", ttls["tail"]))
+        for (before, a), (after, b) in itertools.pairwise(named):
+            if order[a] < order[b]:
+                raise ValueError(
+                    f"cache.{after} {b!r} is longer than cache.{before} {a!r}, which comes "
+                    "before it in the prompt: Anthropic requires longer TTLs first"
+                )
+        return self
+
+    def marker_ttls(self) -> dict[Literal["prefix", "history", "tail"], CacheTtl]:
+        """The TTL of each group of Anthropic markers, defaults applied."""
+        cache = self.cache
+        default: CacheTtl = cache.ttl or "5m"
+        return {
+            "prefix": cache.prefix_ttl or self.cache_ttl or default,
+            "history": cache.history_ttl or default,
+            "tail": cache.tail_ttl or default,
+        }
 
     def masking_policy(self) -> MaskingPolicy:
         """:attr:`masking` as a :class:`MaskingPolicy` (the shorthands expanded)."""
@@ -369,8 +440,12 @@ class CacheBreakpoint(WireModel):
     location: Literal["tools", "system", "message"]
     message_index: int | None = None
     """For ``message``: index in ``messages`` whose last block carries the marker."""
-    ttl: Literal["5m", "1h"] | None = None
-    """Anthropic marker TTL; ``null`` for providers that cache automatically."""
+    ttl: CacheTtl | CacheRetention | None = None
+    """How long the provider is asked to keep the prefix: an Anthropic marker's TTL (``5m``,
+    ``1h``: the lowering writes ``cache_control`` with it); for OpenAI the
+    ``prompt_cache_retention`` the body carries (``in_memory``, ``24h``) when one was asked
+    and the model accepts it; ``null``: the provider's own lifetime (OpenAI without a
+    retention, Gemini's implicit cache: no marker is written)."""
     prefix_tokens: int
     """Tokens from the start of the request up to and including this point."""
     reason: str
@@ -411,6 +486,10 @@ class CacheAccounting(WireModel):
     write_tokens: int
     """Tokens predicted to be written to the cache (Anthropic markers; 0 for providers that
     do not bill writes)."""
+    one_hour_write_tokens: int = 0
+    """Of ``writeTokens``, those written by 1-hour markers (billed at the 1-hour rate, 2x
+    input; the rest at the 5-minute rate, 1.25x): Anthropic reports them as
+    ``usage.cache_creation.ephemeral_1h_input_tokens``."""
     uncached_tokens: int
     """Tokens neither read nor written: billed at the plain input price."""
     first_change: str | None = None

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "b5ebadc534615845d03f5f4711bf4550" as const;
+export const SCHEMA_HASH = "4e4b1a6d2c65e5ad61ec3b04eeaf26eb" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -138,6 +138,13 @@ export interface CacheAccounting {
    * do not bill writes).
    */
   writeTokens: number;
+  /**
+   * Of ``writeTokens``, those written by 1-hour markers (billed at the 1-hour rate, 2x
+   * input; the rest at the 5-minute rate, 1.25x): Anthropic reports them as
+   * ``usage.cache_creation.ephemeral_1h_input_tokens``.
+   * @default 0
+   */
+  oneHourWriteTokens?: number;
   /** Tokens neither read nor written: billed at the plain input price. */
   uncachedTokens: number;
   /**
@@ -157,8 +164,14 @@ export interface CacheBreakpoint {
   location: "tools" | "system" | "message";
   /** For ``message``: index in ``messages`` whose last block carries the marker. */
   messageIndex?: number | null;
-  /** Anthropic marker TTL; ``null`` for providers that cache automatically. */
-  ttl?: "5m" | "1h" | null;
+  /**
+   * How long the provider is asked to keep the prefix: an Anthropic marker's TTL (``5m``,
+   * ``1h``: the lowering writes ``cache_control`` with it); for OpenAI the
+   * ``prompt_cache_retention`` the body carries (``in_memory``, ``24h``) when one was asked
+   * and the model accepts it; ``null``: the provider's own lifetime (OpenAI without a
+   * retention, Gemini's implicit cache: no marker is written).
+   */
+  ttl?: "5m" | "1h" | "in_memory" | "24h" | null;
   /** Tokens from the start of the request up to and including this point. */
   prefixTokens: number;
   reason: string;
@@ -179,6 +192,44 @@ export interface CacheCost {
   currency: "USD";
   /** Date of the price table the figures come from. */
   pricesAsOf: string;
+}
+
+/**
+ * How long the provider is asked to keep what a request caches (``docs/guide/cache.md``).
+ *
+ * Anthropic: the TTL of each cache marker, by the part of the prompt it ends.  The stable
+ * prefix (the end of the tool catalog, of the system prompt) is written once and read by
+ * every turn; the masked history changes only when the masked boundary moves; the tail (the
+ * transcript before the new turn, the new turn, an extra marker at the previous request's
+ * last entry) is written every turn.  A 1-hour marker is written at twice the input price
+ * (5 minutes: 1.25x), read at the same 0.1x.  The API requires a longer TTL before a shorter
+ * one in the prompt: a setting whose TTLs grow toward the tail (``prefixTtl: "5m"``,
+ * ``tailTtl: "1h"``) is refused; a marker placed out of that order (the extra marker at the
+ * previous request's entry, before a 1-hour history marker) is sent, and priced, at the
+ * shorter TTL before it.
+ *
+ * OpenAI: ``retention`` is sent as ``prompt_cache_retention`` when the model accepts that
+ * value (the model catalog's ``cache.ttl``); otherwise it is left out and the assembly says
+ * so in its diagnostics.  Prices do not change with it.  Gemini's implicit cache has no
+ * lifetime to ask for: nothing is sent, and asking is noted in the diagnostics.
+ */
+export interface CacheSettings {
+  /** Every Anthropic marker's TTL unless one below says otherwise (default ``5m``). */
+  ttl?: "5m" | "1h" | null;
+  /**
+   * Markers at the end of the tool catalog and of the system prompt (default: the
+   * profile's ``cacheTtl``, else ``ttl``).
+   */
+  prefixTtl?: "5m" | "1h" | null;
+  /** The marker at the end of the masked history (default ``ttl``). */
+  historyTtl?: "5m" | "1h" | null;
+  /**
+   * Markers on the moving tail: the transcript before the new turn, the new turn, the
+   * previous request's last entry (default ``ttl``).
+   */
+  tailTtl?: "5m" | "1h" | null;
+  /** OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default). */
+  retention?: "in_memory" | "24h" | null;
 }
 
 /** When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show. */
@@ -1002,10 +1053,12 @@ export interface PromptProfile {
   /** @default "off" */
   searchMode?: string;
   /**
-   * TTL for Anthropic cache markers on the stable prefix (tools, system).
-   * @default "5m"
+   * TTL for Anthropic cache markers on the stable prefix (tools, system); kept for older
+   * clients: ``cache.prefixTtl`` says the same and wins.
    */
-  cacheTtl?: "5m" | "1h";
+  cacheTtl?: "5m" | "1h" | null;
+  /** Cache lifetimes per marker (Anthropic) and OpenAI's retention. */
+  cache?: CacheSettings;
   /**
    * Share of the window the skills catalog may use.
    * @default 0.02

@@ -23,6 +23,7 @@ from protocol.context import SECTION_CATEGORIES
 from sidecar.context.assembly_inputs import AssemblyInputs, SectionInput
 from sidecar.context.cache import plan_cache
 from sidecar.context.cache_accounting import RequestShape, Unit, message_unit
+from sidecar.context.cache_ttl import ttl_diagnostics
 from sidecar.context.ledger import item_id
 from sidecar.context.selection import Selection
 from sidecar.jsonbytes import dumps_bytes
@@ -177,7 +178,7 @@ class _Assembler(Selection):
             "modelLimits": inp.limits.model_dump(mode="json", by_alias=True),
             "compaction": advice,
             "instructionsDiff": inp.instructions_diff,
-            "diagnostics": self.diagnostics,
+            "diagnostics": self.diagnostics + ttl_diagnostics(inp.profile),
             "throughSeq": inp.view.head,
         }
 

@@ -15,9 +15,13 @@ through that position, a marker is placed there when no other marker reaches it:
 what the previous request wrote.  At most ``maxBreakpoints`` are kept, the latest first (the
 tools marker goes first: the system marker's prefix contains the tools).
 
-Providers that cache automatically get the same points without a TTL (a prediction, not a
-marker).  The rules per provider are data: ``data/cache_rules.json``.  :func:`plan_cache` also
-predicts the request's cache read / write / uncached tokens and cost
+Each marker's TTL comes from the profile's ``cache`` settings by the part of the prompt it
+ends (the tools and system markers: the stable prefix; the masked-history marker; the tail),
+the extra marker taking the TTL of the entry it reads; longer TTLs are kept before shorter
+ones (:mod:`sidecar.context.cache_ttl`).  Providers that cache automatically get the same
+points as a prediction, not a marker, with OpenAI's retention as their TTL when one was asked
+and the model accepts it.  The rules per provider are data: ``data/cache_rules.json``.
+:func:`plan_cache` also predicts the request's cache read / write / uncached tokens and cost
 (:mod:`sidecar.context.cache_accounting`).
 """
 
@@ -33,6 +37,7 @@ from sidecar.context.cache_accounting import (
     reaches,
     shape_of,
 )
+from sidecar.context.cache_ttl import accepted_retention, in_ttl_order, longer
 from sidecar.context.limits import CacheRules, cache_rules
 
 if TYPE_CHECKING:
@@ -105,33 +110,47 @@ def place_breakpoints(
     masked tool result): a marker there is read by every turn until the masked boundary
     moves, and by the turn it moves (which changes only what follows)."""
     rules = cache_rules(profile.provider, profile.model)
-    stable_ttl = profile.cache_ttl if rules.markers else None
-    message_ttl = "5m" if rules.markers else None
+    ttls = profile.marker_ttls()
     through = shape.tokens_through()
     points: dict[int, dict[str, Any]] = {}
+    marker_ttl: dict[int, str] = {}
+
+    def place(unit: int, point: dict[str, Any], ttl: str) -> None:
+        points[unit] = point
+        previous_ttl = marker_ttl.get(unit)  # one unit ending two parts: the longer TTL
+        marker_ttl[unit] = ttl if previous_ttl is None else str(longer(previous_ttl, ttl))
+
     if shape.tools:
-        points[shape.tools - 1] = {"location": "tools", "reason": "end of the tool catalog"}
+        place(
+            shape.tools - 1,
+            {"location": "tools", "reason": "end of the tool catalog"},
+            ttls["prefix"],
+        )
     if shape.system:
-        points[shape.tools + shape.system - 1] = {
-            "location": "system",
-            "reason": "end of the system prompt",
-        }
+        place(
+            shape.tools + shape.system - 1,
+            {"location": "system", "reason": "end of the system prompt"},
+            ttls["prefix"],
+        )
     first_message = shape.tools + shape.system
     last = len(shape.units) - 1
     stable = [] if stable_message is None else [first_message + stable_message]
-    for unit, reason in (
+    for unit, reason, ttl in (
         *(
-            (u, "end of the masked history: unchanged until the masked boundary moves")
+            (
+                u,
+                "end of the masked history: unchanged until the masked boundary moves",
+                ttls["history"],
+            )
             for u in stable
         ),
-        (last - 1, "end of the transcript before the new turn"),
-        (last, "the new turn: written now, read by the next turn"),
+        (last - 1, "end of the transcript before the new turn", ttls["tail"]),
+        (last, "the new turn: written now, read by the next turn", ttls["tail"]),
     ):
         if first_message <= unit <= last:
-            points[unit] = {"location": "message", "messageIndex": unit - first_message}
-            points[unit]["reason"] = reason
-    for point in points.values():
-        point["ttl"] = message_ttl if point["location"] == "message" else stable_ttl
+            point = {"location": "message", "messageIndex": unit - first_message}
+            point["reason"] = reason
+            place(unit, point, ttl)
     kept = {u: p for u, p in points.items() if through[u] >= rules.min_tokens}
 
     if rules.markers:
@@ -140,7 +159,11 @@ def place_breakpoints(
         if reached is not None and not any(reaches(blocks, u, reached, rules) for u in kept):
             extra = _point_at(shape, reached)
             if extra is not None:
-                extra["ttl"] = message_ttl
+                assert previous is not None  # reached is one of its markers
+                # the entry's own TTL: a marker there reads it (and refreshes it)
+                entry_ttl = next(m.ttl for m in previous.markers if m.unit == reached)
+                marker_ttl[reached] = entry_ttl or ttls["tail"]
+                extra["ttl"] = None  # the key order the answer has always had
                 extra["reason"] = (
                     "the previous request's last cache entry: no later marker reaches it "
                     f"within {rules.lookback_blocks} blocks"
@@ -148,12 +171,17 @@ def place_breakpoints(
                 kept[reached] = extra
 
     ordered = sorted(kept)[-rules.max_breakpoints :]
+    retention = accepted_retention(profile)
     out = []
     for unit in ordered:
-        point = {**kept[unit], "prefixTokens": through[unit]}
+        point = dict(kept[unit])
+        point["ttl"] = marker_ttl[unit] if rules.markers else retention
         if point["ttl"] is None:
             del point["ttl"]
+        point["prefixTokens"] = through[unit]
         out.append(point)
+    if rules.markers:
+        in_ttl_order(out)
     return out
 
 

@@ -35,8 +35,12 @@ prediction with a memory finds it as the provider would.  The memory holds at mo
 (requests are taken to be spaced within the TTL, as for the previous request).
 
 The cost prices the input side only (the output is not known before the call): uncached
-tokens at the input rate, writes at the 5-minute or 1-hour write rate, reads at the read rate,
-from ``data/prices.json``; ``null`` for a model the table does not list.
+tokens at the input rate, writes at the 5-minute or 1-hour write rate (each marker's span at
+its own TTL's: with longer TTLs first, that is Anthropic's mixed-TTL billing — from the read
+to the last 1-hour marker at the 1-hour rate, the rest at the 5-minute rate; the 1-hour share
+is ``oneHourWriteTokens``), reads at the read rate, from ``data/prices.json``; ``null`` for a
+model the table does not list.  What was asked is priced: entries are not expired by time
+(see above), so a 1-hour entry and a 5-minute one are read alike.
 """
 
 from __future__ import annotations
@@ -291,6 +295,7 @@ def predict_cache(
         "inputTokens": total,
         "readTokens": read,
         "writeTokens": write,
+        "oneHourWriteTokens": writes["1h"],
         "uncachedTokens": total - read - write,
         "firstChange": _first_change(previous, current, same),
         "rulesVersion": rules.version,

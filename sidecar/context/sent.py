@@ -232,8 +232,9 @@ def sent_shape(
 def count_marked_prefixes(breakpoints: Sequence[dict[str, Any]], shape: RequestShape) -> None:
     """Give the breakpoints a body renders as markers (Anthropic's ``cache_control``) the
     ``prefixTokens`` of the body as sent, so they add up with the prediction; in place.  The
-    markers are the breakpoints with a TTL, in order (the lowering renders each of them)."""
-    marked = [point for point in breakpoints if point.get("ttl")]
+    markers are the breakpoints with an Anthropic TTL, in order (the lowering renders each of
+    them; an OpenAI retention is no marker)."""
+    marked = [point for point in breakpoints if point.get("ttl") in ("5m", "1h")]
     if not shape.markers or len(marked) != len(shape.markers):
         return
     through = shape.tokens_through()

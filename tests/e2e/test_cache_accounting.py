@@ -105,6 +105,63 @@ async def test_assemble_answers_carry_cache_and_the_next_turn_reads_the_earlier_
     assert again["cache"]["readTokens"] == stored["cacheBreakpoints"][-1]["prefixTokens"]
 
 
+async def test_cache_lifetimes_reach_the_breakpoints_the_body_and_the_price(
+    sidecar: SidecarClient,
+) -> None:
+    """The profile's ``cache``: 1-hour Anthropic markers on the stable prefix, sent as
+    ``ttl: "1h"`` and priced at the 1-hour rate; OpenAI's ``24h`` retention sent where the
+    model takes it, a warning where it does not; a growing setting refused at the edge."""
+    sid = await _long_session(sidecar)
+    notes = [{"id": "notes", "text": LONG * 2}]  # a system prompt worth caching on its own
+    params = {"sessionId": sid, "date": "2026-11-30", "tools": TOOLS, "sources": notes}
+    hybrid = {"prefixTtl": "1h", "tailTtl": "5m"}
+    answer = await sidecar.request(
+        "context/assemble",
+        {
+            **params,
+            "userTurn": _turn("Where is the index?"),
+            "profile": {"cache": hybrid},
+            "lowerTo": "anthropic-messages",
+        },
+    )
+    ttls = [(p["location"], p["ttl"]) for p in answer["cacheBreakpoints"]]
+    assert ttls[0] == ("system", "1h") and ttls[-1] == ("message", "5m"), ttls
+    controls = [b["cache_control"] for b in answer["body"]["system"] if "cache_control" in b]
+    assert controls == [{"type": "ephemeral", "ttl": "1h"}]
+    cache = answer["cache"]
+    one_hour = answer["cacheBreakpoints"][0]["prefixTokens"]
+    assert cache["oneHourWriteTokens"] == one_hour > 0
+    assert cache["cost"]["cacheWrite"] == round(
+        (one_hour * 6.0 + (cache["writeTokens"] - one_hour) * 3.75) / 1e6, 6
+    )  # Sonnet 4.5: 2x and 1.25x of $3
+
+    for model, sent in (("gpt-5", True), ("gpt-4o", False)):
+        openai = await sidecar.request(
+            "context/assemble",
+            {
+                **params,
+                "userTurn": _turn("Where is the index?"),
+                "profile": {"provider": "openai", "model": model, "cache": {"retention": "24h"}},
+                "lowerTo": "openai-responses",
+            },
+        )
+        assert (openai["body"].get("prompt_cache_retention") == "24h") is sent, model
+        assert {p.get("ttl") for p in openai["cacheBreakpoints"]} == {"24h" if sent else None}
+        codes = [d["code"] for d in openai["diagnostics"]]
+        assert ("cache.retention_unsupported" in codes) is not sent, codes
+
+    with pytest.raises(Exception, match="longer TTLs first") as refused:
+        await sidecar.request(
+            "context/assemble",
+            {
+                **params,
+                "userTurn": _turn("x"),
+                "profile": {"cache": {"prefixTtl": "5m", "tailTtl": "1h"}},
+            },
+        )
+    assert getattr(refused.value, "code", None) == -32602
+
+
 # --- a run against a loopback Anthropic server ---------------------------------------------------
 
 

@@ -9,7 +9,8 @@ that the history window moves, and a restart of the sidecar halfway.  Every requ
 rules (``bench.cache_sim``: Anthropic's breakpoints with the 20-block look-back and the
 1,024-token minimum; OpenAI's automatic prefix cache from 1,024 tokens in 128-token steps, per
 ``prompt_cache_key``), fed the recorded bodies in order: read, write and uncached tokens agree
-for every request.
+for every request — with 1-hour markers too (the profile's ``cache`` lifetimes): the 1-hour
+share of the writes agrees as well, each request priced by the simulator at the time it came.
 """
 
 from __future__ import annotations
@@ -87,10 +88,24 @@ def _script() -> Any:
 POLICIES = {"compacted": "off", "masked": {"protectTokens": 17_000, "batchTokens": 8_000}}
 
 
-@pytest.mark.parametrize("policy", list(POLICIES))
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+#: Cache lifetimes (the profile's ``cache``): the default (every marker 5 minutes), 1-hour
+#: entries on the stable prefix and the masked history with a 5-minute tail (what a policy
+#: that keeps the prefix through a coffee break asks for), and every marker 1 hour.
+LIFETIMES: dict[str, dict[str, str]] = {
+    "5m": {},
+    "1h-prefix": {"prefixTtl": "1h", "historyTtl": "1h", "tailTtl": "5m"},
+    "1h": {"ttl": "1h"},
+}
+CASES = [
+    *((provider, policy, "5m") for provider in ("anthropic", "openai") for policy in POLICIES),
+    ("anthropic", "masked", "1h-prefix"),
+    ("anthropic", "compacted", "1h"),
+]
+
+
+@pytest.mark.parametrize(("provider", "policy", "lifetime"), CASES)
 async def test_the_prediction_agrees_with_the_simulator_on_every_request(
-    sidecars: SidecarFactory, provider: str, policy: str
+    sidecars: SidecarFactory, provider: str, policy: str, lifetime: str
 ) -> None:
     model = LoopbackModel(provider, _script())
     base_url = await model.start()
@@ -107,6 +122,7 @@ async def test_the_prediction_agrees_with_the_simulator_on_every_request(
             "window": 40_000,
             "maxOutput": 4_000,
             "masking": POLICIES[policy],
+            "cache": LIFETIMES[lifetime],
         },
     }
     predicted: list[dict[str, Any]] = []
@@ -143,11 +159,33 @@ async def test_the_prediction_agrees_with_the_simulator_on_every_request(
         assert "older tool output masked" in json.dumps(model.bodies[-1]), "nothing masked"
 
     simulator = AnthropicCache() if provider == "anthropic" else OpenAICache()
-    rounds = [b for b in model.bodies if not asks_for_a_summary(b)]
-    reads = 0
-    for number, (body, guess) in enumerate(zip(rounds, predicted, strict=True)):
-        bill = simulator.price(body)
-        said = (guess["readTokens"], guess["writeTokens"], guess["uncachedTokens"])
-        assert said == (bill.read, bill.write, bill.uncached), (number, guess, bill)
+    rounds = [r for r in model.recorded if not asks_for_a_summary(r.body)]
+    reads = one_hour = 0
+    for number, (sent, guess) in enumerate(zip(rounds, predicted, strict=True)):
+        bill = simulator.price(sent.body, at=sent.at)
+        said = (
+            guess["readTokens"],
+            guess["writeTokens"],
+            guess["oneHourWriteTokens"],
+            guess["uncachedTokens"],
+        )
+        assert said == (bill.read, bill.write, bill.write_1h, bill.uncached), (number, guess, bill)
         reads += bill.read > 0
+        one_hour += bill.write_1h
     assert reads >= len(predicted) * 3 // 4  # the cache is in use: not agreement on zeros
+    ttls = {m.get("ttl", "5m") for b in rounds for m in _markers(b.body)}
+    if lifetime == "5m":
+        assert one_hour == 0 and ttls <= {"5m"}, ttls
+    else:  # the 1-hour entries were asked for, sent and priced: not agreement on zeros
+        assert one_hour > 0 and "1h" in ttls, ttls
+    if lifetime == "1h":
+        assert ttls == {"1h"}
+
+
+def _markers(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every ``cache_control`` of an Anthropic body."""
+    blocks = [*body.get("tools", []), *body.get("system", [])]
+    for message in body["messages"]:
+        content = message["content"]
+        blocks += content if isinstance(content, list) else []
+    return [b["cache_control"] for b in blocks if isinstance(b, dict) and "cache_control" in b]

@@ -79,6 +79,7 @@
 ---@field inputTokens integer # All input tokens of the request (tools, system, messages).
 ---@field readTokens integer # Tokens predicted to be read from the cache.
 ---@field writeTokens integer # Tokens predicted to be written to the cache (Anthropic markers; 0 for providers that do not bill writes).
+---@field oneHourWriteTokens? integer # Of ``writeTokens``, those written by 1-hour markers (billed at the 1-hour rate, 2x input; the rest at the 5-minute rate, 1.25x): Anthropic reports them as ``usage.cache_creation.ephemeral_1h_input_tokens``.
 ---@field uncachedTokens integer # Tokens neither read nor written: billed at the plain input price.
 ---@field firstChange? string # What first differs from the previous request (``tool <name>``, ``system section <id>``, ``message <index>``, ``the model``): where its cache stops serving this one; ``null`` when everything the previous request sent is repeated.
 ---@field rulesVersion string # Version of the cache rules the prediction used.
@@ -88,7 +89,7 @@
 ---@class context_sidecar.CacheBreakpoint
 ---@field location "tools"|"system"|"message"
 ---@field messageIndex? integer # For ``message``: index in ``messages`` whose last block carries the marker.
----@field ttl? "5m"|"1h" # Anthropic marker TTL; ``null`` for providers that cache automatically.
+---@field ttl? "5m"|"1h"|"in_memory"|"24h" # How long the provider is asked to keep the prefix: an Anthropic marker's TTL (``5m``, ``1h``: the lowering writes ``cache_control`` with it); for OpenAI the ``prompt_cache_retention`` the body carries (``in_memory``, ``24h``) when one was asked and the model accepts it; ``null``: the provider's own lifetime (OpenAI without a retention, Gemini's implicit cache: no marker is written).
 ---@field prefixTokens integer # Tokens from the start of the request up to and including this point.
 ---@field reason string
 
@@ -101,6 +102,30 @@
 ---@field total number
 ---@field currency "USD"
 ---@field pricesAsOf string # Date of the price table the figures come from.
+
+--- How long the provider is asked to keep what a request caches (``docs/guide/cache.md``).
+---
+--- Anthropic: the TTL of each cache marker, by the part of the prompt it ends.  The stable
+--- prefix (the end of the tool catalog, of the system prompt) is written once and read by
+--- every turn; the masked history changes only when the masked boundary moves; the tail (the
+--- transcript before the new turn, the new turn, an extra marker at the previous request's
+--- last entry) is written every turn.  A 1-hour marker is written at twice the input price
+--- (5 minutes: 1.25x), read at the same 0.1x.  The API requires a longer TTL before a shorter
+--- one in the prompt: a setting whose TTLs grow toward the tail (``prefixTtl: "5m"``,
+--- ``tailTtl: "1h"``) is refused; a marker placed out of that order (the extra marker at the
+--- previous request's entry, before a 1-hour history marker) is sent, and priced, at the
+--- shorter TTL before it.
+---
+--- OpenAI: ``retention`` is sent as ``prompt_cache_retention`` when the model accepts that
+--- value (the model catalog's ``cache.ttl``); otherwise it is left out and the assembly says
+--- so in its diagnostics.  Prices do not change with it.  Gemini's implicit cache has no
+--- lifetime to ask for: nothing is sent, and asking is noted in the diagnostics.
+---@class context_sidecar.CacheSettings
+---@field ttl? "5m"|"1h" # Every Anthropic marker's TTL unless one below says otherwise (default ``5m``).
+---@field prefixTtl? "5m"|"1h" # Markers at the end of the tool catalog and of the system prompt (default: the profile's ``cacheTtl``, else ``ttl``).
+---@field historyTtl? "5m"|"1h" # The marker at the end of the masked history (default ``ttl``).
+---@field tailTtl? "5m"|"1h" # Markers on the moving tail: the transcript before the new turn, the new turn, the previous request's last entry (default ``ttl``).
+---@field retention? "in_memory"|"24h" # OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default).
 
 --- When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show.
 ---@class context_sidecar.Clock
@@ -597,7 +622,8 @@
 ---@field historyWindow? context_sidecar.HistoryWindow
 ---@field fragments? table<string, string|nil> # Replace a prompt fragment's text by id, or disable it with ``null``.
 ---@field searchMode? string
----@field cacheTtl? "5m"|"1h" # TTL for Anthropic cache markers on the stable prefix (tools, system).
+---@field cacheTtl? "5m"|"1h" # TTL for Anthropic cache markers on the stable prefix (tools, system); kept for older clients: ``cache.prefixTtl`` says the same and wins.
+---@field cache? context_sidecar.CacheSettings # Cache lifetimes per marker (Anthropic) and OpenAI's retention.
 ---@field skillsCatalogShare? number # Share of the window the skills catalog may use.
 ---@field masking? context_sidecar.MaskingPolicy|"auto"|"off" # Observation masking of old tool results; ``"off"`` disables it, ``"auto"`` is the default policy.
 
@@ -1239,7 +1265,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "b5ebadc534615845d03f5f4711bf4550",
+  SCHEMA_HASH = "4e4b1a6d2c65e5ad61ec3b04eeaf26eb",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

@@ -24,13 +24,15 @@ Messages
 
 Cache markers (``cache_control``)
     A breakpoint with a TTL becomes ``{"type": "ephemeral"}`` (5 minutes, the default) or
-    ``{"type": "ephemeral", "ttl": "1h"}``; a ``null`` TTL places nothing.  ``tools`` marks the
+    ``{"type": "ephemeral", "ttl": "1h"}``; a ``null`` TTL (or an OpenAI retention, when a
+    prompt assembled for OpenAI is lowered here) places nothing.  ``tools`` marks the
     last tool, ``system`` the last system block, ``message`` the last block rendered from
     ``messages[messageIndex]`` that may carry a marker (thinking blocks may not), else the
     nearest such block before it.  At most :data:`MAX_CACHE_MARKERS` are placed (a fifth is a
     400): the tools and system markers are kept first, then the latest message markers.  A
     longer TTL must precede a shorter one, so a ``1h`` marker after a ``5m`` one is sent as
-    ``5m``.
+    ``5m`` (the assembler's breakpoints already are in that order: ``cache_ttl``; this keeps
+    any other prompt valid).
 """
 
 from __future__ import annotations
@@ -229,8 +231,9 @@ def _place_cache_markers(
     # position in prefix order (tools, system, messages) -> (ttl, block)
     planned: dict[tuple[int, int], tuple[Ttl, Block]] = {}
     for point in prompt.cache_breakpoints:
-        if point.ttl is None:
-            continue
+        point_ttl = point.ttl
+        if point_ttl != "5m" and point_ttl != "1h":
+            continue  # no marker: an automatic cache's point (OpenAI's retention, Gemini)
         target: tuple[tuple[int, int], Block] | None = None
         if point.location == "tools":
             target = ((0, 0), tools[-1]) if tools else None
@@ -248,7 +251,7 @@ def _place_cache_markers(
             continue
         position, block = target
         previous = planned.get(position)
-        ttl: Ttl = point.ttl
+        ttl: Ttl = point_ttl
         if previous is not None and previous[0] == "1h":
             ttl = "1h"
         planned[position] = (ttl, block)

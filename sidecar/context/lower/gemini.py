@@ -26,7 +26,8 @@ empty.
 - Tools: one ``{functionDeclarations: [{name, description, parameters}]}``; ``parameters`` is
   the tool's JSON Schema converted by :mod:`.gemini_schema` and omitted for a tool without
   arguments.
-- Cache breakpoints are not rendered: Gemini caches implicitly.
+- Cache breakpoints are not rendered: Gemini caches implicitly, and its implicit cache has no
+  lifetime to ask for (only explicit ``cachedContents`` objects take a TTL; they are not used).
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Lowering to OpenAI Chat Completions (``POST /v1/chat/completions``, target ``openai-chat``).
 
-Body: ``{model, max_completion_tokens, messages, tools, prompt_cache_key}``; ``tools`` is
-omitted when empty, ``prompt_cache_key`` when no cache key is given.
+Body: ``{model, max_completion_tokens, messages, tools, prompt_cache_key,
+prompt_cache_retention}``; ``tools`` is omitted when empty, ``prompt_cache_key`` when no cache
+key is given, ``prompt_cache_retention`` unless the breakpoints carry a retention (the
+profile's ``cache.retention``, when the model accepts it) and a cache key is given (both are
+OpenAI's own fields: a server that is not OpenAI's gets neither).
 
 - The system prompt (sections joined with a blank line) is the first message,
   ``{"role": "system", "content": ...}``; omitted when empty.
@@ -48,7 +51,13 @@ if TYPE_CHECKING:
     from protocol.context import ToolDefinition
     from sidecar.context.lower.prompt import Lowerable
 
-__all__ = ["IMAGE_MEDIA_TYPES", "TOOL_ERROR_HEADER", "lower_openai_chat", "tool_output_text"]
+__all__ = [
+    "IMAGE_MEDIA_TYPES",
+    "TOOL_ERROR_HEADER",
+    "cache_retention",
+    "lower_openai_chat",
+    "tool_output_text",
+]
 
 #: Image types the vision models accept (GIF: non-animated only).
 IMAGE_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -86,7 +95,19 @@ def lower_openai_chat(
         body["tools"] = [_tool(tool) for tool in prompt.tools]
     if cache_key is not None:
         body["prompt_cache_key"] = cache_key
+        if (retention := cache_retention(prompt)) is not None:
+            body["prompt_cache_retention"] = retention
     return body
+
+
+def cache_retention(prompt: Lowerable) -> str | None:
+    """The ``prompt_cache_retention`` the breakpoints ask for (the assembler gives every
+    breakpoint of an OpenAI prompt the profile's ``cache.retention`` when the model accepts
+    it), else ``None``."""
+    for point in prompt.cache_breakpoints:
+        if point.ttl == "in_memory" or point.ttl == "24h":
+            return point.ttl
+    return None
 
 
 def tool_output_text(part: ToolResultPart) -> str:

@@ -1,8 +1,9 @@
 """Lowering to the OpenAI Responses API (``POST /v1/responses``, target ``openai-responses``).
 
-Body: ``{model, max_output_tokens, instructions, input, tools, prompt_cache_key}``;
-``instructions`` is omitted when the system prompt is empty, ``tools`` when the catalog is,
-``prompt_cache_key`` when no cache key is given.
+Body: ``{model, max_output_tokens, instructions, input, tools, prompt_cache_key,
+prompt_cache_retention}``; ``instructions`` is omitted when the system prompt is empty,
+``tools`` when the catalog is, ``prompt_cache_key`` when no cache key is given,
+``prompt_cache_retention`` as in :mod:`.openai_chat`.
 
 - ``instructions`` is the system prompt (sections joined with a blank line).
 - ``input`` follows the turns.  A user turn starts with one
@@ -63,7 +64,12 @@ from sidecar.context.lower._common import (
     tool_names,
     tool_result_text,
 )
-from sidecar.context.lower.openai_chat import IMAGE_MEDIA_TYPES, TOOL_ERROR_HEADER, tool_output_text
+from sidecar.context.lower.openai_chat import (
+    IMAGE_MEDIA_TYPES,
+    TOOL_ERROR_HEADER,
+    cache_retention,
+    tool_output_text,
+)
 
 if TYPE_CHECKING:
     from protocol.context import ToolDefinition
@@ -97,6 +103,8 @@ def lower_openai_responses(
         body["tools"] = [_tool(tool) for tool in prompt.tools]
     if cache_key is not None:
         body["prompt_cache_key"] = cache_key
+        if (retention := cache_retention(prompt)) is not None:
+            body["prompt_cache_retention"] = retention
     return body
 
 
