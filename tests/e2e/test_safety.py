@@ -248,6 +248,13 @@ def image_result(blob: str) -> dict[str, Any]:
     return {"type": "toolResult", "callId": "c1", "content": [image(blob)]}
 
 
+REASONING_ID_WHY = "the provider's id of its reasoning item, sent back to it verbatim; never opened"
+
+
+def reasoning(item_id: str) -> dict[str, Any]:
+    return {"type": "reasoning", "text": "t", "provider": "openai-responses", "id": item_id}
+
+
 def note() -> list[dict[str, Any]]:
     return [{"kind": "note", "text": "n"}]
 
@@ -438,6 +445,35 @@ ROWS: tuple[Row, ...] = (
         },
         BLOB_IDS,
         IMAGE_READ,
+        fresh=True,
+    ),
+    # --- a reasoning part's id: the provider's own (``rs_…``), sent back to it verbatim ------
+    *(
+        Row(
+            method,
+            "userTurn.id",
+            lambda c, v, method=method: {
+                "sessionId": c.sid,
+                "userTurn": [*turn(), reasoning(v)],
+                **({"script": SCRIPT} if method == "run/start" else {}),
+            },
+            (*ESCAPING_FILES, *TRAVERSAL_IDS),
+            Unused(REASONING_ID_WHY),
+            fresh=True,
+        )
+        for method in ("context/assemble", "input/freeze", "run/start")
+    ),
+    Row(
+        "session/append",
+        "entries.content.id",
+        lambda c, v: {
+            "sessionId": c.sid,
+            "entries": [
+                {"kind": "message", "role": "assistant", "content": [reasoning(v)]},
+            ],
+        },
+        (*ESCAPING_FILES, *TRAVERSAL_IDS),
+        Unused(REASONING_ID_WHY),
         fresh=True,
     ),
     # --- ledger controls -----------------------------------------------------------------------
