@@ -25,6 +25,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, get_args, get_origin
 
@@ -255,6 +256,11 @@ def reasoning(item_id: str) -> dict[str, Any]:
     return {"type": "reasoning", "text": "t", "provider": "openai-responses", "id": item_id}
 
 
+def _with_reasoning(scripted: bool, c: Ctx, v: str) -> dict[str, Any]:
+    params = {"sessionId": c.sid, "userTurn": [*turn(), reasoning(v)]}
+    return {**params, "script": SCRIPT} if scripted else params
+
+
 def note() -> list[dict[str, Any]]:
     return [{"kind": "note", "text": "n"}]
 
@@ -452,11 +458,7 @@ ROWS: tuple[Row, ...] = (
         Row(
             method,
             "userTurn.id",
-            lambda c, v, method=method: {
-                "sessionId": c.sid,
-                "userTurn": [*turn(), reasoning(v)],
-                **({"script": SCRIPT} if method == "run/start" else {}),
-            },
+            partial(_with_reasoning, method == "run/start"),
             (*ESCAPING_FILES, *TRAVERSAL_IDS),
             Unused(REASONING_ID_WHY),
             fresh=True,
