@@ -4,10 +4,10 @@ A model provider's servers are the one part that cannot exist here, so these spe
 streaming formats — Anthropic Messages (``POST /v1/messages``), OpenAI Chat Completions
 (``POST /chat/completions``) and Gemini (``POST …:streamGenerateContent?alt=sse``) — and keep
 each request's body *as bytes*, exactly as the sidecar's transport wrote them: what a prompt
-cache is keyed on.  A ``GET`` (a run asking a models endpoint for a model's limits) is answered
-404 and kept apart, in ``asked``.  The replies come from a script: a callable that is given the parsed body and
+cache is keyed on.  The replies come from a script: a callable that is given the parsed body and
 answers with a :class:`Reply` (text, tool calls whose arguments are raw JSON text, sent as the
-model would stream them, in pieces).
+model would stream them, in pieces).  A ``GET`` (a run asking a models endpoint for a model's
+limits) is answered 404 and kept apart, in ``asked``.
 
 Used by the bench's real-path cache suite (``bench/cache_runs.py``) and by the e2e tests of the
 bytes sent (``tests/e2e/test_sent_bytes.py``, ``tests/e2e/test_cache_simulators.py``).

@@ -183,14 +183,13 @@ class HttpStreamProvider:
 
     # -- the models endpoint -------------------------------------------------------------
 
-    async def model_limits(
-        self, model: str, timeout_s: float = MODELS_TIMEOUT_S
-    ) -> LiveLimits | None:
+    async def model_limits(self, model: str, timeout_s: float | None = None) -> LiveLimits | None:
         """``model``'s limits as the models endpoint reports them, or ``None`` (see the
-        module docstring)."""
+        module docstring); ``timeout_s`` defaults to :data:`MODELS_TIMEOUT_S`."""
         url = self._models_url(model)
         if url is None:
             return None
+        timeout_s = timeout_s or MODELS_TIMEOUT_S
         endpoint = f"GET {httpx.URL(url).copy_with(userinfo=b'')}"
         headers = {**self._headers(), "accept": "application/json"}
         try:
