@@ -6,7 +6,8 @@ streaming formats — Anthropic Messages (``POST /v1/messages``), OpenAI Chat Co
 each request's body *as bytes*, exactly as the sidecar's transport wrote them: what a prompt
 cache is keyed on.  The replies come from a script: a callable that is given the parsed body and
 answers with a :class:`Reply` (text, tool calls whose arguments are raw JSON text, sent as the
-model would stream them, in pieces).
+model would stream them, in pieces).  A ``GET`` (a run asking a models endpoint for a model's
+limits) is answered 404 and kept apart, in ``asked``.
 
 Used by the bench's real-path cache suite (``bench/cache_runs.py``) and by the e2e tests of the
 bytes sent (``tests/e2e/test_sent_bytes.py``, ``tests/e2e/test_cache_simulators.py``).
@@ -200,6 +201,8 @@ class LoopbackModel:
     script: Script
     model: str = "loopback-model"
     recorded: list[Recorded] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)
+    """Paths of the ``GET`` requests (a run asking a models endpoint), answered 404."""
     server: asyncio.Server | None = None
 
     async def start(self) -> str:
@@ -238,6 +241,14 @@ class LoopbackModel:
                 headers[name.strip().lower()] = value.strip()
             raw = await reader.readexactly(int(headers.get("content-length", "0")))
             path = request_line.split(" ")[1] if " " in request_line else ""
+            if request_line.startswith("GET "):  # a models endpoint: reports no limits here
+                self.asked.append(path)
+                writer.write(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\n"
+                    b"content-length: 2\r\nconnection: close\r\n\r\n{}"
+                )
+                await writer.drain()
+                return
             self.recorded.append(Recorded(path, raw))
             body = json.loads(raw)
             reply = self.script(self.provider, body)

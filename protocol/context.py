@@ -578,21 +578,26 @@ class ModelLimits(WireModel):
     window: int
     max_output: int
     """Output tokens reserved (the budget keeps them free), not the model's hard maximum."""
-    source: Literal["profile", "table", "family", "fallback"]
-    """``profile``: the profile's window/maxOutput; ``table``: the model's catalog row
-    (``sidecar/context/data/models.json``); ``family``: a model the catalog does not list,
-    given the figures of its vendor's family; ``fallback``: nothing matched (32,768 / 4,096)."""
+    source: Literal["profile", "live", "table", "family", "fallback"]
+    """``profile``: the profile's window/maxOutput; ``live``: the window (and output limit)
+    the provider's models endpoint reported to this process (``note`` names the request; the
+    output reservation is still the catalog's, capped by that limit); ``table``: the model's
+    catalog row (``sidecar/context/data/models.json``); ``family``: a model the catalog does
+    not list, given the figures of its vendor's family; ``fallback``: nothing matched
+    (32,768 / 4,096)."""
     family: str | None = None
     """The catalog family whose figures were used (absent for the fallback)."""
     output_limit: int | None = None
-    """The family's documented maximum output, when the catalog knows it."""
+    """The model's maximum output: the models endpoint's when it reported one, else the
+    family's documented figure, when the catalog knows it."""
     min_cache_tokens: int | None = None
     """The family's smallest cacheable prompt prefix, when the catalog knows it."""
     note: str | None = None
-    """The catalog row's caveat (a figure taken from the nearest documented family)."""
+    """The catalog row's caveat (a figure taken from the nearest documented family); with
+    ``live``, which request reported the figures."""
     warning: str | None = None
-    """Set when the window is not the profile's nor the model's own row: which figures were
-    used instead and how to override them."""
+    """Set when the window is not the profile's, the models endpoint's, nor the model's own
+    row's: which figures were used instead and how to override them."""
 
 
 class CompactionAdvice(WireModel):

@@ -13,6 +13,7 @@ __all__ = [
     "STORE_ENV",
     "MEMORY_TRACE_ENV",
     "MEMORY_TRACE_FRAMES_ENV",
+    "NO_LIVE_LIMITS_ENV",
     "TRACE_ENV",
     "default_store_root",
     "max_loaded_sessions",
@@ -35,6 +36,9 @@ DEFAULT_MAX_LOADED_SESSIONS = 64
 #: :mod:`tracemalloc` keeps for it (0, the default: no tracemalloc, a census of objects only).
 MEMORY_TRACE_ENV = "CONTEXT_SIDECAR_MEMORY_TRACE"
 MEMORY_TRACE_FRAMES_ENV = "CONTEXT_SIDECAR_MEMORY_TRACE_FRAMES"
+#: Environment variable that, set to anything but ``0`` or empty, stops runs from asking a
+#: provider's models endpoint for a model's limits (``sidecar.runs.live_lookup``).
+NO_LIVE_LIMITS_ENV = "CONTEXT_SIDECAR_NO_LIVE_LIMITS"
 
 
 def default_store_root() -> Path:

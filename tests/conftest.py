@@ -12,6 +12,9 @@ import pytest
 
 from protocol.framing import FrameDecoder
 from sidecar.client import SidecarClient
+from sidecar.context.live_limits import forget_all
+from sidecar.defaults import NO_LIVE_LIMITS_ENV
+from sidecar.runs.live_lookup import forget_asked
 
 
 @pytest.fixture
@@ -21,11 +24,19 @@ def anyio_backend() -> str:
 
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No test touches the user's real store or an inherited trace file."""
+    """No test touches the user's real store or an inherited trace file, nor asks a models
+    endpoint unless it says so."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
     monkeypatch.delenv("CONTEXT_SIDECAR_STORE", raising=False)
     monkeypatch.delenv("CONTEXT_SIDECAR_TRACE", raising=False)
+    # runs ask no models endpoint unless a test turns it on (its loopback server would take
+    # the GET for a scripted answer); and nothing learnt leaks from one test to the next
+    monkeypatch.setenv(NO_LIVE_LIMITS_ENV, "1")
+    forget_all()
+    forget_asked()
     yield
+    forget_all()
+    forget_asked()
 
 
 @pytest.fixture

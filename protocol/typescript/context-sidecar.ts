@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "4e4b1a6d2c65e5ad61ec3b04eeaf26eb" as const;
+export const SCHEMA_HASH = "e743ed000d7bd90d572152f94fac8149" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -832,22 +832,31 @@ export interface ModelLimits {
   /** Output tokens reserved (the budget keeps them free), not the model's hard maximum. */
   maxOutput: number;
   /**
-   * ``profile``: the profile's window/maxOutput; ``table``: the model's catalog row
-   * (``sidecar/context/data/models.json``); ``family``: a model the catalog does not list,
-   * given the figures of its vendor's family; ``fallback``: nothing matched (32,768 / 4,096).
+   * ``profile``: the profile's window/maxOutput; ``live``: the window (and output limit)
+   * the provider's models endpoint reported to this process (``note`` names the request; the
+   * output reservation is still the catalog's, capped by that limit); ``table``: the model's
+   * catalog row (``sidecar/context/data/models.json``); ``family``: a model the catalog does
+   * not list, given the figures of its vendor's family; ``fallback``: nothing matched
+   * (32,768 / 4,096).
    */
-  source: "profile" | "table" | "family" | "fallback";
+  source: "profile" | "live" | "table" | "family" | "fallback";
   /** The catalog family whose figures were used (absent for the fallback). */
   family?: string | null;
-  /** The family's documented maximum output, when the catalog knows it. */
+  /**
+   * The model's maximum output: the models endpoint's when it reported one, else the
+   * family's documented figure, when the catalog knows it.
+   */
   outputLimit?: number | null;
   /** The family's smallest cacheable prompt prefix, when the catalog knows it. */
   minCacheTokens?: number | null;
-  /** The catalog row's caveat (a figure taken from the nearest documented family). */
+  /**
+   * The catalog row's caveat (a figure taken from the nearest documented family); with
+   * ``live``, which request reported the figures.
+   */
   note?: string | null;
   /**
-   * Set when the window is not the profile's nor the model's own row: which figures were
-   * used instead and how to override them.
+   * Set when the window is not the profile's, the models endpoint's, nor the model's own
+   * row's: which figures were used instead and how to override them.
    */
   warning?: string | null;
 }

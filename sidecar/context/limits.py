@@ -3,17 +3,17 @@
 Owns the model catalog (``data/models.json``: per-family rows with window, output limit,
 output reservation, minimum cacheable prompt, cache price multipliers and TTLs, each with its
 sources) and how a model id finds its row.  ``resolve_limits`` answers the window and output
-reservation for a model from, in order: the profile's override, the model's catalog row (the
-longest matching model-id prefix), its vendor's family (``vendorFamilies``: an unknown
-``claude-*`` takes the newest Claude figures, ``gpt-*``/``o<n>`` GPT-5's, ``gemini-*``
-Gemini's), the fallback -- and says which one it used, with a warning when the window is
-neither the profile's nor the model's own.  ``cache_rules`` gives a provider's mechanics
-(``data/cache_rules.json``) with the model's own minimum cacheable prefix from the catalog.
+reservation for a model from, in order: the profile's override, what the process learnt from
+the provider's models endpoint (:mod:`sidecar.context.live_limits`, read here without I/O:
+the runs layer asks, once per process), the model's catalog row (the longest matching
+model-id prefix), its vendor's family (``vendorFamilies``: an unknown ``claude-*`` takes the
+newest Claude figures, ``gpt-*``/``o<n>`` GPT-5's, ``gemini-*`` Gemini's), the fallback --
+and says which one it used, with a warning when the window is neither the profile's, nor
+the endpoint's, nor the model's own row's.  Live figures replace the window and the output
+limit; the output *reservation* stays the catalog's (or the fallback's), capped by the live
+output limit.  ``cache_rules`` gives a provider's mechanics (``data/cache_rules.json``) with
+the model's own minimum cacheable prefix from the catalog.
 ``available_input = window - reserved output - SAFETY_MARGIN``.
-
-Live metadata from a provider's models endpoint (thndrs' second source) is not consulted: the
-sidecar holds no provider credentials and never reaches the network; a host that reads it
-passes ``window``/``maxOutput`` in the profile.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from importlib import resources
 from typing import Any
 
 from protocol.context import ModelLimits, PromptProfile
+from sidecar.context.live_limits import known
 
 __all__ = [
     "SAFETY_MARGIN",
@@ -92,11 +93,25 @@ def resolve_limits(profile: PromptProfile) -> ModelLimits:
     table = _data("models.json")
     match = catalog_row(profile.model)
     base = match.row if match is not None else table["fallback"]
+    row = match.row if match is not None else {}
     source = match.how if match is not None else "fallback"
     window = int(base["window"])
     max_output = int(base["maxOutput"])
+    output_limit: int | None = row.get("outputLimit")
+    note: str | None = row.get("note")
     warning: str | None = None
-    if match is None or match.how == "family":
+    live = known(profile.model)
+    if live is not None and live.window is not None:
+        source = "live"
+        window = live.window
+        if live.output_limit is not None:
+            output_limit = live.output_limit
+            max_output = min(max_output, live.output_limit)
+        reported = f"window {window:,}" + (
+            f", output limit {live.output_limit:,}" if live.output_limit is not None else ""
+        )
+        note = f"{reported} reported by {live.endpoint} (learnt by this process)"
+    elif match is None or match.how == "family":
         used = f"the {match.row['family']} family" if match else "the fallback"
         warning = (
             f"model {profile.model!r} is not in the catalog; using the figures of {used} "
@@ -109,16 +124,15 @@ def resolve_limits(profile: PromptProfile) -> ModelLimits:
         max_output = profile.max_output or max_output
         if profile.window is not None:
             warning = None
-    row = match.row if match is not None else {}
     return ModelLimits(
         model=profile.model,
         window=window,
         max_output=min(max_output, max(window // 2, 1)),
         source=source,  # type: ignore[arg-type]
         family=row.get("family"),
-        output_limit=row.get("outputLimit"),
+        output_limit=output_limit,
         min_cache_tokens=row.get("minCacheTokens"),
-        note=row.get("note"),
+        note=note,
         warning=warning,
     )
 

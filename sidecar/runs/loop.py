@@ -1,10 +1,12 @@
 """One run: assemble, call the model, stream, execute tools through the host, repeat.
 
-Each round is a model round (:mod:`sidecar.runs.model_round`: assemble the frozen input plus
-the turn so far, compact first when advised, store the prompt as a snapshot, stream the
-answer, store the assistant message) and then, if the model asked for tools, a tool round
-(:mod:`sidecar.runs.tool_round`: each call through the host, the sidecar's built-in tools or a
-sub-agent, each result stored).  A tool that fails or times out becomes an error result the
+Before the first round the model's limits are asked of its provider's models endpoint, once
+per process (:mod:`sidecar.runs.live_lookup`).  Each round is a model round
+(:mod:`sidecar.runs.model_round`: assemble the frozen input plus the turn so far, compact
+first when advised, store the prompt as a snapshot, stream the answer, store the assistant
+message) and then, if the model asked for tools, a tool round (:mod:`sidecar.runs.tool_round`:
+each call through the host, the sidecar's built-in tools or a sub-agent, each result
+stored).  A tool that fails or times out becomes an error result the
 model sees.  The loop ends when the model stops asking for tools, at the round limit
 (``agent.max_tool_rounds_exceeded``), when the same call is repeated three times
 (``agent.tool_loop_detected``), on a provider error, or on cancellation — always with exactly
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.errors import ErrorCode
 from sidecar.runs.failures import RunStopped
+from sidecar.runs.live_lookup import learn_limits
 from sidecar.runs.loop_state import LoopState
 from sidecar.runs.model_round import ModelRound
 from sidecar.runs.tool_round import ToolRound
@@ -71,6 +74,8 @@ class RunLoop(LoopState):
         self.tool_round = ToolRound(self, None if delegate is None else partial(delegate, self))
 
     async def run(self) -> None:
+        # before the first assembly: the model's limits from its provider, once per process
+        await learn_limits(self.provider, self.s.effective.profile)
         rounds = 0
         while self.handoff is None:
             if rounds == self.s.max_rounds:

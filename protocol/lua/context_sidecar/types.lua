@@ -501,12 +501,12 @@
 ---@field model string
 ---@field window integer
 ---@field maxOutput integer # Output tokens reserved (the budget keeps them free), not the model's hard maximum.
----@field source "profile"|"table"|"family"|"fallback" # ``profile``: the profile's window/maxOutput; ``table``: the model's catalog row (``sidecar/context/data/models.json``); ``family``: a model the catalog does not list, given the figures of its vendor's family; ``fallback``: nothing matched (32,768 / 4,096).
+---@field source "profile"|"live"|"table"|"family"|"fallback" # ``profile``: the profile's window/maxOutput; ``live``: the window (and output limit) the provider's models endpoint reported to this process (``note`` names the request; the output reservation is still the catalog's, capped by that limit); ``table``: the model's catalog row (``sidecar/context/data/models.json``); ``family``: a model the catalog does not list, given the figures of its vendor's family; ``fallback``: nothing matched (32,768 / 4,096).
 ---@field family? string # The catalog family whose figures were used (absent for the fallback).
----@field outputLimit? integer # The family's documented maximum output, when the catalog knows it.
+---@field outputLimit? integer # The model's maximum output: the models endpoint's when it reported one, else the family's documented figure, when the catalog knows it.
 ---@field minCacheTokens? integer # The family's smallest cacheable prompt prefix, when the catalog knows it.
----@field note? string # The catalog row's caveat (a figure taken from the nearest documented family).
----@field warning? string # Set when the window is not the profile's nor the model's own row: which figures were used instead and how to override them.
+---@field note? string # The catalog row's caveat (a figure taken from the nearest documented family); with ``live``, which request reported the figures.
+---@field warning? string # Set when the window is not the profile's, the models endpoint's, nor the model's own row's: which figures were used instead and how to override them.
 
 ---@class context_sidecar.NoteEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -1265,7 +1265,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "4e4b1a6d2c65e5ad61ec3b04eeaf26eb",
+  SCHEMA_HASH = "e743ed000d7bd90d572152f94fac8149",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

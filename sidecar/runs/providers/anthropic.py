@@ -3,7 +3,8 @@
 Sends ``POST {base_url}/v1/messages`` with the lowered body (see
 ``sidecar.context.lower.anthropic_messages``; its ``cache_control`` markers pass through
 untouched) plus ``stream: true``, with the ``x-api-key`` (when there is a key) and
-``anthropic-version`` headers.
+``anthropic-version`` headers.  A model's limits come from ``GET {base_url}/v1/models/{id}``
+(:mod:`.model_info`).
 
 Reading the stream (each event's JSON ``type``, which repeats the SSE event name):
 
@@ -43,6 +44,7 @@ import copy
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from sidecar.runs.providers.base import (
     Completed,
@@ -54,6 +56,7 @@ from sidecar.runs.providers.base import (
     ToolCall,
     Usage,
 )
+from sidecar.runs.providers.model_info import anthropic_limits
 from sidecar.runs.providers.transport import (
     HttpStreamProvider,
     parse_arguments,
@@ -136,6 +139,12 @@ class AnthropicProvider(HttpStreamProvider):
 
     def _payload(self, body: dict[str, Any]) -> dict[str, Any]:
         return {**body, "stream": True}
+
+    def _models_url(self, model: str) -> str | None:
+        return f"{self.base_url}/v1/models/{quote(model, safe='')}"
+
+    def _read_limits(self, data: Any, model: str) -> tuple[int | None, int | None]:
+        return anthropic_limits(data)
 
     async def _decode(
         self, events: AsyncIterator[ServerSentEvent]

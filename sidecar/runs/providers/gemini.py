@@ -4,7 +4,8 @@ Sends ``POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse`` wi
 body (see ``sidecar.context.lower.gemini``; function responses of earlier rounds are already
 in its ``contents``) and the key in the ``x-goog-api-key`` header (when there is a key; never
 in the URL, which reaches logs).  The model is in the URL, not the body; a base URL that
-already ends in an API version (``.../v1beta``) is used as it is.  Top-level body keys that
+already ends in an API version (``.../v1beta``) is used as it is.  A model's limits come
+from ``GET .../v1beta/models/{model}`` (:mod:`.model_info`).  Top-level body keys that
 ``GenerateContentRequest`` does not have (generation parameters such as ``temperature``, put
 there by the run loop) move into ``generationConfig``, where the API expects them.
 
@@ -74,6 +75,7 @@ from sidecar.runs.providers.base import (
     ToolCall,
     Usage,
 )
+from sidecar.runs.providers.model_info import gemini_limits
 from sidecar.runs.providers.transport import (
     HttpStreamProvider,
     parse_event_json,
@@ -181,11 +183,20 @@ class GeminiProvider(HttpStreamProvider):
             major is None or int(major.group(1)) >= 3
         )
 
+    def _root(self) -> str:
+        if _VERSIONED.search(self.base_url):
+            return self.base_url
+        return f"{self.base_url}/{API_VERSION}"
+
     def _url(self) -> str:
-        root = (
-            self.base_url if _VERSIONED.search(self.base_url) else f"{self.base_url}/{API_VERSION}"
-        )
-        return f"{root}/models/{quote(self.model, safe='')}:streamGenerateContent?alt=sse"
+        return f"{self._root()}/models/{quote(self.model, safe='')}:streamGenerateContent?alt=sse"
+
+    def _models_url(self, model: str) -> str | None:
+        name = model.strip().removeprefix("models/")
+        return f"{self._root()}/models/{quote(name, safe='')}"
+
+    def _read_limits(self, data: Any, model: str) -> tuple[int | None, int | None]:
+        return gemini_limits(data)
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream"}

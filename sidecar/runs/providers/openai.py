@@ -3,7 +3,9 @@
 Sends ``POST {base_url}/chat/completions`` with the lowered body (see
 ``sidecar.context.lower.openai_chat``) plus ``stream: true`` and
 ``stream_options.include_usage: true``; ``Authorization: Bearer <key>`` only when there is a
-key, so local servers (Ollama, llama.cpp, vLLM) work without one.
+key, so local servers (Ollama, llama.cpp, vLLM) work without one.  A compatible server's
+``GET {base_url}/models`` may report a model's limits (:mod:`.model_info`); OpenAI's own
+reports none and is not asked.
 
 Reading the stream (``data: {chunk}`` events, ending with ``data: [DONE]``):
 
@@ -45,6 +47,7 @@ from sidecar.runs.providers.base import (
     ToolCall,
     Usage,
 )
+from sidecar.runs.providers.model_info import openai_compatible_limits
 from sidecar.runs.providers.transport import (
     HttpStreamProvider,
     parse_arguments,
@@ -120,6 +123,12 @@ class OpenAIProvider(HttpStreamProvider):
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
+
+    def _models_url(self, model: str) -> str | None:
+        return None if self.accepts_cache_key else f"{self.base_url}/models"
+
+    def _read_limits(self, data: Any, model: str) -> tuple[int | None, int | None]:
+        return openai_compatible_limits(data, model)
 
     def _payload(self, body: dict[str, Any]) -> dict[str, Any]:
         options = body.get("stream_options")

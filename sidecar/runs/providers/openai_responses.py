@@ -8,7 +8,8 @@ nothing of the conversation is kept on OpenAI's servers, so each request carries
 prompt the sidecar assembled — its snapshot is the prompt — and the model's reasoning comes
 back encrypted, to be kept in history and sent back verbatim in every later request (the
 prefix stays byte-identical, hence cacheable).  ``Authorization: Bearer <key>`` only when
-there is a key; ``prompt_cache_key`` only to OpenAI's own host, as with Chat Completions.
+there is a key; ``prompt_cache_key`` only to OpenAI's own host, as with Chat Completions, and
+a compatible server's ``GET {base_url}/models`` is asked for a model's limits, as there.
 
 Reading the stream (each event's JSON ``type`` repeats the SSE event name):
 
@@ -52,6 +53,7 @@ from sidecar.runs.providers.base import (
     ToolCall,
     Usage,
 )
+from sidecar.runs.providers.model_info import openai_compatible_limits
 from sidecar.runs.providers.openai import DEFAULT_BASE_URL, OPENAI_HOST
 from sidecar.runs.providers.transport import (
     HttpStreamProvider,
@@ -122,6 +124,12 @@ class OpenAIResponsesProvider(HttpStreamProvider):
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
+
+    def _models_url(self, model: str) -> str | None:
+        return None if self.accepts_cache_key else f"{self.base_url}/models"
+
+    def _read_limits(self, data: Any, model: str) -> tuple[int | None, int | None]:
+        return openai_compatible_limits(data, model)
 
     def _payload(self, body: dict[str, Any]) -> dict[str, Any]:
         include = body.get("include")

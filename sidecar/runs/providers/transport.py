@@ -35,6 +35,15 @@ Malformed data
     parser already drops, so there is no "bad keep-alive" to tolerate: anything else that is
     not JSON means the stream cannot be trusted.
 
+Models endpoint
+    :meth:`HttpStreamProvider.model_limits` asks the provider's models endpoint for a model's
+    window and output limit (:mod:`.model_info` says which endpoint and which fields): one
+    ``GET`` through the same client, with the provider's auth headers, a deadline of its own
+    (3 s by default) over the whole exchange, no retry, at most 8 MiB read.  Any failure (a
+    status, a timeout, a connection error, a body that is not JSON or lacks the fields) is
+    logged at info and answered ``None``: a run never waits on it for more than the deadline
+    and never fails because of it.
+
 Clients and cancellation
     With no ``client`` given, each :meth:`stream` call opens its own ``httpx.AsyncClient`` and
     closes it when the call ends; a given client is shared and left open (its owner closes
@@ -58,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
+from sidecar.context.live_limits import LiveLimits
 from sidecar.runs.providers.base import Completed, ProviderError, ProviderEvent
 from sidecar.runs.providers.sse import SSEError, aiter_sse
 
@@ -68,6 +78,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HttpStreamProvider",
+    "MODELS_TIMEOUT_S",
     "RETRYABLE_STATUSES",
     "MAX_RETRY_WAIT_MS",
     "parse_event_json",
@@ -86,6 +97,10 @@ MAX_RETRY_WAIT_MS = 60_000
 _MAX_DETAIL = 500
 #: Most of an error body read.
 _MAX_ERROR_BODY = 64 * 1024
+#: Most of a models endpoint's answer read (OpenRouter lists hundreds of models).
+_MAX_MODELS_BODY = 8 * 1024 * 1024
+#: How long a models endpoint is waited for, the whole exchange (seconds).
+MODELS_TIMEOUT_S = 3.0
 _REDACTED = "[redacted]"
 
 
@@ -156,6 +171,50 @@ class HttpStreamProvider:
         if isinstance(error, str):
             return None, error
         return None, None
+
+    def _models_url(self, model: str) -> str | None:
+        """The ``GET`` that reports ``model``'s limits; ``None`` when this provider has none
+        (the default)."""
+        return None
+
+    def _read_limits(self, data: Any, model: str) -> tuple[int | None, int | None]:
+        """(window, output limit) of ``model`` from the models endpoint's JSON answer."""
+        return None, None
+
+    # -- the models endpoint -------------------------------------------------------------
+
+    async def model_limits(self, model: str, timeout_s: float | None = None) -> LiveLimits | None:
+        """``model``'s limits as the models endpoint reports them, or ``None`` (see the
+        module docstring); ``timeout_s`` defaults to :data:`MODELS_TIMEOUT_S`."""
+        url = self._models_url(model)
+        if url is None:
+            return None
+        timeout_s = timeout_s or MODELS_TIMEOUT_S
+        endpoint = f"GET {httpx.URL(url).copy_with(userinfo=b'')}"
+        headers = {**self._headers(), "accept": "application/json"}
+        try:
+            with anyio.fail_after(timeout_s):
+                async with (
+                    self._session() as client,
+                    client.stream(
+                        "GET", url, headers=headers, timeout=httpx.Timeout(timeout_s)
+                    ) as response,
+                ):
+                    if response.status_code != 200:
+                        logger.info("%s: %s answered %d", self.name, endpoint, response.status_code)
+                        return None
+                    raw = await _read_capped(response, _MAX_MODELS_BODY + 1)
+            if len(raw) > _MAX_MODELS_BODY:
+                logger.info("%s: %s answered more than %d bytes", self.name, endpoint, len(raw))
+                return None
+            window, output = self._read_limits(json.loads(raw), model)
+        except (httpx.HTTPError, TimeoutError, ValueError) as exc:
+            logger.info("%s: %s failed (%s)", self.name, endpoint, type(exc).__name__)
+            return None
+        if window is None:
+            logger.info("%s: %s reports no window for %s", self.name, endpoint, model)
+            return None
+        return LiveLimits(window=window, output_limit=output, endpoint=endpoint)
 
     # -- the call ------------------------------------------------------------------------
 
@@ -387,13 +446,13 @@ def parse_arguments(name: str, call_id: str, tool: str, text: str) -> dict[str, 
     return value
 
 
-async def _read_capped(response: httpx.Response) -> bytes:
+async def _read_capped(response: httpx.Response, limit: int = _MAX_ERROR_BODY) -> bytes:
     body = bytearray()
     async for chunk in response.aiter_bytes():
         body += chunk
-        if len(body) >= _MAX_ERROR_BODY:
+        if len(body) >= limit:
             break
-    return bytes(body[:_MAX_ERROR_BODY])
+    return bytes(body[:limit])
 
 
 def _retry_after_ms(headers: httpx.Headers) -> int | None:
