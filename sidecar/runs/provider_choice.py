@@ -83,24 +83,20 @@ def choose_provider(
     ):
         from sidecar.runs.providers.openai_responses import OpenAIResponsesProvider
 
-        return OpenAIResponsesProvider(
-            base_url=base_url or "https://api.openai.com/v1", api_key=api_key
-        )
+        return OpenAIResponsesProvider(base_url=base_url, api_key=api_key)
     if binding.provider == "openai":
         from sidecar.runs.providers.openai import OpenAIProvider
 
-        return OpenAIProvider(base_url=base_url or "https://api.openai.com/v1", api_key=api_key)
+        return OpenAIProvider(base_url=base_url, api_key=api_key)
     if binding.provider == "anthropic":
         from sidecar.runs.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(base_url=base_url or "https://api.anthropic.com", api_key=api_key)
+        return AnthropicProvider(base_url=base_url, api_key=api_key)
     if binding.provider == "gemini":
-        from sidecar.runs.providers.gemini import DEFAULT_BASE_URL, GeminiProvider
+        from sidecar.runs.providers.gemini import GeminiProvider
 
         try:
-            return GeminiProvider(
-                binding.model_id, base_url=base_url or DEFAULT_BASE_URL, api_key=api_key
-            )
+            return GeminiProvider(binding.model_id, base_url=base_url, api_key=api_key)
         except ValueError as exc:  # no model name: it is part of the URL
             raise InvalidRequestError(
                 ErrorCode.PARAMS_INVALID, str(exc), details={"modelId": binding.model_id}

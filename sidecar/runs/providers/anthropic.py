@@ -68,8 +68,6 @@ from sidecar.runs.providers.transport import (
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
 
-    import httpx
-
     from sidecar.runs.providers.sse import ServerSentEvent
 
 __all__ = ["AnthropicProvider", "DEFAULT_BASE_URL", "DEFAULT_VERSION"]
@@ -107,25 +105,12 @@ class AnthropicProvider(HttpStreamProvider):
 
     name = "anthropic"
     target = "anthropic-messages"
+    default_base_url = DEFAULT_BASE_URL
 
-    def __init__(
-        self,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        max_retries: int = 2,
-        backoff_ms: int = 500,
-        timeout_s: float = 60,
-        version: str = DEFAULT_VERSION,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            api_key=api_key,
-            client=client,
-            max_retries=max_retries,
-            backoff_ms=backoff_ms,
-            timeout_s=timeout_s,
-        )
+    def __init__(self, *args: Any, version: str = DEFAULT_VERSION, **kwargs: Any) -> None:
+        """The base's arguments (``base_url``, ``api_key``, …) and the ``anthropic-version``
+        header."""
+        super().__init__(*args, **kwargs)
         self.version = version
 
     def _url(self) -> str:

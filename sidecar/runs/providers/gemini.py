@@ -86,8 +86,6 @@ from sidecar.runs.providers.transport import (
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
 
-    import httpx
-
     from sidecar.runs.providers.sse import ServerSentEvent
 
 __all__ = ["GeminiProvider", "DEFAULT_BASE_URL", "API_VERSION", "STOP_REASONS", "SKIP_SIGNATURE"]
@@ -156,24 +154,12 @@ class GeminiProvider(HttpStreamProvider):
     name = "gemini"
     target = "gemini"
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        max_retries: int = 2,
-        backoff_ms: int = 500,
-        timeout_s: float = 60,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            api_key=api_key,
-            client=client,
-            max_retries=max_retries,
-            backoff_ms=backoff_ms,
-            timeout_s=timeout_s,
-        )
+    default_base_url = DEFAULT_BASE_URL
+
+    def __init__(self, model: str, *args: Any, **kwargs: Any) -> None:
+        """``model`` (part of the URL), then the base's arguments (``base_url``, ``api_key``,
+        …)."""
+        super().__init__(*args, **kwargs)
         model = model.strip().removeprefix("models/")
         if not model:
             raise ValueError("a Gemini provider needs a model name")

@@ -59,11 +59,9 @@ from sidecar.runs.providers.transport import (
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
 
-    import httpx
-
     from sidecar.runs.providers.sse import ServerSentEvent
 
-__all__ = ["OpenAIProvider", "DEFAULT_BASE_URL", "STOP_REASONS"]
+__all__ = ["DEFAULT_BASE_URL", "OPENAI_HOST", "STOP_REASONS", "OpenAICompatible", "OpenAIProvider"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,38 +83,20 @@ class _PendingCall:
     arguments: list[str] = field(default_factory=list)
 
 
-class OpenAIProvider(HttpStreamProvider):
-    """Chat Completions streaming (see the module docstring)."""
+class OpenAICompatible(HttpStreamProvider):
+    """What both of OpenAI's APIs (Chat Completions, Responses) share, and the servers that
+    copy them: bearer auth, ``prompt_cache_key`` only on OpenAI's own host, and limits read
+    from a compatible server's ``/models`` (OpenAI's own reports none, so it is not asked)."""
 
-    name = "openai"
-    target = "openai-chat"
-    accepts_cache_key: bool
+    default_base_url = DEFAULT_BASE_URL
 
-    def __init__(
-        self,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        max_retries: int = 2,
-        backoff_ms: int = 500,
-        timeout_s: float = 60,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            api_key=api_key,
-            client=client,
-            max_retries=max_retries,
-            backoff_ms=backoff_ms,
-            timeout_s=timeout_s,
-        )
-        #: Whether the body may carry ``prompt_cache_key``: OpenAI's own API routes a
-        #: session's requests to one cache with it; OpenAI-compatible servers (vLLM,
-        #: llama.cpp, Ollama, proxies) differ on unknown fields — some refuse the request —
-        #: so they get it only when the binding's ``parameters`` name it themselves.
-        self.accepts_cache_key = urlsplit(self.base_url).hostname == OPENAI_HOST
-
-    def _url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+    @property
+    def accepts_cache_key(self) -> bool:
+        """Whether the body may carry ``prompt_cache_key``: OpenAI's own API routes a
+        session's requests to one cache with it; OpenAI-compatible servers (vLLM, llama.cpp,
+        Ollama, proxies) differ on unknown fields — some refuse the request — so they get it
+        only when the binding's ``parameters`` name it themselves."""
+        return urlsplit(self.base_url).hostname == OPENAI_HOST
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": "text/event-stream"}
@@ -129,6 +109,16 @@ class OpenAIProvider(HttpStreamProvider):
 
     def _read_limits(self, data: Any, model: str) -> tuple[int | None, int | None]:
         return openai_compatible_limits(data, model)
+
+
+class OpenAIProvider(OpenAICompatible):
+    """Chat Completions streaming (see the module docstring)."""
+
+    name = "openai"
+    target = "openai-chat"
+
+    def _url(self) -> str:
+        return f"{self.base_url}/chat/completions"
 
     def _payload(self, body: dict[str, Any]) -> dict[str, Any]:
         options = body.get("stream_options")

@@ -41,7 +41,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from sidecar.runs.providers.base import (
     Completed,
@@ -53,10 +52,8 @@ from sidecar.runs.providers.base import (
     ToolCall,
     Usage,
 )
-from sidecar.runs.providers.model_info import openai_compatible_limits
-from sidecar.runs.providers.openai import DEFAULT_BASE_URL, OPENAI_HOST
+from sidecar.runs.providers.openai import OpenAICompatible
 from sidecar.runs.providers.transport import (
-    HttpStreamProvider,
     parse_arguments,
     parse_event_json,
     stream_cut,
@@ -65,8 +62,6 @@ from sidecar.runs.providers.transport import (
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator
-
-    import httpx
 
     from sidecar.runs.providers.sse import ServerSentEvent
 
@@ -89,47 +84,14 @@ class _OpenCall:
     whole: str | None = None  # from ...arguments.done
 
 
-class OpenAIResponsesProvider(HttpStreamProvider):
+class OpenAIResponsesProvider(OpenAICompatible):
     """Responses API streaming (see the module docstring)."""
 
     name = "openai-responses"
     target = "openai-responses"
-    accepts_cache_key: bool
-
-    def __init__(
-        self,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key: str | None = None,
-        client: httpx.AsyncClient | None = None,
-        max_retries: int = 2,
-        backoff_ms: int = 500,
-        timeout_s: float = 60,
-    ) -> None:
-        super().__init__(
-            base_url=base_url,
-            api_key=api_key,
-            client=client,
-            max_retries=max_retries,
-            backoff_ms=backoff_ms,
-            timeout_s=timeout_s,
-        )
-        #: As :class:`~.openai.OpenAIProvider`'s: compatible servers may refuse the field.
-        self.accepts_cache_key = urlsplit(self.base_url).hostname == OPENAI_HOST
 
     def _url(self) -> str:
         return f"{self.base_url}/responses"
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"accept": "text/event-stream"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def _models_url(self, model: str) -> str | None:
-        return None if self.accepts_cache_key else f"{self.base_url}/models"
-
-    def _read_limits(self, data: Any, model: str) -> tuple[int | None, int | None]:
-        return openai_compatible_limits(data, model)
 
     def _payload(self, body: dict[str, Any]) -> dict[str, Any]:
         include = body.get("include")

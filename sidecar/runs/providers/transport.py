@@ -111,20 +111,21 @@ class HttpStreamProvider:
     name: str = "http"
     target: str | None = None
     """The lowering whose body this provider sends (``sidecar.context.lower``)."""
+    default_base_url: str = ""
+    """The provider's own API, when the binding names no ``baseUrl``."""
 
     def __init__(
         self,
-        *,
-        base_url: str,
-        api_key: str | None,
-        client: httpx.AsyncClient | None,
-        max_retries: int,
-        backoff_ms: int,
-        timeout_s: float,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        max_retries: int = 2,
+        backoff_ms: int = 500,
+        timeout_s: float = 60,
     ) -> None:
         if max_retries < 0 or backoff_ms < 0 or timeout_s <= 0:
             raise ValueError("max_retries and backoff_ms must be >= 0, timeout_s > 0")
-        self.base_url = base_url.rstrip("/")
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
         # For messages: without any user:password@ the URL may carry.
         self._shown_url = str(httpx.URL(self.base_url).copy_with(userinfo=b""))
         self._api_key = api_key or None
