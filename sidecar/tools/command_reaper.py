@@ -1,6 +1,7 @@
 """The wrapper a command runs under on Linux: it ends the command's whole process tree.
 
-Run as a script (``python -S command_reaper.py <parent pid> <grace s> <command>``, never
+Run as a script (``python -S command_reaper.py <parent pid> <grace s> <command> [<sandbox
+argv>…]``, never
 imported by the sidecar: standard library only, so it starts in a few milliseconds).  It
 
 1. makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``): a descendant whose
@@ -9,8 +10,9 @@ imported by the sidecar: standard library only, so it starts in a few millisecon
 2. asks for SIGTERM when the sidecar dies (``prctl(PR_SET_PDEATHSIG)``), and checks its
    parent right after, since the sidecar may have died before the call: a ``kill -9`` of the
    sidecar still reaches the command;
-3. runs ``sh -c <command>`` with its own stdout and stderr (the sidecar's pipe) and its
-   environment, and waits, reaping whatever is reparented to it;
+3. runs ``sh -c <command>`` (after the sandbox's argv when one is given:
+   ``bwrap … -- sh -c <command>``, :mod:`sidecar.tools.sandbox`) with its own stdout and
+   stderr (the sidecar's pipe) and its environment, and waits, reaping whatever is reparented to it;
 4. when ``sh`` exits, kills every process left below it (SIGKILL, read from
    ``/proc/<pid>/task/*/children``, again until none is left) and exits as ``sh`` did (the
    same code, or killed by the same signal);
@@ -143,7 +145,7 @@ def _end_like(status: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    parent, grace, command = int(argv[0]), float(argv[1]), argv[2]
+    parent, grace, command, sandbox = int(argv[0]), float(argv[1]), argv[2], argv[3:]
     for sig in _STOPS:
         signal.signal(sig, _on_signal)
     try:
@@ -151,9 +153,10 @@ def main(argv: list[str]) -> None:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != parent:  # the sidecar died before the signal was asked for
             raise _Stop(signal.SIGTERM)
+        shell_argv = [*sandbox, "sh", "-c", command]
         shell = os.posix_spawnp(
-            "sh",
-            ["sh", "-c", command],
+            shell_argv[0],
+            shell_argv,
             os.environ,
             # Python ignores these; a command expects them at their defaults
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, *_STOPS),

@@ -15,6 +15,12 @@ process group, killed on timeout or cancel; a ``setsid`` child escapes it there.
 the wrapper (or ``sh``) leads a new session, and on timeout or cancellation that group gets
 SIGTERM, then SIGKILL :data:`GRACE_S` later: a child that ignores SIGTERM is killed too.
 
+**Sandboxed** (``sandboxed=True``, the ``auto`` mode's commands): the command runs inside
+:mod:`sidecar.tools.sandbox` (``bwrap … sh -c`` under the same wrapper on Linux,
+``sandbox-exec`` on macOS): writes only in the roots and a private ``/tmp``, no network.  The
+result's ``meta`` then says ``sandboxed`` and, for a failure that shows the sandbox blocked it,
+``blocked`` (what it stood in the way of).
+
 The output (stdout and stderr interleaved, as a terminal shows them) is read to its end, but
 only :data:`MAX_CAPTURE` bytes are kept: its head and a rolling tail, so the real end of a
 huge output is seen, and the result names the total; it is then cut to the bound keeping head
@@ -38,6 +44,7 @@ from sidecar.tools.bounds import DEFAULT_BOUNDS, Bounds, fit_head_tail
 from sidecar.tools.command_env import command_env
 from sidecar.tools.errors import ToolError
 from sidecar.tools.output import ToolOutput
+from sidecar.tools.sandbox import blocked_by_sandbox, sandbox_argv
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -118,11 +125,13 @@ async def run_command(
     bounds: Bounds = DEFAULT_BOUNDS,
     env_names: Iterable[str] = (),
     marker: str | None = None,
+    sandboxed: bool = False,
 ) -> ToolOutput:
     """Run ``command`` with ``sh -c`` under ``cwd`` (a root by default) and report its output.
 
     ``env_names``: variables the profile lets through (:func:`command_env`); ``marker``: the
-    call's ``<runId>/<callId>`` (default: this process and a random token)."""
+    call's ``<runId>/<callId>`` (default: this process and a random token); ``sandboxed``: in
+    the sandbox (the caller checked :func:`~sidecar.tools.sandbox.sandbox_ready`)."""
     if not isinstance(command, str) or not command.strip():
         raise ToolError("tool.failed", "command must be a non-empty string")
     if "\x00" in command:
@@ -130,12 +139,17 @@ async def run_command(
     where = ws.directory(cwd)
     limit = timeout_s if timeout_s and timeout_s > 0 else DEFAULT_TIMEOUT_S
     env = command_env(env_names, marker or f"{os.getpid()}/{uuid.uuid4().hex[:12]}")
+    sandbox: list[str] = []
+    if sandboxed:
+        sandbox = sandbox_argv(ws.roots, env.get("HOME")) or []
+        if not sandbox:
+            raise ToolError("tool.failed", f"no sandbox on {sys.platform}")
     if MECHANISM == "subreaper":
         # -E -P: a project's PYTHONPATH, or this directory, must not shadow a stdlib module
         argv = [sys.executable, "-S", "-E", "-P", str(_REAPER)]
-        argv += [str(os.getpid()), str(_REAPER_GRACE_S), command]
+        argv += [str(os.getpid()), str(_REAPER_GRACE_S), command, *sandbox]
     else:
-        argv = ["sh", "-c", command]
+        argv = [*sandbox, "sh", "-c", command]
     try:
         dir_fd = beneath.open_dir(ws.root_of(where), where)
     except OSError as exc:
@@ -186,16 +200,17 @@ async def run_command(
     if capture.total > capture.kept:
         ending = f"[{capture.total} bytes of output; the middle was not kept]\n{ending}"
     body = f"{text.rstrip()}\n{ending}" if text.strip() else ending
-    return ToolOutput(
-        text=body,
-        truncated=cut or capture.total > capture.kept,
-        meta={
-            "exitCode": proc.returncode,
-            "timedOut": timed_out,
-            "bytes": capture.total,
-            "keptBytes": capture.kept,
-        },
-    )
+    meta: dict[str, object] = {
+        "exitCode": proc.returncode,
+        "timedOut": timed_out,
+        "bytes": capture.total,
+        "keptBytes": capture.kept,
+    }
+    if sandboxed:
+        meta["sandboxed"] = True
+        if not timed_out and (blocked := blocked_by_sandbox(capture.text(), proc.returncode)):
+            meta["blocked"] = blocked
+    return ToolOutput(text=body, truncated=cut or capture.total > capture.kept, meta=meta)
 
 
 async def _collect(proc: asyncio.subprocess.Process, capture: Capture) -> None:
