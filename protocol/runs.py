@@ -279,6 +279,12 @@ class ApprovalRequestParams(WireModel):
     command: str | None = None
     """A built-in ``run_command``: the command and ``cwd`` it would run in."""
     cwd: str | None = None
+    escalation: Literal["requested", "blocked"] | None = None
+    """``auto`` mode: why a command is asked about — the model asked to run it outside the
+    sandbox (``requested``), or it failed in the sandbox in a way that shows the sandbox
+    blocked it (``blocked``).  Approved, it runs outside the sandbox."""
+    justification: str | None = None
+    """With ``escalation``: the model's reason (``requested``) or what the sandbox blocked."""
 
 
 class ApprovalRequestResult(WireModel):

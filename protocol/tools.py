@@ -4,7 +4,8 @@ A run with ``builtinTools`` offers the model the built-in tools (list, glob, gre
 write, edit, shell, and ``recall`` of a masked tool result) and runs them inside the
 sidecar, confined to the session's ``workspaceRoots``; read-only ones never ask, writes and
 commands follow the approval mode (``ask``: ``approval/request`` to the host;
-``accept_edits``; ``read_only``: refused; ``allow_all``).  Host tools (``tools``,
+``accept_edits``; ``auto``: commands in a sandbox, asked only to leave it; ``plan`` and
+``read_only``: refused; ``allow_all``).  Host tools (``tools``,
 ``tool/execute``) work beside them.
 """
 
@@ -30,7 +31,7 @@ __all__ = [
 BuiltinToolName = Literal[
     "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command", "recall"
 ]
-ApprovalModeId = Literal["ask", "accept_edits", "read_only", "allow_all"]
+ApprovalModeId = Literal["ask", "accept_edits", "auto", "plan", "read_only", "allow_all"]
 
 
 class BuiltinTools(WireModel):
@@ -94,12 +95,16 @@ class ToolApproval(WireModel):
     name: str
     effect: Literal["read", "edit", "execute"]
     mode: ApprovalModeId
-    verdict: Literal["allow", "ask", "refuse"]
+    verdict: Literal["allow", "ask", "refuse", "sandbox"]
     """``allow``: run without asking; ``ask``: ``approval/request`` was sent; ``refuse``: the
-    mode forbids it (not run, the model is told)."""
+    mode forbids it (not run, the model is told); ``sandbox``: run without asking in the
+    sandbox (``auto``)."""
     approved: bool
     """Whether it ran (for ``ask``: what the host answered)."""
     reason: str | None = None
+    escalation: Literal["requested", "blocked"] | None = None
+    """An ``ask`` to run a command outside the sandbox (``auto``; see ``approval/request``);
+    a ``blocked`` one follows the ``sandbox`` event of the same call."""
 
 
 class ToolResultStored(WireModel):

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "e743ed000d7bd90d572152f94fac8149" as const;
+export const SCHEMA_HASH = "5be1e4f4520a6c48a7ec402a03b451fe" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -18,12 +18,20 @@ export interface ApprovalRequestParams {
   /** What a built-in call does, as the approval mode counts it. */
   effect?: "read" | "edit" | "execute" | "mcp" | null;
   /** The approval mode that asked. */
-  mode?: "ask" | "accept_edits" | "read_only" | "allow_all" | null;
+  mode?: "ask" | "accept_edits" | "auto" | "plan" | "read_only" | "allow_all" | null;
   /** A built-in write or edit: what it would do (the diff to show). */
   change?: FileChange | null;
   /** A built-in ``run_command``: the command and ``cwd`` it would run in. */
   command?: string | null;
   cwd?: string | null;
+  /**
+   * ``auto`` mode: why a command is asked about — the model asked to run it outside the
+   * sandbox (``requested``), or it failed in the sandbox in a way that shows the sandbox
+   * blocked it (``blocked``).  Approved, it runs outside the sandbox.
+   */
+  escalation?: "requested" | "blocked" | null;
+  /** With ``escalation``: the model's reason (``requested``) or what the sandbox blocked. */
+  justification?: string | null;
 }
 
 export interface ApprovalRequestResult {
@@ -104,7 +112,7 @@ export interface BuiltinTools {
    */
   tools?: ("list_dir" | "glob" | "grep" | "read_file" | "write_file" | "edit_file" | "run_command" | "recall")[] | null;
   /** Absent: the session's mode (the one an ACP client set), else ``ask``. */
-  mode?: "ask" | "accept_edits" | "read_only" | "allow_all" | null;
+  mode?: "ask" | "accept_edits" | "auto" | "plan" | "read_only" | "allow_all" | null;
   /** Bound of one tool result, in tokens (default 10,000: about 30,000 characters). */
   maxResultTokens?: number | null;
   /**
@@ -1843,15 +1851,21 @@ export interface ToolApproval {
   callId: string;
   name: string;
   effect: "read" | "edit" | "execute";
-  mode: "ask" | "accept_edits" | "read_only" | "allow_all";
+  mode: "ask" | "accept_edits" | "auto" | "plan" | "read_only" | "allow_all";
   /**
    * ``allow``: run without asking; ``ask``: ``approval/request`` was sent; ``refuse``: the
-   * mode forbids it (not run, the model is told).
+   * mode forbids it (not run, the model is told); ``sandbox``: run without asking in the
+   * sandbox (``auto``).
    */
-  verdict: "allow" | "ask" | "refuse";
+  verdict: "allow" | "ask" | "refuse" | "sandbox";
   /** Whether it ran (for ``ask``: what the host answered). */
   approved: boolean;
   reason?: string | null;
+  /**
+   * An ``ask`` to run a command outside the sandbox (``auto``; see ``approval/request``);
+   * a ``blocked`` one follows the ``sandbox`` event of the same call.
+   */
+  escalation?: "requested" | "blocked" | null;
 }
 
 /** The model asked for a tool to run. */

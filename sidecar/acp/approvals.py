@@ -4,12 +4,17 @@ allow" answers, and ``session/request_permission``.
 
 Every tool that could change something is in the run's ``approvalRequired``; the decision is
 made here at the moment of the call, so a mode changed mid-prompt applies to the next call.
-An MCP tool whose server marks it ``readOnlyHint`` is never asked about.  "Always allow" is
-remembered per session and tool for as long as the process lives; the mode is the session's
-(kept in its ``meta``, so a loaded session keeps it).  A refusal or a rejection is an error
-result the model reads, with the reason; a request the client answers ``cancelled`` ends the
-turn as ``session/cancel`` does (ACP: the outcome means the turn is being cancelled), so the
-model is not called again.
+An MCP tool whose server marks it ``readOnlyHint`` is never asked about.  In ``auto`` a
+command is approved without asking to run in the sandbox (``{"approved": true, "sandboxed":
+true}``: the sidecar runs it, not the editor's terminal, which no sandbox wraps); a call the
+model marks ``sandbox: "escalate"``, every command where no sandbox can start, and a
+sandboxed command the sandbox blocked (:meth:`Approvals.leave_sandbox`) are asked about with
+"Allow once" and "Reject" only ("always" would mean "never sandbox this tool again").
+"Always allow" is remembered per session and tool for as long as the process lives; the mode
+is the session's (kept in its ``meta``, so a loaded session keeps it).  A refusal or a
+rejection is an error result the model reads, with the reason; a request the client answers
+``cancelled`` ends the turn as ``session/cancel`` does (ACP: the outcome means the turn is
+being cancelled), so the model is not called again.
 """
 
 from __future__ import annotations
@@ -20,7 +25,14 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
-from sidecar.tools.approvals import ApprovalMode, Effect, default_mode, mode_named
+from sidecar.tools.approvals import (
+    ApprovalMode,
+    Effect,
+    default_mode,
+    escalation_asked,
+    mode_named,
+)
+from sidecar.tools.sandbox import sandbox_ready
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -36,6 +48,7 @@ _OPTIONS = [
     PermissionOption(option_id="allow_always", name="Always allow", kind="allow_always"),
     PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
 ]
+_ONCE = [o for o in _OPTIONS if o.option_id != "allow_always"]
 
 
 class Approvals:
@@ -67,21 +80,50 @@ class Approvals:
         return mode_named(self._mode_of(session_id)) or default_mode()
 
     async def decide(
-        self, session_id: str, tool: str, effect: Effect, call: ToolCallUpdate
+        self,
+        session_id: str,
+        tool: str,
+        effect: Effect,
+        call: ToolCallUpdate,
+        arguments: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """An ``ApprovalRequestResult`` (``{approved, reason?}``) for one call; ``call`` is
-        what the permission request shows."""
+        """An ``ApprovalRequestResult`` (``{approved, reason?}``, and ``sandboxed`` for a
+        command to run in the sandbox) for one call; ``call`` is what the permission request
+        shows, ``arguments`` the call's (a ``sandbox: "escalate"`` is read there)."""
         mode = self.mode(session_id)
         verdict = mode.verdict(effect)
         if verdict == "refuse":
             return {"approved": False, "reason": f"refused: the session is in {mode.name} mode"}
+        if verdict == "sandbox":
+            wanted = escalation_asked(arguments or {})
+            if wanted is None and await sandbox_ready() is None:
+                return {"approved": True, "sandboxed": True}
+            why = "run outside the sandbox" + (f": {wanted}" if wanted else "")
+            return await self._ask(session_id, tool, _titled(call, why), _ONCE)
         if verdict == "allow" or tool in self._always.get(session_id, set()):
             return {"approved": True}
+        return await self._ask(session_id, tool, call, _OPTIONS)
+
+    async def leave_sandbox(
+        self, session_id: str, tool: str, call: ToolCallUpdate, blocked: str
+    ) -> dict[str, Any]:
+        """A sandboxed command failed as the sandbox makes it fail (``blocked``: what it
+        stood in the way of): may it run again outside?"""
+        why = f"the sandbox blocked {blocked}; run it outside the sandbox"
+        return await self._ask(session_id, tool, _titled(call, why), _ONCE)
+
+    async def _ask(
+        self,
+        session_id: str,
+        tool: str,
+        call: ToolCallUpdate,
+        options: list[PermissionOption],
+    ) -> dict[str, Any]:
         assert self.client is not None
         await self._before_asking(session_id)
         try:
             answer = await self.client.request_permission(
-                session_id=session_id, tool_call=call, options=_OPTIONS
+                session_id=session_id, tool_call=call, options=options
             )
         except RequestError as exc:
             return {"approved": False, "reason": f"the editor could not ask: {exc}"}
@@ -96,3 +138,9 @@ class Approvals:
         if outcome.option_id in ("allow_once", "allow_always"):
             return {"approved": True}
         return {"approved": False, "reason": "the user rejected it"}
+
+
+def _titled(call: ToolCallUpdate, why: str) -> ToolCallUpdate:
+    """The permission request's call with why it is asked after its title."""
+    title = f"{call.title} ({why})" if call.title else why
+    return call.model_copy(update={"title": title})

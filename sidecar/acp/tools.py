@@ -20,7 +20,9 @@ run bridge when the loop sends ``tool/execute``; nothing here is known to ``side
   (:func:`sidecar.tools.run_command`: same roots, same approval, its whole process tree
   ended with the call, its environment an allowlist plus the profile's ``builtinTools.env``),
   so a client without a terminal
-  still gets a shell after permission.
+  still gets a shell after permission.  In ``auto`` the sidecar runs it in the sandbox
+  (:mod:`sidecar.tools.sandbox`; no terminal, which no sandbox wraps), and asks to run it
+  again outside when the sandbox blocked it.
 
 Writes and commands go through the core's approval step (the run's ``approvalRequired``):
 the bridge's ``approval/request`` is decided by the session's approval mode, and asked with
@@ -158,6 +160,8 @@ class EditorTools:
         self._session_of = session_of
         self._shown: dict[str, list[ShownContent]] = {}
         """Per call: what the final ``tool_call_update`` shows instead of the result text."""
+        self._sandboxed: set[str] = set()
+        """Calls approved to run in the sandbox (``auto``): run here, never in a terminal."""
         self.env_of: Callable[[str], tuple[str, ...]] = lambda session_id: ()
         """The variables a session's profile lets through to a command run here
         (``builtinTools.env``; set by the agent)."""
@@ -263,7 +267,10 @@ class EditorTools:
             raw_input=arguments,
         )
         effect: Effect = "edit" if name in _WRITES else "execute"
-        return await self.approvals.decide(session_id, name, effect, call)
+        answer = await self.approvals.decide(session_id, name, effect, call, arguments)
+        if answer.get("sandboxed") is True:
+            self._sandboxed.add(call_id)
+        return answer
 
     async def _preview(
         self, session_id: str, name: str, arguments: dict[str, Any]
@@ -423,8 +430,18 @@ class EditorTools:
         if not isinstance(command, str) or not command.strip():
             raise Refused("the 'command' argument must be a non-empty string")
         cwd = self._cwd(session_id, arguments)
+        marker = f"{run_id}/{call_id}"
+        if call_id in self._sandboxed:  # auto: in the sandbox; asked to leave it if blocked
+            self._sandboxed.discard(call_id)
+            done, blocked = await self._run_here(session_id, marker, command, cwd, True)
+            call = ToolCallUpdate(tool_call_id=call_id, title=tool_title(RUN_COMMAND, arguments))
+            if not blocked:
+                return done
+            answer = await self.approvals.leave_sandbox(session_id, RUN_COMMAND, call, blocked)
+            if answer.get("approved") is not True:
+                return done
         if not self._can("terminal"):
-            return await self._run_here(session_id, f"{run_id}/{call_id}", command, cwd)
+            return (await self._run_here(session_id, marker, command, cwd))[0]
         assert self.client is not None
 
         async def show(terminal: TerminalToolCallContent) -> None:
@@ -434,12 +451,13 @@ class EditorTools:
         return await run_in_terminal(self.client, session_id, command, cwd.shown, show)
 
     async def _run_here(
-        self, session_id: str, marker: str, command: str, cwd: Target
-    ) -> dict[str, Any]:
-        """A command for a client without a terminal: run by the sidecar (sidecar.tools, as
-        a ``serve`` run's: its process tree ended with the call, the environment an allowlist
-        with the profile's ``builtinTools.env``, the ``runId/callId`` marker); the editor is
-        shown its output fenced (there is no terminal to show)."""
+        self, session_id: str, marker: str, command: str, cwd: Target, sandboxed: bool = False
+    ) -> tuple[dict[str, Any], str | None]:
+        """A command for a client without a terminal, or in the sandbox: run by the sidecar
+        (sidecar.tools, as a ``serve`` run's: its process tree ended with the call, the
+        environment an allowlist with the profile's ``builtinTools.env``, the ``runId/callId``
+        marker); the editor is shown its output fenced (there is no terminal to show).  With
+        the result: what the sandbox blocked, if it did."""
         try:
             out = await run_command(
                 self._workspace(session_id),
@@ -447,11 +465,13 @@ class EditorTools:
                 str(cwd.real),
                 env_names=self.env_of(session_id),
                 marker=marker,
+                sandboxed=sandboxed,
             )
         except ToolError as exc:
             raise Refused(str(exc)) from None
         self._shown[marker.rpartition("/")[2]] = [text_content(fenced(out.text))]
-        return result(out.text, error=out.meta.get("exitCode") != 0)
+        blocked = out.meta.get("blocked")
+        return result(out.text, error=out.meta.get("exitCode") != 0), blocked
 
     async def _progress(
         self,

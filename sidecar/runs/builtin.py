@@ -17,7 +17,12 @@ A run turns them on with ``builtinTools`` (or its profile does).  What it gets:
 One call (:meth:`BuiltinRunner.call`): the approval table decides (read-only tools never ask);
 ``ask`` sends ``approval/request`` with what the call would do (the diff of a write, the
 command and its directory); the decision is an event (``tool.approval``); the tool runs in the
-sidecar, bounded; the result is stored and its event carries what a front end shows (the
+sidecar, bounded.  In ``auto`` a command runs in the sandbox without asking (verdict
+``sandbox``), unless the model asked to leave it (``sandbox: "escalate"``) or no sandbox
+starts here: then it is asked about (``escalation``) and runs outside once approved; a
+sandboxed command that failed as the sandbox makes commands fail is asked about again
+(``escalation: "blocked"``) and, approved, runs once more outside.  The result is stored
+and its event carries what a front end shows (the
 bounded content, locations, the change, the exit code), since no host saw it run.
 """
 
@@ -26,7 +31,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio.to_thread
 
@@ -37,7 +42,14 @@ from protocol.runs import ApprovalRequestParams
 from protocol.tools import BuiltinTools as BuiltinToolsWire
 from protocol.tools import FileChange, ToolApproval, ToolLocation, ToolResultStored
 from sidecar.errors import InvalidRequestError
-from sidecar.tools.approvals import ApprovalMode, default_mode, mode_named, session_mode
+from sidecar.tools.approvals import (
+    ApprovalMode,
+    Verdict,
+    default_mode,
+    escalation_asked,
+    mode_named,
+    session_mode,
+)
 from sidecar.tools.bounds import DEFAULT_BOUNDS
 from sidecar.tools.catalog import BUILTIN_NAMES, DEFINITIONS, EFFECTS, RECALL
 from sidecar.tools.confine import Workspace
@@ -46,6 +58,7 @@ from sidecar.tools.host import BuiltinTools
 from sidecar.tools.output import ToolOutput
 from sidecar.tools.presentation import call_title
 from sidecar.tools.recall import recall
+from sidecar.tools.sandbox import sandbox_ready
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -55,6 +68,9 @@ if TYPE_CHECKING:
     from protocol.sessions import Session
     from sidecar.store import Store
     from sidecar.tools.edit import Change
+    from sidecar.tools.host import Preview
+
+Escalation = Literal["requested", "blocked"]
 
 __all__ = ["BuiltinRunner", "builtin_definitions", "offered", "runner_for", "within"]
 
@@ -187,9 +203,11 @@ class BuiltinRunner:
         ``kill -9`` knows the command had started
         (:func:`sidecar.runs.start_settings.started_commands`)."""
         effect = EFFECTS[name]
-        verdict = self.mode.verdict(effect)
+        verdict: Verdict = self.mode.verdict(effect)
+        escalation: Escalation | None = None
+        justification: str | None = None
 
-        def decided(approved: bool, reason: str | None = None) -> None:
+        def decided(verdict: Verdict, approved: bool, reason: str | None = None) -> None:
             event = ToolApproval(
                 call_id=call_id,
                 name=name,
@@ -198,12 +216,39 @@ class BuiltinRunner:
                 verdict=verdict,
                 approved=approved,
                 reason=reason,
+                escalation=escalation if verdict == "ask" else None,
             )
             emit("tool.approval", dump_wire(event))
 
+        async def asked(preview: Preview) -> str | None:
+            """Asks the host; ``None`` when approved, else why not (said in the event)."""
+            request = ApprovalRequestParams(
+                run_id=run_id,
+                call_id=call_id,
+                name=name,
+                arguments=arguments,
+                builtin=True,
+                effect=effect,
+                mode=self.mode.id,  # type: ignore[arg-type]
+                change=_file_change(preview.change) if preview.change else None,
+                command=preview.command,
+                cwd=preview.cwd,
+                escalation=escalation,
+                justification=justification,
+            )
+            answer = await ask("approval/request", dump_wire(request), timeout_s)
+            if isinstance(answer, dict) and answer.get("approved") is True:
+                decided("ask", True)
+                return None
+            why = answer.get("reason") if isinstance(answer, dict) else None
+            why = why or (answer.get("error") if isinstance(answer, dict) else None)
+            reason = str(why) if why else "denied"
+            decided("ask", False, reason)
+            return reason
+
         if verdict == "refuse":
             reason = f"{name} is not allowed in {self.mode.id} mode ({self.mode.description})"
-            decided(False, reason)
+            decided(verdict, False, reason)
             return _failed(f"refused: {reason}")
         if name == RECALL:
             try:
@@ -212,36 +257,33 @@ class BuiltinRunner:
             except ToolError as exc:
                 return _failed(exc.message)
             return _succeeded(output, None)
+        if verdict == "sandbox":
+            if (wanted := escalation_asked(arguments)) is not None:
+                verdict, escalation = "ask", "requested"
+                justification = wanted or None
+            elif await sandbox_ready() is not None:
+                verdict = "ask"  # no sandbox here: asked as in ``ask`` (said once in the log)
         try:
             preview = await self.tools.preview(name, arguments)
             if verdict == "ask":
-                request = ApprovalRequestParams(
-                    run_id=run_id,
-                    call_id=call_id,
-                    name=name,
-                    arguments=arguments,
-                    builtin=True,
-                    effect=effect,
-                    mode=self.mode.id,  # type: ignore[arg-type]
-                    change=_file_change(preview.change) if preview.change else None,
-                    command=preview.command,
-                    cwd=preview.cwd,
-                )
-                params = dump_wire(request)
-                answer = await ask("approval/request", params, timeout_s)
-                if not (isinstance(answer, dict) and answer.get("approved") is True):
-                    why = answer.get("reason") if isinstance(answer, dict) else None
-                    why = why or (answer.get("error") if isinstance(answer, dict) else None)
-                    reason = str(why) if why else "denied"
-                    decided(False, reason)
-                    return _failed(f"not approved: {reason}")
-                decided(True)
+                if (denied := await asked(preview)) is not None:
+                    return _failed(f"not approved: {denied}")
             elif effect != "read":
-                decided(True)  # allowed by the mode: said, since it is a write or a command
+                decided(verdict, True)  # allowed by the mode: said, since it changes things
             if before_run is not None and effect == "execute":
                 before_run()
             marker = f"{run_id}/{call_id}"
-            ran = await self.tools.run(name, arguments, timeout_s=timeout_s, marker=marker)
+            sandboxed = verdict == "sandbox"
+            ran = await self.tools.run(
+                name, arguments, timeout_s=timeout_s, marker=marker, sandboxed=sandboxed
+            )
+            blocked = ran.output.meta.get("blocked") if sandboxed else None
+            if blocked:
+                escalation, justification = "blocked", f"the sandbox blocked {blocked}"
+                if (denied := await asked(preview)) is not None:
+                    note = f"[the sandbox blocked {blocked}; running it outside: {denied}]"
+                    return _succeeded(replace(ran.output, text=f"{ran.output.text}\n{note}"), None)
+                ran = await self.tools.run(name, arguments, timeout_s=timeout_s, marker=marker)
         except ToolError as exc:
             return _failed(exc.message)
         except Exception as exc:  # a defect here must not end the run: the model is told

@@ -39,9 +39,11 @@ from sidecar.runs.providers.base import (
     Usage,
 )
 from sidecar.runs.tool_round import AGENT_TOOLS
+from sidecar.tools.approvals import PLAN_NOTE, session_mode
 
 if TYPE_CHECKING:
     from sidecar.runs.loop_state import LoopState
+    from sidecar.tools.approvals import ApprovalMode
 
 __all__ = ["YIELD_BACKLOG_BYTES", "ModelRound"]
 
@@ -76,7 +78,7 @@ class ModelRound:
             Material(loop.store, persist=False),
             eff.profile,
             seed=loop.s.input_id,
-            agent_prompt=eff.agent_prompt,
+            agent_prompt=self._agent_prompt(eff.agent_prompt),
             components=eff.components,
             parameters=eff.parameters,
             turn=loop.s.turn,
@@ -97,6 +99,22 @@ class ModelRound:
             "items": [],
         }
         return result, encode_snapshot(loop.store.blobs, snapshot, messages_json=messages_json)
+
+    def _agent_prompt(self, profile_prompt: str) -> str:
+        """The profile's agent prompt, and :data:`~sidecar.tools.approvals.PLAN_NOTE` after it
+        while the run is in ``plan`` (its built-in tools' mode, else the session's, which an
+        ACP client may change between rounds): a section of its own, the rest of the system
+        prompt unchanged."""
+        loop = self.loop
+        builtin = loop.s.builtin
+        mode: ApprovalMode | None = (
+            builtin.mode
+            if builtin is not None
+            else session_mode(loop.store.sessions.get(loop.session_id).meta)
+        )
+        if mode is None or mode.id != "plan":
+            return profile_prompt
+        return f"{profile_prompt.rstrip()}\n\n{PLAN_NOTE}" if profile_prompt.strip() else PLAN_NOTE
 
     async def _assembled(self) -> tuple[dict[str, Any], str]:
         """The round's prompt, assembled in the CPU lane, and its snapshot stored after it

@@ -150,13 +150,27 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
         "name": RUN_COMMAND,
         "description": (
             "Run a shell command in the workspace (the user may be asked first); answers its "
-            "output (head and tail when long) and exit code."
+            "output (head and tail when long) and exit code. It may run in a sandbox: writes "
+            "only in the workspace and /tmp, no network."
         ),
         "parameters": {
             "type": "object",
             "properties": {
                 "command": {"type": "string"},
                 "cwd": {"type": "string", "description": "default: the workspace root"},
+                "sandbox": {
+                    "type": "string",
+                    "enum": ["escalate"],
+                    "description": (
+                        "only for a command that needs what the sandbox forbids (the "
+                        "network, writes outside the workspace): the user is asked to run it "
+                        "outside the sandbox"
+                    ),
+                },
+                "justification": {
+                    "type": "string",
+                    "description": "with sandbox: why it must leave the sandbox (the user sees it)",
+                },
             },
             "required": ["command"],
         },

@@ -129,8 +129,10 @@ class BuiltinTools:
         *,
         timeout_s: float | None = None,
         marker: str | None = None,
+        sandboxed: bool = False,
     ) -> Ran:
-        """Run one call; ``marker``: the ``<runId>/<callId>`` a command's processes carry."""
+        """Run one call; ``marker``: the ``<runId>/<callId>`` a command's processes carry;
+        ``sandboxed``: a command runs in the sandbox (:mod:`sidecar.tools.sandbox`)."""
         ws, bounds, a = self.workspace, self.bounds, arguments
         if name == RUN_COMMAND:
             out = await run_command(
@@ -141,6 +143,7 @@ class BuiltinTools:
                 bounds=bounds,
                 env_names=self.env_names,
                 marker=marker,
+                sandboxed=sandboxed,
             )
             return Ran(out)
         if name in (WRITE_FILE, EDIT_FILE):

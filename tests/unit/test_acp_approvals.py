@@ -31,11 +31,15 @@ class FakeClient:
     def __init__(self, answers: list[str | None]) -> None:
         self.answers = answers
         self.asked: list[str] = []
+        self.titles: list[str] = []
+        self.kinds: list[list[str]] = []
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: Any
     ) -> RequestPermissionResponse:
         self.asked.append(tool_call.tool_call_id)
+        self.titles.append(tool_call.title or "")
+        self.kinds.append([o.option_id for o in options])
         answer = self.answers.pop(0)
         if answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -68,6 +72,14 @@ TABLE: dict[tuple[str, Effect], str] = {
     ("accept_edits", "edit"): "allowed",
     ("accept_edits", "execute"): "asked",
     ("accept_edits", "mcp"): "asked",
+    ("auto", "read"): "allowed",
+    ("auto", "edit"): "allowed",
+    ("auto", "execute"): "sandboxed",
+    ("auto", "mcp"): "asked",
+    ("plan", "read"): "allowed",
+    ("plan", "edit"): "refused",
+    ("plan", "execute"): "refused",
+    ("plan", "mcp"): "refused",
     ("read_only", "read"): "allowed",
     ("read_only", "edit"): "refused",
     ("read_only", "execute"): "refused",
@@ -90,8 +102,24 @@ async def test_decision_table(mode: str, effect: Effect) -> None:
     expected = TABLE[(mode, effect)]
     assert bool(client.asked) == (expected == "asked")
     assert decision["approved"] == (expected != "refused")
+    assert decision.get("sandboxed", False) == (expected == "sandboxed")
     if expected == "refused":
-        assert "Read only mode" in decision["reason"]
+        assert f"{approvals.mode('ses').name} mode" in decision["reason"]
+
+
+async def test_auto_asks_once_only_to_leave_the_sandbox() -> None:
+    """A command marked ``sandbox: "escalate"`` is asked about, with its justification and
+    without "always"; a blocked one too; approved, it runs outside (no ``sandboxed``)."""
+    approvals, client = _approvals("auto", ["allow_once", "reject_once"])
+    arguments = {"command": "curl x", "sandbox": "escalate", "justification": "needs pypi"}
+    call = ToolCallUpdate(tool_call_id="c1", title="Run `curl x`")
+    approved = await approvals.decide("ses", "run_command", "execute", call, arguments)
+    assert approved == {"approved": True}
+    blocked = await approvals.leave_sandbox("ses", "run_command", _call("c2"), "the network")
+    assert blocked == {"approved": False, "reason": "the user rejected it"}
+    assert client.asked == ["c1", "c2"]
+    assert client.titles[0] == "Run `curl x` (run outside the sandbox: needs pypi)"
+    assert all("allow_always" not in kinds for kinds in client.kinds)
 
 
 async def test_always_is_per_session_and_tool_and_reject_or_cancel_refuse() -> None:

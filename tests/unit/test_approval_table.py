@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar.tools.approvals import APPROVAL_MODES, mode_named, session_mode
+from sidecar.tools.approvals import APPROVAL_MODES, escalation_asked, mode_named, session_mode
 from sidecar.tools.catalog import BUILTIN_NAMES, DEFINITIONS, EFFECTS
 
 TABLE = {
     "ask": {"read": "allow", "edit": "ask", "execute": "ask", "mcp": "ask"},
     "accept_edits": {"read": "allow", "edit": "allow", "execute": "ask", "mcp": "ask"},
+    "auto": {"read": "allow", "edit": "allow", "execute": "sandbox", "mcp": "ask"},
+    "plan": {"read": "allow", "edit": "refuse", "execute": "refuse", "mcp": "refuse"},
     "read_only": {"read": "allow", "edit": "refuse", "execute": "refuse", "mcp": "ask"},
     "allow_all": {"read": "allow", "edit": "allow", "execute": "allow", "mcp": "allow"},
 }
@@ -39,3 +41,14 @@ def test_a_session_names_its_mode_in_meta() -> None:
     assert session_mode({"acp": {"approvalMode": "read_only"}}).id == "read_only"  # type: ignore[union-attr]
     assert session_mode({"acp": {"approvalMode": "bogus"}}) is None
     assert session_mode(None) is None and session_mode({"acp": "x"}) is None
+
+
+def test_escalation_is_read_from_the_call() -> None:
+    assert escalation_asked({"command": "ls"}) is None
+    assert escalation_asked({"sandbox": "escalate"}) == ""
+    assert escalation_asked({"sandbox": "escalate", "justification": " pip install "}) == (
+        "pip install"
+    )
+    assert escalation_asked({"sandbox": "yes", "justification": "x"}) is None
+    props = DEFINITIONS["run_command"]["parameters"]["properties"]
+    assert props["sandbox"]["enum"] == ["escalate"] and "justification" in props

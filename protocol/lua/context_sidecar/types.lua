@@ -10,10 +10,12 @@
 ---@field arguments table<string, any>
 ---@field builtin? boolean # A built-in tool: the sidecar runs it once approved.
 ---@field effect? "read"|"edit"|"execute"|"mcp" # What a built-in call does, as the approval mode counts it.
----@field mode? "ask"|"accept_edits"|"read_only"|"allow_all" # The approval mode that asked.
+---@field mode? "ask"|"accept_edits"|"auto"|"plan"|"read_only"|"allow_all" # The approval mode that asked.
 ---@field change? context_sidecar.FileChange # A built-in write or edit: what it would do (the diff to show).
 ---@field command? string # A built-in ``run_command``: the command and ``cwd`` it would run in.
 ---@field cwd? string
+---@field escalation? "requested"|"blocked" # ``auto`` mode: why a command is asked about — the model asked to run it outside the sandbox (``requested``), or it failed in the sandbox in a way that shows the sandbox blocked it (``blocked``).  Approved, it runs outside the sandbox.
+---@field justification? string # With ``escalation``: the model's reason (``requested``) or what the sandbox blocked.
 
 ---@class context_sidecar.ApprovalRequestResult
 ---@field approved boolean
@@ -62,7 +64,7 @@
 --- Which built-in tools a run offers, who approves them, and how large a result may be.
 ---@class context_sidecar.BuiltinTools
 ---@field tools? ("list_dir"|"glob"|"grep"|"read_file"|"write_file"|"edit_file"|"run_command"|"recall")[] # The tools to offer (always in the catalog's order); absent: all of them.  A profile's list narrows a run's: a run gets only the tools both name.  ``[]`` turns them off (a run whose host runs tools of these names itself, as the ACP face does).
----@field mode? "ask"|"accept_edits"|"read_only"|"allow_all" # Absent: the session's mode (the one an ACP client set), else ``ask``.
+---@field mode? "ask"|"accept_edits"|"auto"|"plan"|"read_only"|"allow_all" # Absent: the session's mode (the one an ACP client set), else ``ask``.
 ---@field maxResultTokens? integer # Bound of one tool result, in tokens (default 10,000: about 30,000 characters).
 ---@field env? string[] # Environment variables ``run_command`` passes on besides its allowlist (``PATH``, ``HOME``, the locale, the toolchains' variables): exact names, taken even when a name reads like a secret; a value that looks like one is still left out.  A run's names and its profile's are both passed.
 
@@ -1088,10 +1090,11 @@
 ---@field callId string
 ---@field name string
 ---@field effect "read"|"edit"|"execute"
----@field mode "ask"|"accept_edits"|"read_only"|"allow_all"
----@field verdict "allow"|"ask"|"refuse" # ``allow``: run without asking; ``ask``: ``approval/request`` was sent; ``refuse``: the mode forbids it (not run, the model is told).
+---@field mode "ask"|"accept_edits"|"auto"|"plan"|"read_only"|"allow_all"
+---@field verdict "allow"|"ask"|"refuse"|"sandbox" # ``allow``: run without asking; ``ask``: ``approval/request`` was sent; ``refuse``: the mode forbids it (not run, the model is told); ``sandbox``: run without asking in the sandbox (``auto``).
 ---@field approved boolean # Whether it ran (for ``ask``: what the host answered).
 ---@field reason? string
+---@field escalation? "requested"|"blocked" # An ``ask`` to run a command outside the sandbox (``auto``; see ``approval/request``); a ``blocked`` one follows the ``sandbox`` event of the same call.
 
 --- The model asked for a tool to run.
 ---@class context_sidecar.ToolCallPart
@@ -1265,7 +1268,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "e743ed000d7bd90d572152f94fac8149",
+  SCHEMA_HASH = "5be1e4f4520a6c48a7ec402a03b451fe",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
