@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 HOST   := editors/host
 
-.PHONY: demo test docs bench bench-quick soak lint typecheck contract unit e2e wheel-test host-test vscode-test vscode-e2e dashboard-deps protocol-export clean
+.PHONY: demo test docs bench bench-quick soak lint typecheck contract unit e2e wheel-test host-test vscode-test vscode-e2e dashboard-deps sandbox-deps protocol-export clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m sidecar demo
 
-test: $(STAMP) lint typecheck contract docs dashboard-deps
+test: $(STAMP) lint typecheck contract docs dashboard-deps sandbox-deps
 	$(PY) -m pytest -q
 	$(MAKE) host-test
 	$(MAKE) vscode-test
@@ -51,6 +51,14 @@ dashboard-deps: $(DASH)/node_modules/.installed
 	@if [ ! -x /usr/bin/chromium ]; then \
 		echo "installing Debian's chromium for the dashboard page test"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+# The auto mode runs commands in bubblewrap (sidecar/tools/sandbox.py); its tests need it:
+# install Debian's bubblewrap when bwrap is missing (needs root, as on CI).
+sandbox-deps:
+	@if ! command -v bwrap >/dev/null 2>&1; then \
+		echo "installing Debian's bubblewrap for the command sandbox tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
 	fi
 
 $(DASH)/node_modules/.installed: $(DASH)/package-lock.json

@@ -25,7 +25,7 @@ export interface Settings {
   profile: string;
 }
 
-export const BUILTIN_TOOLS_SETTINGS = ["off", "ask", "accept_edits", "read_only", "allow_all"] as const;
+export const BUILTIN_TOOLS_SETTINGS = ["off", "ask", "accept_edits", "auto", "plan", "read_only", "allow_all"] as const;
 export type BuiltinToolsSetting = (typeof BUILTIN_TOOLS_SETTINGS)[number];
 
 const DEFAULT_COMMAND = ["context-sidecar", "serve"];

@@ -69,6 +69,9 @@ end
 local function builtin_lines(params, max)
   local lines = { M.summary(params) .. ("  (%s mode)"):format(params.mode or "ask"), "" }
   local change = params.change
+  if params.escalation then
+    lines[#lines + 1] = "  outside the sandbox: " .. tostring(params.justification or params.escalation)
+  end
   if params.command then
     lines[#lines + 1] = "  $ " .. params.command
   elseif change and change.omitted then

@@ -146,7 +146,10 @@ local function event_line(event)
   elseif event.type == "tool.callRequested" then
     detail = tostring(p.title or p.name or p.callId or "")
   elseif event.type == "tool.approval" then
-    local verdict = ({ allow = "allowed", refuse = "refused", ask = "asked" })[p.verdict] or tostring(p.verdict)
+    local verdict = ({ allow = "allowed", refuse = "refused", ask = "asked", sandbox = "in the sandbox" })[p.verdict] or tostring(p.verdict)
+    if p.escalation then
+      verdict = verdict .. " to leave the sandbox (" .. tostring(p.escalation) .. ")"
+    end
     local outcome = p.verdict == "ask" and (p.approved and ", approved" or ", not approved") or ""
     detail = ("%s: %s (%s mode)%s"):format(tostring(p.name), verdict, tostring(p.mode), outcome)
   elseif event.type == "tool.resultStored" and type(p.content) == "table" then

@@ -76,7 +76,7 @@ export interface ProfileOption {
   label: string;
 }
 
-export const APPROVAL_MODES = ["ask", "accept_edits", "read_only", "allow_all", "off"] as const;
+export const APPROVAL_MODES = ["ask", "accept_edits", "auto", "plan", "read_only", "allow_all", "off"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 /** The whole view: sent on `ready`, on a session switch and when the header changes. */

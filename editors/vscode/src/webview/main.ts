@@ -18,6 +18,8 @@ const send = (message: FromWebview): void => vscode.postMessage(message);
 const MODE_LABELS: Record<string, string> = {
   ask: "Ask before edits and commands",
   accept_edits: "Accept edits",
+  auto: "Auto (commands in a sandbox)",
+  plan: "Plan (read only, plan first)",
   read_only: "Read only",
   allow_all: "Allow all",
   off: "Extension's read_file only",
