@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "df55b6a8a38ddefd643a2c52b082b46b" as const;
+export const SCHEMA_HASH = "280eb22839dc2104814fef9e2749928f" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -1411,6 +1411,12 @@ export interface Session {
   headSeq: number;
   forkedFrom?: ForkOrigin | null;
   meta?: { [key: string]: unknown } | null;
+  /**
+   * The process that holds the session for writing (this one, or another sidecar on the
+   * same store), absent when none does: another process's writes answer ``session.held``
+   * until it releases the session (``session/release``) or ends.
+   */
+  heldBy?: SessionHolder | null;
 }
 
 export interface SessionAppendParams {
@@ -1465,6 +1471,15 @@ export interface SessionForkParams {
   title?: string | null;
 }
 
+/** The process writing a session: sessions are written by one process at a time. */
+export interface SessionHolder {
+  pid: number;
+  /** ``serve``, ``acp``, or the tool that opened the store. */
+  face: string;
+  /** When that process took the session (ISO 8601). */
+  since: string;
+}
+
 export interface SessionListParams {
   /** ``nextCursor`` of the previous page; omit for the first page. */
   cursor?: string | null;
@@ -1515,6 +1530,15 @@ export interface SessionReadResult {
 /** Params of methods that act on one whole session (``session/get``, ``session/delete``). */
 export interface SessionRef {
   sessionId: string;
+}
+
+export interface SessionReleaseResult {
+  sessionId: string;
+  /**
+   * True when this process held the session and has given it back; false when it did not
+   * hold it.
+   */
+  released: boolean;
 }
 
 export interface SessionRenameParams {
@@ -1934,6 +1958,10 @@ export interface ClientRequests {
    * Move a session to the store's trash; `session.busy` (retryable) while a run is active on it.
    */
   "session/delete": { params: SessionRef; result: SessionDeleteResult };
+  /**
+   * Give the session back so that another sidecar on the store can write it (this one takes it again on its next write); `session.busy` (retryable) while a run is active on it.
+   */
+  "session/release": { params: SessionRef; result: SessionReleaseResult };
   /** Pin an item into the prompt. */
   "session/pin": { params: SessionControlParams; result: SessionAppendResult };
   /** Undo a pin. */
@@ -2052,6 +2080,7 @@ export const METHODS = [
   { name: "session/fork", kind: "request", direction: "clientToServer" },
   { name: "session/rename", kind: "request", direction: "clientToServer" },
   { name: "session/delete", kind: "request", direction: "clientToServer" },
+  { name: "session/release", kind: "request", direction: "clientToServer" },
   { name: "session/pin", kind: "request", direction: "clientToServer" },
   { name: "session/unpin", kind: "request", direction: "clientToServer" },
   { name: "session/drop", kind: "request", direction: "clientToServer" },

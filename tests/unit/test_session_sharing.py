@@ -144,6 +144,7 @@ async def test_overlapping_first_loads_install_one_state(
     (sid,) = await sessions_with_history(cold(), 1, ENTRIES)
     store = cold()
     sessions = store.sessions
+    sessions.hold(sid)  # this process writes it: its one load is the writer's (no reload)
     hook = PausedFirstLoad(sessions, monkeypatch)
     views: list[Any] = []
     counted: list[list[int]] = []
