@@ -26,7 +26,6 @@ from protocol.entries import MessageInput
 from sidecar.errors import BusyError, StoreIOError
 from sidecar.ids import new_id, now_iso
 from sidecar.runs.journal import RunStore
-from sidecar.store import jsonl
 from sidecar.store.lock import FileLock, holder_record, read_holder
 from sidecar.store.root import Store
 from sidecar.store.session_state import WRITER_LOCK
@@ -77,7 +76,7 @@ async def test_a_failed_append_leaves_the_head_and_the_next_seq(
         raise OSError(28, "No space left on device")
 
     with monkeypatch.context() as patch:
-        patch.setattr(jsonl.os, fails, broken)
+        patch.setattr(os, fails, broken)  # what jsonl calls
         with pytest.raises(StoreIOError):
             await store.sessions.append(sid, [msg("lost"), msg("lost too")])
     assert store.sessions.get(sid).head_seq == 1
