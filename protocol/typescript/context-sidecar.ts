@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "280eb22839dc2104814fef9e2749928f" as const;
+export const SCHEMA_HASH = "c5ec9cff2e3b847ec9fafad570194324" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -1370,7 +1370,11 @@ export interface ServerInfo {
   storePath: string;
   pid: number;
   startedAt: string;
-  /** False while another sidecar holds the store's write lock. */
+  /**
+   * Whether this process may write the store at all (false only when it was opened
+   * read-only).  Any number of sidecars write one store; a session another one holds answers
+   * its writes with ``session.held`` (see ``Session.heldBy``).
+   */
   storeWritable: boolean;
   /**
    * Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``).

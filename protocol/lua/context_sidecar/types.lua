@@ -806,7 +806,7 @@
 ---@field storePath string
 ---@field pid integer
 ---@field startedAt string
----@field storeWritable boolean # False while another sidecar holds the store's write lock.
+---@field storeWritable boolean # Whether this process may write the store at all (false only when it was opened read-only).  Any number of sidecars write one store; a session another one holds answers its writes with ``session.held`` (see ``Session.heldBy``).
 ---@field outboundBacklogBytes? integer # Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``).
 ---@field latencies context_sidecar.RequestLatencies # How long the requests answered so far took inside the sidecar (the few plain reads answered while the server loads, right after ``initialize``, are not counted).
 
@@ -1236,7 +1236,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "280eb22839dc2104814fef9e2749928f",
+  SCHEMA_HASH = "c5ec9cff2e3b847ec9fafad570194324",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
