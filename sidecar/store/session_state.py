@@ -16,7 +16,10 @@ written by one of them at a time: the one holding its ``writer.lock``
 (:class:`~sidecar.store.lock.FileLock`, with the holder's pid, face and since inside).  A
 process takes a session's lock on its first write (:meth:`SessionStates.hold`: create, append,
 rename, delete, a run's start) and keeps it until :meth:`SessionStates.release` (``session/
-release``, or the face's own close) or its end (the kernel frees it, even on ``kill -9``);
+release``, or the face's own close), until the session is dropped from memory as idle (beyond
+``max_loaded``, sessions only read going first: the descriptors a process keeps stay
+bounded), or until its end (the kernel
+frees it, even on ``kill -9``);
 another process's write then answers ``session.held`` (retryable, naming the holder).
 Taking a session drops any state loaded before (read-only, maybe stale): the holder's state
 is always loaded from disk after the lock was taken, torn tail repaired, so it continues at
@@ -155,6 +158,8 @@ class SessionStates:
             max_loaded=max_loaded_sessions() if max_loaded is None else max_loaded,
             fresh=self._fresh,
         )
+        self._loaded.on_evict = self._release_idle
+        self._loaded.keep_longer = self.holds  # read-only states are dropped first
         self._dir.mkdir(parents=True, exist_ok=True)
         self.sync_place = SyncPlace()
         """Where appends wait for the disk (the loop while it is fast; see sync_place)."""
@@ -232,6 +237,16 @@ class SessionStates:
         self._loaded.forget(session_id)  # the next reader checks the disk again
         lock.release()
         return True
+
+    def _release_idle(self, session_id: str) -> None:
+        """A held session dropped from memory as idle (beyond ``max_loaded``) is given back
+        too: a process holds at most the sessions it has loaded or is writing, so its
+        descriptors stay bounded however many sessions it has written.  Its next write takes
+        it again (``session.held`` if another process has taken it meanwhile)."""
+        with self._held_lock:
+            lock = self._held.pop(session_id, None)
+        if lock is not None:
+            lock.release()
 
     async def release(self, session_id: str) -> bool:
         """Give the session back for another process to write (after any write of this

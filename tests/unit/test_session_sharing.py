@@ -244,6 +244,7 @@ async def test_eviction_spares_a_state_in_use_and_closes_it_after(
     assert view.head == 50
 
     view.close()
+    await sessions.release(a)  # written here: held ones go last; given back, it is like others
     for other in (b, c):
         sessions.get(other)
     open_files = history_fds()

@@ -249,3 +249,30 @@ async def test_gc_runs_one_at_a_time_and_never_holds_a_session(store: Store) -> 
         assert store.sessions.holds(sid) and not other.sessions.holds(sid)
     finally:
         other.close()
+
+
+async def test_sessions_dropped_as_idle_are_given_back_read_ones_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process keeps at most ``max_loaded`` sessions loaded; a held one dropped as idle is
+    given back (its descriptors too), and sessions only read are dropped before held ones."""
+    from sidecar.defaults import MAX_LOADED_SESSIONS_ENV
+
+    monkeypatch.setenv(MAX_LOADED_SESSIONS_ENV, "2")
+    first, second = Store(tmp_path / "s"), Store(tmp_path / "s", face="acp")
+    try:
+        theirs = [await _session(second) for _ in range(3)]
+        mine = [await _session(first) for _ in range(2)]
+        for sid in theirs:  # read here: loaded, then dropped before the held ones
+            assert _texts(first, sid) == []
+        assert all(first.sessions.holds(sid) for sid in mine)
+        third = await _session(first)  # the oldest held one goes now
+        assert not first.sessions.holds(mine[0])
+        assert first.sessions.holds(mine[1]) and first.sessions.holds(third)
+        await second.sessions.append(mine[0], [msg("taken")])  # free: another takes it
+        with pytest.raises(BusyError):
+            await first.sessions.append(mine[0], [msg("no")])
+        await first.sessions.append(mine[1], [msg("still mine")])
+    finally:
+        second.close()
+        first.close()
