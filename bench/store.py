@@ -12,6 +12,8 @@ Every figure is measured in this run, on this machine, next to its peer:
   the sidecar itself spends: over stdio the Python client's round trip (~0.3 ms, the
   ``server/ping`` row) is as long as a whole sqlite transaction; and over stdio again from a
   blocking client with no event loop (``bench/raw_client.py``, ~0.05 ms a ping).
+- **durable appends from 3 processes on one store**: :mod:`bench.store_shared`, against 3
+  processes each on its own sqlite WAL database.
 - **resident memory**: a real sidecar that has loaded a 100k-entry session (one
   ``context/assemble``: history index plus persisted token counts), VmRSS from
   ``/proc/<pid>/status``, vs a plain Python process holding the same 100k entries as
@@ -47,6 +49,7 @@ from bench.assembly import BUDGET, build_store, conversation
 from bench.assembly import request as assemble_request
 from bench.common import Options, Row, Target, percentile
 from bench.raw_client import RawClient
+from bench.store_shared import PROCESSES, shared_rows
 from protocol.sessions import SessionAppendParams
 from sidecar.client import SidecarClient, sidecar_command
 from sidecar.store import Store
@@ -703,6 +706,9 @@ def run(options: Options) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="cs-bench-store-") as tmp:
         work = Path(tmp)
         rows = _append_rows(work, s)
+        _log(f"appends from {PROCESSES} processes: {s.batched_entries} entries each")
+        common = {"fs": _filesystem(work), "runs": s.runs}
+        rows += shared_rows(work, conversation(s.batched_entries), BATCH, s.runs, common)
         rows.append(_memory_row(work, s))
         rows.append(_reopen_row(work, s))
     _log(f"done in {time.perf_counter() - started:.1f} s")

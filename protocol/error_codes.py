@@ -50,6 +50,7 @@ class ErrorCode:
     # sessions and store
     SESSION_NOT_FOUND: Final = "session.not_found"
     SESSION_BUSY: Final = "session.busy"
+    SESSION_HELD: Final = "session.held"
     SEQ_OUT_OF_RANGE: Final = "session.seq_out_of_range"
     STORE_CONFLICT: Final = "store.conflict"
     STORE_LOCKED: Final = "store.locked"

@@ -60,6 +60,7 @@ from protocol.sessions import (
     SessionReadParams,
     SessionReadResult,
     SessionRef,
+    SessionReleaseResult,
     SessionRenameParams,
 )
 from protocol.snapshots import (
@@ -148,6 +149,13 @@ SESSION_DELETE = MethodSpec(
     SessionRef,
     SessionDeleteResult,
     "Move a session to the store's trash; `session.busy` (retryable) while a run is active on it.",
+)
+SESSION_RELEASE = MethodSpec(
+    "session/release",
+    SessionRef,
+    SessionReleaseResult,
+    "Give the session back so that another sidecar on the store can write it (this one takes "
+    "it again on its next write); `session.busy` (retryable) while a run is active on it.",
 )
 SESSION_PIN = MethodSpec(
     "session/pin", SessionControlParams, SessionAppendResult, "Pin an item into the prompt."
@@ -321,6 +329,7 @@ ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
     SESSION_FORK,
     SESSION_RENAME,
     SESSION_DELETE,
+    SESSION_RELEASE,
     SESSION_PIN,
     SESSION_UNPIN,
     SESSION_DROP,

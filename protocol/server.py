@@ -71,7 +71,9 @@ class ServerInfo(ServerCapabilities):
     pid: int
     started_at: Timestamp
     store_writable: bool
-    """False while another sidecar holds the store's write lock."""
+    """Whether this process may write the store at all (false only when it was opened
+    read-only).  Any number of sidecars write one store; a session another one holds answers
+    its writes with ``session.held`` (see ``Session.heldBy``)."""
     outbound_backlog_bytes: int = 0
     """Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``)."""
     latencies: RequestLatencies

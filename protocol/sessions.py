@@ -28,12 +28,14 @@ __all__ = [
     "SessionAppendResult",
     "SessionCreateParams",
     "SessionDeleteResult",
+    "SessionHolder",
     "SessionForkParams",
     "SessionListParams",
     "SessionListResult",
     "SessionReadParams",
     "SessionReadResult",
     "SessionRef",
+    "SessionReleaseResult",
     "SessionRenameParams",
 ]
 
@@ -41,6 +43,16 @@ __all__ = [
 class ForkOrigin(WireModel):
     session_id: NonEmptyStr
     at_seq: SeqNumber
+
+
+class SessionHolder(WireModel):
+    """The process writing a session: sessions are written by one process at a time."""
+
+    pid: int
+    face: str
+    """``serve``, ``acp``, or the tool that opened the store."""
+    since: str
+    """When that process took the session (ISO 8601)."""
 
 
 class Session(WireModel):
@@ -57,6 +69,10 @@ class Session(WireModel):
     """Seq of the newest entry; 0 for an empty session."""
     forked_from: ForkOrigin | None = None
     meta: JsonObject | None = None
+    held_by: SessionHolder | None = None
+    """The process that holds the session for writing (this one, or another sidecar on the
+    same store), absent when none does: another process's writes answer ``session.held``
+    until it releases the session (``session/release``) or ends."""
 
 
 class SessionCreateParams(WireModel):
@@ -137,6 +153,13 @@ class SessionForkParams(WireModel):
 class SessionRenameParams(WireModel):
     session_id: NonEmptyStr
     title: str = Field(max_length=500)
+
+
+class SessionReleaseResult(WireModel):
+    session_id: NonEmptyStr
+    released: bool
+    """True when this process held the session and has given it back; false when it did not
+    hold it."""
 
 
 class SessionDeleteResult(WireModel):

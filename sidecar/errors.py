@@ -7,7 +7,8 @@ builds JSON-RPC errors itself and never imports pygls.
     SidecarError
     ├── NotFoundError        something named by the request does not exist
     ├── ConflictError        the request raced another writer (``store.conflict``)
-    ├── BusyError            the target is in use (``session.busy``, ``store.locked``); retryable
+    ├── BusyError            the target is in use (``session.busy``, ``session.held``,
+    │                        ``store.locked``); retryable
     ├── InvalidRequestError  well-formed params that make no sense together
     └── StoreCorruptError    on-disk data failed a check (``store.corrupt``)
 """

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "5be1e4f4520a6c48a7ec402a03b451fe" as const;
+export const SCHEMA_HASH = "9488a0cb22fa32b32c60df23ae22e41c" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -1473,7 +1473,11 @@ export interface ServerInfo {
   storePath: string;
   pid: number;
   startedAt: string;
-  /** False while another sidecar holds the store's write lock. */
+  /**
+   * Whether this process may write the store at all (false only when it was opened
+   * read-only).  Any number of sidecars write one store; a session another one holds answers
+   * its writes with ``session.held`` (see ``Session.heldBy``).
+   */
   storeWritable: boolean;
   /**
    * Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``).
@@ -1514,6 +1518,12 @@ export interface Session {
   headSeq: number;
   forkedFrom?: ForkOrigin | null;
   meta?: { [key: string]: unknown } | null;
+  /**
+   * The process that holds the session for writing (this one, or another sidecar on the
+   * same store), absent when none does: another process's writes answer ``session.held``
+   * until it releases the session (``session/release``) or ends.
+   */
+  heldBy?: SessionHolder | null;
 }
 
 export interface SessionAppendParams {
@@ -1568,6 +1578,15 @@ export interface SessionForkParams {
   title?: string | null;
 }
 
+/** The process writing a session: sessions are written by one process at a time. */
+export interface SessionHolder {
+  pid: number;
+  /** ``serve``, ``acp``, or the tool that opened the store. */
+  face: string;
+  /** When that process took the session (ISO 8601). */
+  since: string;
+}
+
 export interface SessionListParams {
   /** ``nextCursor`` of the previous page; omit for the first page. */
   cursor?: string | null;
@@ -1618,6 +1637,15 @@ export interface SessionReadResult {
 /** Params of methods that act on one whole session (``session/get``, ``session/delete``). */
 export interface SessionRef {
   sessionId: string;
+}
+
+export interface SessionReleaseResult {
+  sessionId: string;
+  /**
+   * True when this process held the session and has given it back; false when it did not
+   * hold it.
+   */
+  released: boolean;
 }
 
 export interface SessionRenameParams {
@@ -2049,6 +2077,10 @@ export interface ClientRequests {
    * Move a session to the store's trash; `session.busy` (retryable) while a run is active on it.
    */
   "session/delete": { params: SessionRef; result: SessionDeleteResult };
+  /**
+   * Give the session back so that another sidecar on the store can write it (this one takes it again on its next write); `session.busy` (retryable) while a run is active on it.
+   */
+  "session/release": { params: SessionRef; result: SessionReleaseResult };
   /** Pin an item into the prompt. */
   "session/pin": { params: SessionControlParams; result: SessionAppendResult };
   /** Undo a pin. */
@@ -2167,6 +2199,7 @@ export const METHODS = [
   { name: "session/fork", kind: "request", direction: "clientToServer" },
   { name: "session/rename", kind: "request", direction: "clientToServer" },
   { name: "session/delete", kind: "request", direction: "clientToServer" },
+  { name: "session/release", kind: "request", direction: "clientToServer" },
   { name: "session/pin", kind: "request", direction: "clientToServer" },
   { name: "session/unpin", kind: "request", direction: "clientToServer" },
   { name: "session/drop", kind: "request", direction: "clientToServer" },

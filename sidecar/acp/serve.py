@@ -2,8 +2,9 @@
 
 Before anything else the protocol moves to a private duplicate of fd 1 and fd 1 is pointed at
 stderr (as for ``serve``), so a ``print`` anywhere lands in the log, never in the ACP stream.
-The store is the same as ``serve``'s (one writer at a time: a second process on the same
-store serves reads only, and ``session/new`` or ``session/prompt`` answer ``store.locked``).
+The store is the same as ``serve``'s, shared with any number of other processes: a session
+is written by one process at a time (``session/prompt`` on a session another process holds
+answers ``session.held``; see :mod:`sidecar.store.session_state`).
 The process ends when stdin closes; runs still going are cancelled (their journals say so)
 and the sessions' MCP servers are closed.  Signals, as a client in a terminal shares its
 process group with the agent: SIGINT (Ctrl-C) cancels the prompts going on (each answers
@@ -187,9 +188,7 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
 
     root = options.store.expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
-    store = Store(root)
-    if not store.writable:
-        logger.warning("store %s is locked by another process: reads only", store.root)
+    store = Store(root, face="acp")
     transport = NdjsonStdio(0, out_fd, max_line_bytes=options.max_line_bytes)
     await transport.open()
     agent = SidecarAgent(store, choice)

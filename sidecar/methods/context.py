@@ -100,8 +100,9 @@ async def skills_list(state: SidecarState, p: SkillsListParams) -> SkillsListRes
 async def skills_activate(state: SidecarState, p: SkillsActivateParams) -> SkillsActivateResult:
     from sidecar.context.skills import activate_skill, discover_skills
 
-    state.store.require_writer()  # before the activated text goes into the blob store
+    state.store.require_writable()
     session = state.store.sessions.get(p.session_id)
+    state.store.sessions.hold(p.session_id)  # session.held before anything is written
     roots = [Path(r) for r in session.workspace_roots]
     scan = await anyio.to_thread.run_sync(discover_skills, roots, state.context.home)
     skill = next((s for s in scan.skills if s.info.name == p.name), None)

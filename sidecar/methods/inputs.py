@@ -58,7 +58,7 @@ def _load_input(state: SidecarState, input_id: str) -> FrozenInput:
 
 
 async def freeze(state: SidecarState, p: InputFreezeParams) -> dict[str, Any]:
-    state.store.require_writer()
+    state.store.require_writable()
 
     def work() -> tuple[dict[str, Any], bytes, list[dict[str, Any]], Material]:
         captured = state.context.capture(p, persist=True)
@@ -75,7 +75,7 @@ async def get_input(state: SidecarState, p: InputGetParams) -> FrozenInput:
 
 
 async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> dict[str, Any]:
-    state.store.require_writer()
+    state.store.require_writable()
 
     def work() -> tuple[dict[str, Any], EncodedSnapshot, bool]:
         frozen = _load_input(state, p.input_id)
@@ -212,7 +212,7 @@ def _crud(kind: str) -> dict[str, Any]:
     attr, key, model, _ = _documents(kind)
 
     async def create(state: SidecarState, p: Any) -> Any:
-        state.store.require_writer()
+        state.store.require_writable()
         return model.model_validate(
             getattr(state.store, attr).create(dump_wire(p), key), by_alias=True
         )
@@ -221,12 +221,12 @@ def _crud(kind: str) -> dict[str, Any]:
         return model.model_validate(getattr(state.store, attr).get(p.id), by_alias=True)
 
     async def update(state: SidecarState, p: Any) -> Any:
-        state.store.require_writer()
+        state.store.require_writable()
         body = dump_wire(getattr(p, kind))
         return model.model_validate(getattr(state.store, attr).put(p.id, body, key), by_alias=True)
 
     async def delete(state: SidecarState, p: DocumentRef) -> DeleteResult:
-        state.store.require_writer()
+        state.store.require_writable()
         getattr(state.store, attr).delete(p.id)
         return DeleteResult(id=p.id, deleted=True)
 
@@ -239,7 +239,7 @@ def _crud(kind: str) -> dict[str, Any]:
 
 async def gc(state: SidecarState, p: StoreGcParams) -> StoreGcResult:
     if not p.dry_run:
-        state.store.require_writer()
+        state.store.require_writable()
     return await anyio.to_thread.run_sync(
         lambda: collect(
             state.store, keep_recent=p.keep_recent, grace_seconds=p.grace_seconds, dry_run=p.dry_run

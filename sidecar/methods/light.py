@@ -179,7 +179,7 @@ def session_create(server: LightServer, params: Any) -> dict[str, Any] | None:
         return None
     store = server.store
     if not store.writable:
-        return None  # the full route takes the lock if it is free now, or says who has it
+        return None  # the full route says why
     session = store.sessions.create_now_wire(
         title=title, workspace_roots=roots, profile_id=profile_id, meta=meta
     )
@@ -202,7 +202,7 @@ LIGHT_ROUTES: dict[str, LightRoute] = {
 SESSION_REQUIRED = frozenset(
     {"sessionId", "title", "workspaceRoots", "createdAt", "updatedAt", "headSeq"}
 )
-SESSION_OPTIONAL = frozenset({"profileId", "forkedFrom", "meta"})
+SESSION_OPTIONAL = frozenset({"profileId", "forkedFrom", "meta", "heldBy"})
 
 
 def _plain_session(s: dict[str, Any]) -> bool:
@@ -214,6 +214,8 @@ def _plain_session(s: dict[str, Any]) -> bool:
     if "forkedFrom" in s and not _plain_fork_origin(s["forkedFrom"]):
         return False
     if "meta" in s and not (type(s["meta"]) is dict and _plain_json(s["meta"])):
+        return False
+    if "heldBy" in s and not _plain_holder(s["heldBy"]):
         return False
     return (
         _non_empty_str(s["sessionId"])
@@ -233,6 +235,17 @@ def _plain_fork_origin(value: Any) -> bool:
         and value.keys() == {"sessionId", "atSeq"}
         and _non_empty_str(value["sessionId"])
         and _int_in(value["atSeq"], 0, None)
+    )
+
+
+def _plain_holder(value: Any) -> bool:
+    """``protocol.sessions.SessionHolder``."""
+    return (
+        type(value) is dict
+        and value.keys() == {"pid", "face", "since"}
+        and type(value["pid"]) is int
+        and _text(value["face"])
+        and _text(value["since"])
     )
 
 

@@ -30,7 +30,7 @@ def _run(record: dict[str, Any]) -> Run:
 
 
 async def start(state: SidecarState, p: RunStartParams) -> RunStartResult:
-    state.store.require_writer()  # before the input's blobs and the run journal are written
+    state.store.require_writable()  # before the input's blobs and the run journal are written
     return RunStartResult.model_validate(await state.runs.start(p), by_alias=True)
 
 
@@ -60,7 +60,7 @@ async def cancel(state: SidecarState, p: RunGetParams) -> Run:
 
 
 async def resume(state: SidecarState, p: RunResumeParams) -> RunStartResult:
-    state.store.require_writer()
+    state.store.require_writable()
     return RunStartResult.model_validate(await state.runs.resume(p), by_alias=True)
 
 

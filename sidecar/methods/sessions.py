@@ -15,6 +15,7 @@ from protocol.sessions import (
     SessionListResult,
     SessionReadParams,
     SessionRef,
+    SessionReleaseResult,
     SessionRenameParams,
 )
 from sidecar.aio import in_cpu_lane
@@ -81,6 +82,11 @@ async def delete(state: SidecarState, p: SessionRef) -> SessionDeleteResult:
     return SessionDeleteResult(session_id=p.session_id, deleted=True)
 
 
+async def release(state: SidecarState, p: SessionRef) -> SessionReleaseResult:
+    released = await state.runs.release_session(p.session_id)
+    return SessionReleaseResult(session_id=p.session_id, released=released)
+
+
 ROUTES = (
     route(m.SESSION_CREATE, create),
     route(m.SESSION_LIST, list_),
@@ -90,4 +96,5 @@ ROUTES = (
     route(m.SESSION_FORK, fork),
     route(m.SESSION_RENAME, rename),
     route(m.SESSION_DELETE, delete),
+    route(m.SESSION_RELEASE, release),
 )

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CONNECTION_FREE_ROUTES", "ROUTES"]
 
-_RUN_AWARE = frozenset({"session/delete", "store/gc"})
+_RUN_AWARE = frozenset({"session/delete", "session/release", "store/gc"})
 
 CONNECTION_FREE_ROUTES: tuple[Route, ...] = tuple(
     r

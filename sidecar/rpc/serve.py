@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING
 from sidecar.defaults import DEFAULT_MAX_MESSAGE_BYTES, MEMORY_TRACE_ENV, MEMORY_TRACE_FRAMES_ENV
 from sidecar.exiting import arm_backstop
 from sidecar.rpc.handshake import answer_initialize_early
-from sidecar.store.lock import StoreLock
 
 if TYPE_CHECKING:
     from sidecar.methods.light import LightServer
@@ -95,12 +94,8 @@ def serve_stdio(options: ServeOptions) -> int:
         from sidecar._memory_trace import start
 
         start(Path(trace_memory), int(os.environ.get(MEMORY_TRACE_FRAMES_ENV) or 0))
-    # Take the writer lock before answering: a host that starts a second sidecar once the
-    # first has answered ``initialize`` must find the first one the writer.
     root = options.store.expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
-    lock = StoreLock(root / "store.lock")
-    lock.try_acquire()
     early = answer_initialize_early(
         in_fd=0,
         out_fd=out_fd,
@@ -111,14 +106,8 @@ def serve_stdio(options: ServeOptions) -> int:
     from sidecar.methods.light import LightServer
     from sidecar.store import Store
 
-    store = Store(root, lock=lock)
+    store = Store(root, face="serve")
     try:
-        if not store.writable:
-            logger.warning(
-                "store %s is locked by pid %s: serving reads only until it is free",
-                store.root,
-                store.lock.holder_pid(),
-            )
         server = LightServer(store, options.max_message_bytes, started_at=now_iso())
         if early.answer is not None and options.trace is None:
             from sidecar.rpc.first_requests import answer_first_requests

@@ -13,8 +13,11 @@ page cache) — only a power loss can cut the unsynced tail, and a torn last lin
 repaired on open like any JSONL file of the store.
 
 A run that was not finished when its sidecar died is marked ``failed`` with
-``agent.interrupted`` (retryable, user-retryable) when the store is next opened for writing;
-its journal stays intact and gets the run's one terminal event.  A run that died after its
+``agent.interrupted`` (retryable, user-retryable) by the next process that takes its session
+(at start-up for the sessions no live process holds, or later when it takes one: a run is
+driven by the process that holds its session, so a run whose session is held elsewhere is
+alive there, never settled here); its journal stays intact and gets the run's one terminal
+event.  A run that died after its
 terminal event was journaled but before its record was rewritten is finished: its record is
 brought up to date from the journal.
 """
@@ -276,8 +279,8 @@ class RunStore:
         _take_newer_status(record, loaded.lines)
         if record.get("status") in TERMINAL:
             self._remember(journal)
-        else:  # unfinished: recovery (or a resume) appends to it
-            self._open[run_id] = journal
+        # unfinished: another process's live run (read again on every ask, never cached), or
+        # one left by a dead process, which recovery settles and then ``finish`` keeps
         return journal
 
     @staticmethod
@@ -311,8 +314,22 @@ class RunStore:
                 out.append(record)
         return out
 
-    def recover_interrupted(self) -> list[str]:
-        """Settle the runs a dead process left unfinished in ``run.json``.
+    def unfinished(self) -> list[tuple[str, str]]:
+        """``(runId, sessionId)`` of every run whose record is unfinished and that this
+        process is not driving: another process's live run, or one a dead process left."""
+        out = []
+        for name in sorted(os.listdir(self.root)):
+            if name in self._open:
+                continue
+            record = self._record(name)
+            if record is None or record.get("status") in TERMINAL:
+                continue
+            out.append((name, str(record.get("sessionId"))))
+        return out
+
+    def recover_interrupted(self, session_id: str | None = None) -> list[str]:
+        """Settle the runs a dead process left unfinished in ``run.json`` (of one session,
+        or all: the caller knows that no live process drives them).
 
         A run whose journal already ends with ``run.completed`` did finish: the process died
         between writing that event and rewriting the record, so the record takes the
@@ -321,10 +338,9 @@ class RunStore:
         event.  Either way the usage totals are recounted from the journal, which may be
         ahead of the record's last rewrite."""
         recovered = []
-        for name in sorted(os.listdir(self.root)):
-            record = self._record(name)
-            if record is None or record.get("status") in TERMINAL:
-                continue  # only unfinished runs have their journal opened
+        for name, owner in self.unfinished():  # only unfinished runs have their journal read
+            if session_id is not None and owner != session_id:
+                continue
             try:
                 journal = self.get(name)
             except NotFoundError:

@@ -101,9 +101,36 @@ class RunManager:
         self._active: dict[str, _Active] = {}
         self.events = RunEvents(self.runs, bridge)
         self._busy: dict[str, str] = {}
+        store.sessions.on_taken = self._settle
         if store.writable:
-            for run_id in self.runs.recover_interrupted():
-                logger.warning("run %s was interrupted by a previous stop", run_id)
+            self._settle_free_sessions()
+
+    # --- runs other processes left ----------------------------------------------------------
+
+    def _settle(self, session_id: str) -> None:
+        """This process has just taken ``session_id``: whatever run was unfinished in it was
+        driven by a process that is gone (it held the session); mark it interrupted."""
+        for run_id in self.runs.recover_interrupted(session_id):
+            logger.warning("run %s was interrupted by a previous stop", run_id)
+
+    def _settle_free_sessions(self) -> None:
+        """At start-up: settle the unfinished runs of sessions no live process holds (taken
+        just for that, then given back); those of a held session are alive elsewhere."""
+        sessions = self.store.sessions
+        for session_id in sorted({sid for _, sid in self.runs.unfinished()}):
+            if sessions.holds(session_id):
+                continue
+            try:
+                sessions.hold(session_id)  # settles its runs (on_taken)
+            except SidecarError:
+                continue  # held by a live process, or gone
+            sessions.release_now(session_id)
+
+    async def release_session(self, session_id: str) -> bool:
+        """``session/release``: give the session back for another process to write;
+        ``session.busy`` while a run of this process is active on it."""
+        self._check_busy(session_id)
+        return await self.store.sessions.release(session_id)
 
     # --- events (run/subscribe, run/unsubscribe) ----------------------------------------------
 
@@ -124,6 +151,12 @@ class RunManager:
     # --- starting ----------------------------------------------------------------------------
 
     def _claim(self, session_id: str) -> None:
+        """Check that no run of this process is active on the session, and hold it
+        (``session.held`` while another process does)."""
+        self._check_busy(session_id)
+        self.store.sessions.hold(session_id)
+
+    def _check_busy(self, session_id: str) -> None:
         self.store.sessions.get(session_id)
         current = self._busy.get(session_id)
         if current == _DELETING:
@@ -227,6 +260,11 @@ class RunManager:
 
     async def resume(self, p: RunResumeParams) -> dict[str, Any]:
         old = self.runs.get(p.run_id).record
+        if old["status"] not in TERMINAL and p.run_id not in self._active:
+            # left by a process that is gone? Taking its session settles it (or says who
+            # still drives it: session.held)
+            self.store.sessions.hold(old["sessionId"])
+            old = self.runs.get(p.run_id).record
         if old["status"] not in TERMINAL:
             raise InvalidRequestError(
                 ErrorCode.RUN_NOT_RESUMABLE,

@@ -1,10 +1,12 @@
-"""The session store: sessions (JSONL), blobs (git object format), the writer lock.
+"""The session store: sessions (JSONL), blobs (git object format), the writer locks.
 
-Plain Python (anyio for the worker threads that fsync); no pygls.  Layout of a store root::
+Plain Python (anyio for the worker threads that fsync); no pygls.  Any number of sidecar
+processes share one store root; each session is written by one of them at a time (its
+``writer.lock``, see session_state.py).  Layout of a store root::
 
     store.json     {"format": 1, "objectFormat": "sha1", "createdAt": ...}
-    store.lock     single-writer lock (flock), holder pid inside
-    sessions/      see sessions.py
+    gc.lock        store-wide work (gc), one process at a time (flock), holder inside
+    sessions/      see sessions.py; each session's writer.lock (flock), holder inside
     blobs/         a bare git repository's layout; see blobs.py
     trash/         deleted sessions
     profiles/      profiles (one JSON file each)
@@ -35,8 +37,7 @@ __all__ = [
     "git_blob_id",
 ]
 
-#: Loaded on first use, so ``sidecar.store.lock`` is importable in milliseconds (``serve``
-#: takes the lock before the rest of the server has loaded).
+#: Loaded on first use, so ``sidecar.store`` is importable in milliseconds.
 _HOMES = {
     "BlobStore": "sidecar.store.blobs",
     "git_blob_id": "sidecar.store.blobs",

@@ -4,7 +4,11 @@ A blob's id is ``sha1(b"blob <len>\\0" + data)`` (or sha256 for a sha256 store),
 git computes it, and it is stored zlib-compressed under ``objects/<2 hex>/<rest>``.  The blob
 directory is laid out as a bare git repository, so ``git --git-dir <store>/blobs cat-file -p
 <id>`` reads any blob, and a workspace file tracked by git has the same id here as in its
-repository.  Writes are atomic (temp file + rename) and idempotent.
+repository.  Writes are atomic (temp file + rename) and idempotent, from any number of
+threads and processes at once: each write has its own temporary file, and whichever rename
+lands last replaces a complete object with an identical one.  Storing bytes that are there
+already touches the object's time, as git "freshens" an object it would have written: a gc
+running meanwhile in another process counts it as new (its grace age) and keeps it.
 """
 
 from __future__ import annotations
@@ -57,8 +61,8 @@ class BlobStore:
         (self.root / "refs" / "heads").mkdir(parents=True, exist_ok=True)
         (self.root / "refs" / "tags").mkdir(parents=True, exist_ok=True)
         head = self.root / "HEAD"
-        if not head.exists():
-            head.write_text("ref: refs/heads/main\n")
+        if not head.exists():  # atomically: another process may be reading it, or writing it
+            write_file_atomic(head, b"ref: refs/heads/main\n")
         config = self.root / "config"
         if not config.exists():
             lines = ["[core]", "\trepositoryformatversion = 1", "\tbare = true"]
@@ -66,7 +70,7 @@ class BlobStore:
                 lines += ["[extensions]", "\tobjectformat = sha256"]
             else:
                 lines[1] = "\trepositoryformatversion = 0"
-            config.write_text("\n".join(lines) + "\n")
+            write_file_atomic(config, ("\n".join(lines) + "\n").encode())
 
     def _path(self, blob_id: str) -> Path:
         blob_id = blob_id.lower()
@@ -91,7 +95,14 @@ class BlobStore:
             blob_id = git_blob_id(data, self.object_format)
         path = self._path(blob_id)
         if path.exists():
-            return blob_id
+            try:
+                os.utime(path)  # freshen: a gc under way elsewhere keeps it (grace age)
+            except FileNotFoundError:
+                pass  # collected just now: write it again
+            except OSError:
+                return blob_id  # not ours to touch (another user's store): it is there
+            else:
+                return blob_id
         try:
             path.parent.mkdir()
         except FileExistsError:

@@ -17,6 +17,12 @@ killed process never finished (not those of this process's writes in progress); 
 snapshots leave the session's snapshot index.  A reference is read from each JSON document by
 walking it for blob-shaped values under known keys, so a new field that names a blob must use
 one of those keys.
+
+Several processes share a store: a collection runs under the store's ``gc.lock``, one at a
+time (another process's ``store/gc`` answers ``store.locked`` meanwhile; a dry run takes no
+lock), and takes no session's lock, so appends never wait for it.  What another process may
+be writing is kept by age: its temporary files and new objects are younger than
+``grace_seconds``, and an object it stores again is freshened (:meth:`BlobStore.put`).
 """
 
 from __future__ import annotations
@@ -27,8 +33,11 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from protocol.error_codes import ErrorCode
 from protocol.snapshots import StoreGcResult
-from sidecar.errors import NotFoundError
+from sidecar.errors import BusyError, NotFoundError
+from sidecar.ids import now_iso
+from sidecar.store.lock import FileLock, holder_record
 
 if TYPE_CHECKING:
     from sidecar.store import Store
@@ -50,6 +59,25 @@ def _refs(node: Any, out: set[str], hex_len: int) -> None:
 
 
 def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool) -> StoreGcResult:
+    """Collect what nothing keeps (see the module docstring), under the store's gc lock."""
+    if dry_run:
+        return _collect(store, keep_recent=keep_recent, grace_seconds=grace_seconds, dry_run=True)
+    store.require_writable()
+    lock = FileLock(store.gc_lock.path)  # its own descriptor: one gc per process too
+    if not lock.try_acquire(holder_record(store.sessions.face, now_iso())):
+        raise BusyError(
+            ErrorCode.STORE_LOCKED,
+            "another gc is running on this store",
+            details={"store": str(store.root), "heldBy": lock.read()},
+            retry_after_ms=1000,
+        )
+    try:
+        return _collect(store, keep_recent=keep_recent, grace_seconds=grace_seconds, dry_run=False)
+    finally:
+        lock.release()
+
+
+def _collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool) -> StoreGcResult:
     blobs = store.blobs
     hex_len = 40 if blobs.object_format == "sha1" else 64
     keep: set[str] = set()
@@ -62,7 +90,10 @@ def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool
                     _refs(json.loads(line), keep, hex_len)
                 except ValueError:
                     continue
-        kept, dropped_here = store.snapshot_index.trim(session_id, keep_recent, dry_run=dry_run)
+        try:
+            kept, dropped_here = store.snapshot_index.trim(session_id, keep_recent, dry_run=dry_run)
+        except (NotFoundError, FileNotFoundError):
+            continue  # deleted meanwhile
         dropped += dropped_here
         for entry in kept:
             keep.add(entry["snapshotId"])

@@ -127,6 +127,11 @@ class LoadedSessions(Generic[S]):
         self._writers: dict[str, _Writer] = {}
         self._epoch = 0
         """Bumped by :meth:`clear`: a load that started before is of the old mode, dropped."""
+        self.keep_longer: Callable[[str], bool] | None = None
+        """Whether a session's state should outlast the others' (one this process writes)."""
+        self.on_evict: Callable[[str], None] | None = None
+        """Called (under the lock) for a session dropped as idle, unless someone holds or
+        waits for its write lock: the store gives such a session's writer lock back."""
         self.on_wait: Callable[[str], None] | None = None
         """Called (in the waiting thread, before it blocks) when a caller waits for another
         caller's load of the same session; tests use it to force interleavings."""
@@ -230,17 +235,36 @@ class LoadedSessions(Generic[S]):
             self._close(slot)
 
     def _evict(self) -> None:
-        """Close least recently used states beyond ``max_loaded`` that no one holds."""
+        """Close least recently used states beyond ``max_loaded`` that no one holds.  With
+        :attr:`keep_longer`, the states it asks to keep (sessions this process writes) go
+        only while there are more than ``max_loaded`` of them: the others go first, even the
+        more recently used (a state only read is loaded again at the cost of one read)."""
         if len(self._slots) <= self.max_loaded:
             return
-        for session_id in list(self._slots):
+        keep = self.keep_longer
+        kept = {i for i in self._slots if keep(i)} if keep is not None else set()
+        for session_id in [i for i in self._slots if i not in kept]:
             if len(self._slots) <= self.max_loaded:
-                break
-            slot = self._slots.get(session_id)
-            if slot is None or slot.leases:
-                continue
-            del self._slots[session_id]
-            self._close(slot)
+                return
+            self._drop(session_id)
+        left = len(kept)
+        for session_id in [i for i in self._slots if i in kept]:
+            if left <= self.max_loaded or len(self._slots) <= self.max_loaded:
+                return
+            if self._drop(session_id):
+                left -= 1
+
+    def _drop(self, session_id: str) -> bool:
+        """Close an idle state (False when it is in use)."""
+        slot = self._slots.get(session_id)
+        if slot is None or slot.leases:
+            return False
+        del self._slots[session_id]
+        self._close(slot)
+        hook = self.on_evict
+        if hook is not None and session_id not in self._writers:
+            hook(session_id)
+        return True
 
     @staticmethod
     def _close(slot: _Slot[S]) -> None:

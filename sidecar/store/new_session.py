@@ -1,4 +1,5 @@
-"""Writing a new session to disk: its directory, its history file, the token-count caches it
+"""Writing a new session to disk: its directory, its writer lock (taken by the creating process
+before anything else is written, see ``claim``), its history file, the token-count caches it
 inherits (a fork), then ``session.json`` last — a directory without one is an unfinished
 create, never listed — each file fsynced, then the sessions directory.
 
@@ -53,10 +54,12 @@ def new_session_write(
     forked_from: dict[str, Any] | None,
     history: Callable[[], bytes],
     caches_from: Path | None = None,
+    claim: Callable[[str, Path], Any] | None = None,
 ) -> NewSession:
     """A new session and the function that writes it under ``sessions_dir`` (nothing is
     written before): ``history()`` (run by that function) gives its history file;
-    ``caches_from``: a session directory whose token-count caches are copied."""
+    ``caches_from``: a session directory whose token-count caches are copied; ``claim(id,
+    directory)``: takes the session's writer lock once its directory exists."""
     roots = _absolute_roots(workspace_roots)
     session_id = new_id("ses")
     now = now_iso()
@@ -75,6 +78,8 @@ def new_session_write(
 
     def write() -> AppendLog | None:
         sdir.mkdir()
+        if claim is not None:
+            claim(session_id, sdir)
         data = history()
         log: AppendLog | None = None
         if data:

@@ -8,9 +8,24 @@ the session on the wire, straight from its state.  :class:`SessionStates` (the b
 ids, loads a state from disk, leases it through :class:`~sidecar.store.loaded.LoadedSessions`
 (every operation holds a lease on the state it uses for as long as it uses it, so no
 eviction, reload or delete closes a state under its user, and two copies of one session are
-never loaded), hands out a session's write lock, and says whether this process holds the
-store's write lock.  At most ``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS`` (default 64) idle
-sessions stay loaded.
+never loaded), hands out a session's write lock, and holds sessions for this process.
+At most ``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS`` (default 64) idle sessions stay loaded.
+
+**Per-session writers.**  Any number of sidecar processes share a store; a session is
+written by one of them at a time: the one holding its ``writer.lock``
+(:class:`~sidecar.store.lock.FileLock`, with the holder's pid, face and since inside).  A
+process takes a session's lock on its first write (:meth:`SessionStates.hold`: create, append,
+rename, delete, a run's start) and keeps it until :meth:`SessionStates.release` (``session/
+release``, or the face's own close), until the session is dropped from memory as idle (beyond
+``max_loaded``, sessions only read going first: the descriptors a process keeps stay
+bounded), or until its end (the kernel
+frees it, even on ``kill -9``);
+another process's write then answers ``session.held`` (retryable, naming the holder).
+Taking a session drops any state loaded before (read-only, maybe stale): the holder's state
+is always loaded from disk after the lock was taken, torn tail repaired, so it continues at
+the next seq.  A process that does not hold a session checks, on every use, that the history
+file has not grown since it was loaded, and loads it again if it has: it sees every entry
+another process acknowledged.
 """
 
 from __future__ import annotations
@@ -18,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,20 +43,24 @@ from protocol.error_codes import ErrorCode
 from sidecar.aio import in_thread
 from sidecar.defaults import max_loaded_sessions
 from sidecar.errors import BusyError, NotFoundError, StoreCorruptError
+from sidecar.ids import now_iso
 from sidecar.interpreter.reaper import dismantle
 from sidecar.store.history import HistoryIndex
 from sidecar.store.jsonl import AppendLog
 from sidecar.store.lines import FileLines
 from sidecar.store.loaded import Lease, LoadedSessions
+from sidecar.store.lock import FileLock, Holder, holder_record, read_holder
 from sidecar.store.sync_place import SyncPlace
 from sidecar.store.token_counts import TokenCountCache
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from contextlib import AbstractAsyncContextManager
 
-    from sidecar.store.lock import StoreLock
+__all__ = ["SESSION_PREFIX", "WRITER_LOCK", "SessionState", "SessionStates", "session_wire"]
 
-__all__ = ["SESSION_PREFIX", "SessionState", "SessionStates", "session_wire"]
+WRITER_LOCK = "writer.lock"
+"""A session's writer lock file, in its directory."""
 
 SESSION_PREFIX = "ses_"
 _ID_LEN = len(SESSION_PREFIX) + 26
@@ -73,10 +93,11 @@ class SessionState:
         dismantle(self.index.bulk())
 
 
-def session_wire(state: SessionState) -> dict[str, Any]:
+def session_wire(state: SessionState, held_by: Holder | None) -> dict[str, Any]:
     """The session as :class:`protocol.sessions.Session` on the wire (``None`` fields left
-    out), straight from its state: :mod:`sidecar.methods.light` sends it before the wire models
-    have loaded, :class:`~sidecar.store.sessions.SessionStore` validates it into the model."""
+    out), straight from its state and who holds it: :mod:`sidecar.methods.light` sends it
+    before the wire models have loaded, :class:`~sidecar.store.sessions.SessionStore`
+    validates it into the model."""
     meta = state.meta
     updated = meta["updatedAt"]
     if state.last_time and state.last_time > updated:
@@ -96,25 +117,49 @@ def session_wire(state: SessionState) -> dict[str, Any]:
         wire["forkedFrom"] = {"sessionId": forked["sessionId"], "atSeq": forked["atSeq"]}
     if meta.get("meta") is not None:
         wire["meta"] = meta["meta"]
+    if held_by is not None:
+        wire["heldBy"] = {
+            "pid": held_by["pid"],
+            "face": str(held_by.get("face", "")),
+            "since": str(held_by.get("since", "")),
+        }
     return wire
 
 
 class SessionStates:
     """The sessions of one store root, as states loaded on use (see the module docstring)."""
 
-    def __init__(self, root: Path, lock: StoreLock, *, max_loaded: int | None = None) -> None:
-        """``max_loaded``: idle sessions kept loaded (default
-        ``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS``, else 64); an idle one beyond it is dropped
-        and its history file closed, and loads again when next used."""
+    def __init__(
+        self,
+        root: Path,
+        *,
+        face: str = "serve",
+        read_only: bool = False,
+        max_loaded: int | None = None,
+    ) -> None:
+        """``face``: what this process is, as its holds name it (``serve``, ``acp``, a tool);
+        ``read_only``: never hold a session (``inspect``); ``max_loaded``: idle sessions
+        kept loaded (default ``$CONTEXT_SIDECAR_MAX_LOADED_SESSIONS``, else 64); an idle one
+        beyond it is dropped and its history file closed, and loads again when next used."""
         self.root = root
         self._dir = root / "sessions"
         self._trash = root / "trash"
-        self._lock = lock
+        self.face = face
+        self._read_only = read_only
+        self._held: dict[str, FileLock] = {}
+        """The sessions this process holds (their writer locks)."""
+        self._held_lock = threading.Lock()
+        """Guards ``_held``: a create claims its new session in a worker thread."""
+        self.on_taken: Callable[[str], None] | None = None
+        """Called (on the taking thread) when this process takes an existing session that
+        another process may have left unfinished: the run manager settles its runs."""
         self._loaded: LoadedSessions[SessionState] = LoadedSessions(
             lambda session_id: self._load(session_id),
             max_loaded=max_loaded_sessions() if max_loaded is None else max_loaded,
             fresh=self._fresh,
         )
+        self._loaded.on_evict = self._release_idle
+        self._loaded.keep_longer = self.holds  # read-only states are dropped first
         self._dir.mkdir(parents=True, exist_ok=True)
         self.sync_place = SyncPlace()
         """Where appends wait for the disk (the loop while it is fast; see sync_place)."""
@@ -124,24 +169,108 @@ class SessionStates:
         """How many idle sessions stay loaded."""
         return self._loaded.max_loaded
 
-    # --- write permission ----------------------------------------------------------------
+    # --- who writes which session ----------------------------------------------------------
 
     @property
     def writable(self) -> bool:
-        return self._lock.held
+        """Whether this process may write the store at all (not a read-only opening)."""
+        return not self._read_only
 
-    def require_writer(self) -> None:
-        """Raise ``store.locked`` unless this process holds, or can now take, the store's
-        write lock (taking it reloads the sessions it had loaded read-only)."""
-        if self._lock.held:
+    def require_writable(self) -> None:
+        """Raise ``store.locked`` when this store was opened read-only."""
+        if self._read_only:
+            raise BusyError(
+                ErrorCode.STORE_LOCKED,
+                "this store was opened read-only",
+                details={"store": str(self.root)},
+                retry_after_ms=1000,
+            )
+
+    def holds(self, session_id: str) -> bool:
+        """Whether this process holds the session's writer lock."""
+        return session_id in self._held
+
+    def held_ids(self) -> list[str]:
+        with self._held_lock:
+            return list(self._held)
+
+    def held_by(self, session_id: str) -> Holder | None:
+        """Who holds the session: this process's record, or the live one in its lock file."""
+        lock = self._held.get(session_id)
+        if lock is not None:
+            return lock.holder
+        return read_holder(self._dir / session_id / WRITER_LOCK)
+
+    def hold(self, session_id: str) -> None:
+        """Make this process the session's writer, or raise ``session.held`` (retryable,
+        naming the holder) while another live process is.  A session taken here is loaded
+        again from disk on its next use, and :attr:`on_taken` runs."""
+        if session_id in self._held:
             return
-        if self._lock.try_acquire():
-            self._loaded.clear()  # loaded read-only: reload as the writer
-            return
-        raise BusyError(
-            ErrorCode.STORE_LOCKED,
-            "another sidecar is writing this store; reads work, writes are refused until it exits",
-            details={"holderPid": self._lock.holder_pid(), "store": str(self.root)},
+        self.require_writable()
+        lock = FileLock(self.session_dir(session_id) / WRITER_LOCK)
+        if not lock.try_acquire(holder_record(self.face, now_iso())):
+            raise self._held_error(session_id, lock.read())
+        with self._held_lock:
+            self._held[session_id] = lock
+        self._loaded.forget(session_id)  # loaded read-only, or before another's appends
+        hook = self.on_taken
+        if hook is not None:
+            hook(session_id)
+
+    def _claim_new(self, session_id: str, sdir: Path) -> FileLock:
+        """Hold a session being created (its directory was just made: nobody else can hold
+        it).  Called in the create's worker thread."""
+        lock = FileLock(sdir / WRITER_LOCK)
+        if not lock.try_acquire(holder_record(self.face, now_iso())):
+            raise self._held_error(session_id, lock.read())
+        with self._held_lock:
+            self._held[session_id] = lock
+        return lock
+
+    def _unhold(self, session_id: str) -> bool:
+        """Give a session's lock back now (the caller keeps writes out: :meth:`release`)."""
+        with self._held_lock:
+            lock = self._held.pop(session_id, None)
+        if lock is None:
+            return False
+        self._loaded.forget(session_id)  # the next reader checks the disk again
+        lock.release()
+        return True
+
+    def _release_idle(self, session_id: str) -> None:
+        """A held session dropped from memory as idle (beyond ``max_loaded``) is given back
+        too: a process holds at most the sessions it has loaded or is writing, so its
+        descriptors stay bounded however many sessions it has written.  Its next write takes
+        it again (``session.held`` if another process has taken it meanwhile)."""
+        with self._held_lock:
+            lock = self._held.pop(session_id, None)
+        if lock is not None:
+            lock.release()
+
+    async def release(self, session_id: str) -> bool:
+        """Give the session back for another process to write (after any write of this
+        process in progress); True when this process held it."""
+        async with self._writing(session_id):
+            return self._unhold(session_id)
+
+    def release_now(self, session_id: str) -> bool:
+        """:meth:`release` from a caller that knows nothing writes the session meanwhile (run
+        recovery at start-up, which took a session only to settle its runs)."""
+        self._session_dir(session_id)
+        return self._unhold(session_id)
+
+    def _held_error(self, session_id: str, holder: Holder | None) -> BusyError:
+        who = (
+            f"pid {holder.get('pid')} ({holder.get('face')}, since {holder.get('since')})"
+            if holder
+            else "another process"
+        )
+        return BusyError(
+            ErrorCode.SESSION_HELD,
+            f"session {session_id} is being written by {who}; it can be written here once "
+            "that process releases it or ends",
+            details={"sessionId": session_id, "heldBy": holder},
             retry_after_ms=1000,
         )
 
@@ -165,9 +294,15 @@ class SessionStates:
         )
 
     def _fresh(self, state: SessionState) -> bool:
-        """Whether a loaded state still matches its file: always for the writer (every
-        append goes through it); a reader reloads what another process appended."""
-        return self._lock.held or _size(state.dir / "history.jsonl") == state.size
+        """Whether a loaded state still matches its file: always for the holder (a state
+        with an open log: every append goes through it); a state loaded without the lock is
+        loaded again once another process has appended, or once this one has taken it (a
+        read-only load that finished after the take)."""
+        if state.log is not None:
+            return True
+        if state.meta.get("sessionId") in self._held:
+            return False
+        return _size(state.dir / "history.jsonl") == state.size
 
     def _lease(self, session_id: str) -> Lease[SessionState]:
         """A lease on the session's state, loaded if needed (blocking)."""
@@ -209,7 +344,8 @@ class SessionStates:
             index.add((record,), i + 1)
 
         path = sdir / "history.jsonl"
-        log, loaded = AppendLog.open(path, writable=self._lock.held, visit=visit, keep_lines=False)
+        writable = session_id in self._held
+        log, loaded = AppendLog.open(path, writable=writable, visit=visit, keep_lines=False)
         try:
             lines = FileLines(path, loaded.starts, loaded.end, fd=log.fd if log else None)
         except BaseException:
@@ -247,7 +383,7 @@ class SessionStates:
             hashes=hashes,
             last_time=last_time,
             size=size,
-            tokens=TokenCountCache(sdir, lambda: self._lock.held),
+            tokens=TokenCountCache(sdir, lambda: not self._read_only),
             head=len(lines),
             index=index,
         )
@@ -265,8 +401,14 @@ class SessionStates:
         return sorted(n for n in os.listdir(self._dir) if n.startswith(SESSION_PREFIX))
 
     def close(self) -> None:
-        """Drop every loaded state (each is closed now, or by its last lease)."""
+        """Drop every loaded state (each is closed now, or by its last lease) and give back
+        every session this process holds."""
         self._loaded.clear()
+        with self._held_lock:
+            held = list(self._held.values())
+            self._held.clear()
+        for lock in held:
+            lock.release()
 
 
 def _size(path: Path) -> int:

@@ -8,9 +8,12 @@ Layout under the store root::
     trash/<sessionId>-<time>/                deleted sessions, kept until removed by hand
 
 ``headSeq`` and ``updatedAt`` are derived from the history (its last line), never stored
-twice, so an append writes exactly one file.  Writes to one session are serialised by an
-``anyio.Lock``; the fsync runs in a worker thread so the event loop keeps serving reads, and
-readers only ever see acknowledged entries (an append publishes the new head last).
+twice, so an append writes exactly one file.  Every write to a session first makes this
+process its holder (:meth:`~sidecar.store.session_state.SessionStates.hold`: another process
+holding it answers ``session.held``); within the process, writes to one session are
+serialised by an ``anyio.Lock``; the fsync runs in a worker thread so the event loop keeps
+serving reads, and readers only ever see acknowledged entries (an append publishes the new
+head last).
 
 :class:`SessionStore` holds the operations (create, list, rename, fork, delete; append, read,
 token counts, history views).  Loading, leasing and the write permission are its base's,
@@ -75,7 +78,10 @@ class SessionStore(SessionStates):
     """All sessions of one store root: the operations (loading and leasing: the base)."""
 
     def _session(self, state: SessionState) -> Session:
-        return _session_model(session_wire(state))
+        return _session_model(self._wire(state))
+
+    def _wire(self, state: SessionState) -> dict[str, Any]:
+        return session_wire(state, self.held_by(state.meta["sessionId"]))
 
     # --- sessions --------------------------------------------------------------------------
 
@@ -89,7 +95,7 @@ class SessionStore(SessionStates):
         forked_from: dict[str, Any] | None = None,
         lines: Sequence[bytes] = (),
     ) -> Session:
-        self.require_writer()
+        self.require_writable()
         return await self._create(
             title=title,
             workspace_roots=workspace_roots,
@@ -121,6 +127,7 @@ class SessionStore(SessionStates):
             forked_from=forked_from,
             history=history,
             caches_from=caches_from,
+            claim=self._claim_new,
         )
         # loaded in the worker thread too, not on the event loop
         wire = await run_to_completion(lambda: in_thread(self._write_new, new))
@@ -134,7 +141,7 @@ class SessionStore(SessionStates):
         it: :mod:`sidecar.methods.light` answers a host's first ``session/create`` with it before
         the wire models have loaded.  Raises before writing anything when the store is not
         this process's to write or a root is not absolute."""
-        self.require_writer()
+        self.require_writable()
         return self._write_new(
             new_session_write(
                 self._dir,
@@ -144,19 +151,21 @@ class SessionStore(SessionStates):
                 meta=meta,
                 forked_from=None,
                 history=lambda: b"",
+                claim=self._claim_new,
             )
         )
 
     def _write_new(self, new: NewSession) -> dict[str, Any]:
         """Write a new session (blocking) and install it, loaded from disk when its history
-        is not empty (a fork): the session as :func:`session_wire` gives it."""
+        is not empty (a fork): the session as :func:`session_wire` gives it.  This process
+        holds the new session (its lock was taken before ``session.json`` was written)."""
         log = new.write()
         if log is None:
             lease = self._lease(new.session_id)
         else:
             lease = self._install_empty(new.session_id, new.record, log)
         with lease as state:
-            return session_wire(state)
+            return self._wire(state)
 
     def get(self, session_id: str) -> Session:
         with self._lease(session_id) as state:
@@ -186,7 +195,7 @@ class SessionStore(SessionStates):
             if not (self._dir / session_id / "session.json").exists():
                 continue  # an unfinished create
             with self._lease(session_id) as state:
-                page.append(session_wire(state))
+                page.append(self._wire(state))
         more = bool(ids) and last_seen is not None and last_seen != ids[-1]
         return page, (last_seen if more else None)
 
@@ -211,8 +220,8 @@ class SessionStore(SessionStates):
     ) -> Session:
         """Replace the fields ``change(session.json)`` returns, under the session's write
         lock (atomically; ``updatedAt`` moves)."""
-        self.require_writer()
         async with self._writing(session_id):
+            self.hold(session_id)
             with await self._lease_async(session_id) as state:
                 meta = dict(state.meta, **change(state.meta), updatedAt=now_iso())
 
@@ -228,9 +237,10 @@ class SessionStore(SessionStates):
     async def delete(self, session_id: str) -> None:
         """Move a session to the trash.  Its state is dropped (closed once no one uses it)
         and its write lock goes with the last writer waiting for it (who then finds no
-        session).  Refusing a session a run is using is the caller's (``RunManager``)."""
-        self.require_writer()
+        session).  Refusing a session a run is using is the caller's (``RunManager``).  The
+        session's writer lock goes to the trash with it, and is given back."""
         async with self._writing(session_id):
+            self.hold(session_id)
             with await self._lease_async(session_id) as state:
                 self._trash.mkdir(exist_ok=True)
                 stamp = now_iso().replace(":", "").replace("-", "").replace(".", "")
@@ -243,14 +253,15 @@ class SessionStore(SessionStates):
 
                 async def commit() -> None:
                     await in_thread(move)
-                    self._loaded.forget(session_id)
+                    self._unhold(session_id)
 
                 await run_to_completion(commit)
 
     async def fork(self, session_id: str, *, at_seq: int | None, title: str | None) -> Session:
         """A new session holding the first ``at_seq`` entries (default: all) and the
-        source's token-count caches; everything is written and fsynced in a worker thread."""
-        self.require_writer()
+        source's token-count caches; everything is written and fsynced in a worker thread.
+        The source is only read (it may be held by another process); the fork is held here."""
+        self.require_writable()
         with await self._lease_async(session_id) as source:
             head = source.head
             at = head if at_seq is None else at_seq
@@ -282,8 +293,8 @@ class SessionStore(SessionStates):
         expected_head_seq: int | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """Append durably; return the assigned ``{seq, id, time, hash}`` and the new head."""
-        self.require_writer()
         async with self._writing(session_id):
+            self.hold(session_id)
             with await self._lease_async(session_id) as state:
                 return await self._append(state, session_id, entries, expected_head_seq)
 

@@ -5,16 +5,21 @@ its count is computed once per tokenizer and appended to ``tokens-<tokenizer>.js
 the session's history.  The file is a cache: it is not fsynced, torn or unreadable lines are
 skipped, and a lost count is simply computed again.  Views in several worker threads may ask
 at once: one lock per session makes the table load once and keeps appended rows whole.
+Several processes may count the same session (the one writing it, others reading it): each
+batch of rows is one ``write`` to a file opened in append mode, so their rows never mix.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+
+from sidecar.store.jsonl import write_fully
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -30,8 +35,8 @@ class TokenCountCache:
     """Counts of one session's entries for each tokenizer used so far."""
 
     def __init__(self, session_dir: Path, can_write: Callable[[], bool] = lambda: True) -> None:
-        """``can_write``: whether this process may append to the store now (a sidecar that
-        is not the store's writer counts in memory only)."""
+        """``can_write``: whether this process may append to the store (one that opened it
+        read-only counts in memory only)."""
         self._dir = session_dir
         self._can_write = can_write
         self._counts: dict[str, dict[str, int]] = {}
@@ -86,8 +91,11 @@ class TokenCountCache:
             if not self._can_write():
                 return [table[h] for h in hashes]
             try:
-                with open(self._file(tokenizer), "a", encoding="utf-8") as out:
-                    out.write("\n".join(rows) + "\n")
+                fd = os.open(self._file(tokenizer), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    write_fully(fd, ("\n".join(rows) + "\n").encode())
+                finally:
+                    os.close(fd)
             except OSError:
                 logger.warning("could not persist token counts in %s", self._dir, exc_info=True)
         return [table[h] for h in hashes]

@@ -6,10 +6,12 @@ interleaved across sessions: each session holds exactly its own entries, in the 
 were sent, with seq 1..n and no gap or duplicate; each assembled prompt holds only its own
 session's text; each run's events arrive complete and in order, as journaled.
 
-A second sidecar on the same store is read-only while the first holds the lock: every
-method that writes to the store is refused with ``store.locked`` (retryable) and writes
-nothing, every other method works, and it becomes the writer once the first exits.
-``STORE_WRITES`` and ``NO_STORE_WRITES`` classify every method, so a new one must be placed.
+A second sidecar on the same store writes the store too, but not a session the first holds:
+every method that writes that session is refused with ``session.held`` (retryable, naming the
+first) and writes nothing, every method that writes only what any process may write (new
+sessions, forks, blobs, snapshots, profiles, presets, gc) works, every read works, and it
+takes the session over once the first exits.  ``SESSION_WRITES``, ``STORE_WRITES`` and
+``NO_STORE_WRITES`` classify every method, so a new one must be placed.
 """
 
 from __future__ import annotations
@@ -283,11 +285,9 @@ class Shared:
 
 Build = Callable[[Shared], dict[str, Any]]
 
-#: Methods that write to the store: refused by a sidecar that does not hold its lock.
-STORE_WRITES: dict[str, Build] = {
-    "session/create": lambda s: {"title": "x"},
+#: Methods that write a session: refused by a sidecar that does not hold it.
+SESSION_WRITES: dict[str, Build] = {
     "session/append": lambda s: {"sessionId": s.sid, "entries": [{"kind": "note", "text": "x"}]},
-    "session/fork": lambda s: {"sessionId": s.sid},
     "session/rename": lambda s: {"sessionId": s.sid, "title": "renamed"},
     "session/delete": lambda s: {"sessionId": s.sid},
     **{
@@ -298,15 +298,6 @@ STORE_WRITES: dict[str, Build] = {
     },
     "session/compact": lambda s: {"sessionId": s.sid, "summary": "sum", "throughSeq": 1},
     "skills/activate": lambda s: {"sessionId": s.sid, "name": "notes"},
-    "input/freeze": lambda s: {"sessionId": s.sid, "userTurn": [text("x")]},
-    "snapshot/assemble": lambda s: {"sessionId": s.sid, "inputId": s.input_id},
-    "profile/create": lambda s: {"name": "x"},
-    "profile/update": lambda s: {"id": s.profile_id, "profile": {"name": "y"}},
-    "profile/delete": lambda s: {"id": s.profile_id},
-    "preset/create": lambda s: {"name": "x"},
-    "preset/update": lambda s: {"id": s.preset_id, "preset": {"name": "y"}},
-    "preset/delete": lambda s: {"id": s.preset_id},
-    "store/gc": lambda s: {"graceSeconds": 0},
     "run/start": lambda s: {
         "sessionId": s.sid,
         "userTurn": [text("x")],
@@ -315,8 +306,25 @@ STORE_WRITES: dict[str, Build] = {
     "run/resume": lambda s: {"runId": s.run_id},
 }
 
+#: Methods that write what any process may write (new sessions, content-addressed objects,
+#: whole documents, gc under its own lock): answered by every sidecar on the store.
+STORE_WRITES: dict[str, Build] = {
+    "session/create": lambda s: {"title": "x"},
+    "session/fork": lambda s: {"sessionId": s.sid},
+    "input/freeze": lambda s: {"sessionId": s.sid, "userTurn": [text("x")]},
+    "snapshot/assemble": lambda s: {"sessionId": s.sid, "inputId": s.input_id},
+    "profile/create": lambda s: {"name": "x"},
+    "profile/update": lambda s: {"id": s.profile_id, "profile": {"name": "y"}},
+    "profile/delete": lambda s: {"id": s.profile_id},
+    "preset/create": lambda s: {"name": "x"},
+    "preset/update": lambda s: {"id": s.preset_id, "preset": {"name": "y"}},
+    "preset/delete": lambda s: {"id": s.preset_id},
+    "store/gc": lambda s: {},
+}
+
 #: Methods that write nothing to the store: answered by a read-only sidecar.
 NO_STORE_WRITES: dict[str, Build] = {
+    "session/release": lambda s: {"sessionId": s.sid},  # not held here: nothing to give back
     "session/list": lambda s: {},
     "session/get": lambda s: {"sessionId": s.sid},
     "session/read": lambda s: {"sessionId": s.sid},
@@ -350,16 +358,18 @@ def test_every_method_is_classified_as_writing_or_not() -> None:
     requests = {
         m.name for m in ALL_METHODS if m.kind == "request" and m.direction == "clientToServer"
     }
-    assert not STORE_WRITES.keys() & NO_STORE_WRITES.keys()
-    assert STORE_WRITES.keys() | NO_STORE_WRITES.keys() == requests
+    groups = (SESSION_WRITES.keys(), STORE_WRITES.keys(), NO_STORE_WRITES.keys())
+    assert sum(map(len, groups)) == len(set().union(*groups))  # no method in two
+    assert set().union(*groups) == requests
 
 
-def _store_state(root: Path) -> dict[str, str]:
-    """Every file of the store (but the lock) and a digest of its bytes."""
+def _session_state(root: Path, sid: str) -> dict[str, str]:
+    """Every file of a session, and of the runs, and a digest of its bytes."""
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != "store.lock"
+        for folder in (root / "sessions" / sid, root / "runs")
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -424,25 +434,32 @@ async def _shared(writer: SidecarClient, workspace: Path) -> Shared:
     )
 
 
-async def test_a_second_sidecar_on_the_store_reads_and_refuses_writes(
+async def test_a_second_sidecar_writes_the_store_but_not_a_session_the_first_holds(
     sidecars: SidecarFactory, store_dir: Path, notes_workspace: Path
 ) -> None:
     writer = await sidecars.start()
     shared = await _shared(writer, notes_workspace)
     reader = await sidecars.start()
     assert (await writer.request("server/info", {}))["storeWritable"] is True
-    assert (await reader.request("server/info", {}))["storeWritable"] is False
+    assert (await reader.request("server/info", {}))["storeWritable"] is True
+    listed = (await reader.request("session/list", {}))["sessions"]
+    assert [s["heldBy"]["pid"] for s in listed if s["sessionId"] == shared.sid] == [
+        writer.process.pid
+    ]
 
-    before = _store_state(store_dir)
-    for method, build in STORE_WRITES.items():
+    before = _session_state(store_dir, shared.sid)
+    for method, build in SESSION_WRITES.items():
         with pytest.raises(RpcError) as err:
             await reader.request(method, build(shared))
-        assert err.value.data_code == "store.locked", (method, err.value.message)
+        assert err.value.data_code == "session.held", (method, err.value.message)
         assert err.value.data["retryable"] is True and err.value.data["retryAfterMs"] > 0
-        assert err.value.data["details"]["holderPid"] == writer.process.pid
-    assert _store_state(store_dir) == before, "a refused write changed the store"
-
+        held = err.value.data["details"]["heldBy"]
+        assert (held["pid"], held["face"]) == (writer.process.pid, "serve"), method
+        assert str(writer.process.pid) in err.value.message
+    assert _session_state(store_dir, shared.sid) == before, "a refused write changed the session"
     for method, build in NO_STORE_WRITES.items():
+        await reader.request(method, build(shared))  # raises on any error
+    for method, build in STORE_WRITES.items():  # (deletes last: after the reads of the same)
         await reader.request(method, build(shared))  # raises on any error
     assert (await reader.request("session/read", {"sessionId": shared.sid})) == (
         await writer.request("session/read", {"sessionId": shared.sid})
@@ -475,7 +492,7 @@ async def test_a_second_sidecar_on_the_store_reads_and_refuses_writes(
     final = await reader.request("session/read", {"sessionId": shared.sid})
     assert final["headSeq"] == head + 40
 
-    # once the writer is gone the reader takes the lock on its next write
+    # once the writer is gone the reader takes the session on its next write
     await writer.close()
     appended = await reader.request(
         "session/append", {"sessionId": shared.sid, "entries": [{"kind": "note", "text": "mine"}]}

@@ -8,14 +8,16 @@ points of every write path, restart it on the same store, and prove that
 (c) the store opens and serves requests afterwards: every lifetime starts with those checks
     and goes on writing, and any error answer fails the test.
 
-The write paths: history appends; snapshots (``input/freeze`` + ``snapshot/assemble``, the
-same snapshot sometimes assembled twice at once); blobs (image attachments up to a few
-hundred KB, the same bytes sometimes stored twice at once); run journals (scripted runs with
-deltas and a tool round); ``store/gc``.  Each path has its own store and its own chain of
-sidecars, and the five chains run side by side.  A kill always follows real progress: a number
-of acknowledged operations, then either nothing more (right after an answer: for runs, the
-moment a run's terminal event arrives, while its record is being rewritten) or a small random
-delay; for gc, a moment a gc in progress is seen on disk.
+The write paths: history appends; history appends from three sidecars on one store at once
+(``shared``: one of the three, chosen at random, is killed while all three append to their own
+sessions, then started again; the others never stop); snapshots (``input/freeze`` +
+``snapshot/assemble``, the same snapshot sometimes assembled twice at once); blobs (image
+attachments up to a few hundred KB, the same bytes sometimes stored twice at once); run
+journals (scripted runs with deltas and a tool round); ``store/gc``. Each path has its own
+store and its own chain of sidecars, and the six chains run side by side. A kill always follows
+real progress: a number of acknowledged operations, then either nothing more (right after an
+answer: for runs, the moment a run's terminal event arrives, while its record is being
+rewritten) or a small random delay; for gc, a moment a gc in progress is seen on disk.
 
 Start-up is most of the cost (a sidecar imports its server for about a second of CPU), which
 is why the chains overlap and the checks after each restart look only at what is new.
@@ -56,7 +58,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 KILLS_PER_PATH = 20
-PATHS = ("appends", "snapshots", "blobs", "runs", "gc")
+PATHS = ("appends", "shared", "snapshots", "blobs", "runs", "gc")
+SHARED_PROCESSES = 3
 CLOCK = {"date": "2026-11-30", "time": "12:00"}
 TOOLS = [
     {
@@ -586,6 +589,53 @@ async def _appends(sidecars: SidecarFactory, store: Path, outcome: Outcome) -> N
     await path.check_final(client, store)
 
 
+async def _shared(sidecars: SidecarFactory, store: Path, outcome: Outcome) -> None:
+    """Three sidecars append to their own sessions of one store; one at a time is killed
+    after progress while the other two keep appending, and started again.  Each stream
+    checks what it was acknowledged after every restart of its process, and at the end
+    through another process than its own."""
+    rng = random.Random(6)
+    streams = [Appends(rng) for _ in range(SHARED_PROCESSES)]
+    clients = [await sidecars.start(store=store) for _ in streams]
+    for stream, client in zip(streams, clients, strict=True):
+        await stream.restart(client)
+    sent = [0] * SHARED_PROCESSES
+
+    async def keep_appending(i: int, stop: asyncio.Event) -> None:
+        append = streams[i].operation(clients[i])
+        while not stop.is_set():
+            sent[i] += 1
+            await append(1_000_000 + sent[i])  # its own markers: never a killed one's
+
+    for _ in range(KILLS_PER_PATH):
+        victim = rng.randrange(SHARED_PROCESSES)
+        stop = asyncio.Event()
+        others = [
+            asyncio.create_task(keep_appending(i, stop))
+            for i in range(SHARED_PROCESSES)
+            if i != victim
+        ]
+        try:
+            outcome.kills.append(
+                await kill_after_progress(
+                    clients[victim],
+                    streams[victim].operation(clients[victim]),
+                    rng=rng,
+                    concurrency=8,
+                    min_acks=5,
+                    max_extra_s=rng.choice((0.0, 0.1)),
+                )
+            )
+        finally:
+            stop.set()
+            await asyncio.gather(*others)
+        clients[victim] = await sidecars.start(store=store)
+        await streams[victim].restart(clients[victim])  # checks what the kill left
+    for i, stream in enumerate(streams):
+        assert len(stream.acked) >= KILLS_PER_PATH
+        await stream.check_final(clients[(i + 1) % SHARED_PROCESSES], store)
+
+
 async def _snapshots(sidecars: SidecarFactory, store: Path, outcome: Outcome) -> None:
     rng = random.Random(2)
     path = Snapshots(rng, store)
@@ -627,14 +677,15 @@ async def _gc(sidecars: SidecarFactory, store: Path, outcome: Outcome) -> None:
             await path.check_final(client)
 
 
-# 105 sidecar starts cost ~110 s of CPU: about a minute on two idle cores, more on a machine
+# 128 sidecar starts cost ~135 s of CPU: over a minute on two idle cores, more on a machine
 # shared with other work, which must not trip the default per-test timeout.
 @pytest.mark.slow
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(360)
 async def test_crash_matrix(sidecars: SidecarFactory, tmp_path: Path) -> None:
     outcomes = {name: Outcome() for name in PATHS}
     chains: dict[str, Coroutine[Any, Any, None]] = {
         "appends": _appends(sidecars, tmp_path / "appends", outcomes["appends"]),
+        "shared": _shared(sidecars, tmp_path / "shared", outcomes["shared"]),
         "snapshots": _snapshots(sidecars, tmp_path / "snapshots", outcomes["snapshots"]),
         "blobs": _blobs(sidecars, tmp_path / "blobs", outcomes["blobs"]),
         "runs": _runs(sidecars, tmp_path / "runs", outcomes["runs"]),

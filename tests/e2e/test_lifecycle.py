@@ -66,22 +66,27 @@ async def test_exits_when_the_client_process_dies(sidecars: SidecarFactory) -> N
             await parent.wait()
 
 
-async def test_second_sidecar_on_a_store_reads_but_does_not_write(
+async def test_second_sidecar_on_a_store_writes_its_own_sessions_not_the_firsts(
     sidecars: SidecarFactory,
 ) -> None:
     first = await sidecars.start()
     second = await sidecars.start()
     created = await first.call(m.SESSION_CREATE, SessionCreateParams(title="shared"))
     sid = created.session_id
+    assert created.held_by is not None and created.held_by.pid == first.process.pid
 
     info = await second.request("server/info", {})
-    assert info["storeWritable"] is False
+    assert info["storeWritable"] is True
+    own = await second.call(m.SESSION_CREATE, SessionCreateParams(title="mine"))
+    assert own.held_by is not None and own.held_by.pid == second.process.pid
     with pytest.raises(RpcError) as err:
-        await second.call(m.SESSION_CREATE, SessionCreateParams(title="nope"))
-    assert err.value.data_code == "store.locked"
+        await second.call(
+            m.SESSION_APPEND, SessionAppendParams(session_id=sid, entries=[user("no")])
+        )
+    assert err.value.data_code == "session.held"
     assert err.value.data["retryable"] is True
     assert err.value.data["retryAfterMs"] > 0
-    assert err.value.data["details"]["holderPid"] == first.process.pid
+    assert err.value.data["details"]["heldBy"]["pid"] == first.process.pid
 
     await first.call(m.SESSION_APPEND, SessionAppendParams(session_id=sid, entries=[user("a")]))
     seen = await second.call(m.SESSION_GET, SessionRef(session_id=sid))
@@ -246,16 +251,22 @@ async def test_an_initialize_the_early_check_refuses_is_left_to_the_server(
     assert "differs" not in _log_text(sidecars)
 
 
-async def test_the_first_sidecar_to_answer_initialize_is_the_writer(
+async def test_sidecars_started_back_to_back_both_write_the_store(
     sidecars: SidecarFactory,
 ) -> None:
-    """``initialize`` is answered before the server loads; the lock must already be taken
-    then, or a second sidecar started right after could become the writer."""
-    for _ in range(3):
+    """No store-wide writer any more (issue 43): each of two sidecars started at once
+    creates and appends to its own sessions, answered by the first-requests route too."""
+    for _ in range(2):
         first = await sidecars.start()
         second = await sidecars.start()
-        assert (await first.request("server/info", {}))["storeWritable"] is True
-        assert (await second.request("server/info", {}))["storeWritable"] is False
+        for client in (first, second):
+            assert (await client.request("server/info", {}))["storeWritable"] is True
+            created = await client.request("session/create", {"title": "mine"})
+            assert created["heldBy"]["pid"] == client.process.pid
+            await client.request(
+                "session/append",
+                {"sessionId": created["sessionId"], "entries": [{"kind": "note", "text": "x"}]},
+            )
         await second.close()
         await first.close()
 

@@ -66,7 +66,8 @@ async def test_finished_runs_and_idle_sessions_hold_no_file_descriptors(
     after_sessions = _open_fds(client)
 
     assert after_runs <= baseline + 4, f"{after_runs - baseline} descriptors kept by 60 runs"
-    assert after_sessions <= baseline + 80, (
+    # the loaded sessions (64 at most) each keep their history and, held, their writer lock
+    assert after_sessions <= baseline + 2 * 64 + 16, (
         f"{after_sessions - baseline} descriptors kept by 300 sessions"
     )
     # everything still reads back after the caches let go

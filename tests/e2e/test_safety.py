@@ -307,6 +307,7 @@ SESSION_ID_PARAMS: dict[str, Params] = {
     "session/fork": lambda c, v: {"sessionId": v},
     "session/rename": lambda c, v: {"sessionId": v, "title": "t"},
     "session/delete": lambda c, v: {"sessionId": v},
+    "session/release": lambda c, v: {"sessionId": v},
     "session/compact": lambda c, v: {"sessionId": v, "summary": "s", "throughSeq": 0},
     **{
         f"session/{verb}": (

@@ -69,7 +69,8 @@ def test_put_is_idempotent(blobs: BlobStore) -> None:
     before = path.stat()
     assert blobs.put(b"same bytes") == first
     after = path.stat()
-    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert after.st_ino == before.st_ino  # not written again...
+    assert after.st_mtime_ns >= before.st_mtime_ns  # ...but freshened: a gc elsewhere keeps it
     objects = [p for p in (blobs.root / "objects").rglob("*") if p.is_file()]
     assert objects == [path]
 

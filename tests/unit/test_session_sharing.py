@@ -144,6 +144,7 @@ async def test_overlapping_first_loads_install_one_state(
     (sid,) = await sessions_with_history(cold(), 1, ENTRIES)
     store = cold()
     sessions = store.sessions
+    sessions.hold(sid)  # this process writes it: its one load is the writer's (no reload)
     hook = PausedFirstLoad(sessions, monkeypatch)
     views: list[Any] = []
     counted: list[list[int]] = []
@@ -243,6 +244,7 @@ async def test_eviction_spares_a_state_in_use_and_closes_it_after(
     assert view.head == 50
 
     view.close()
+    await sessions.release(a)  # written here: held ones go last; given back, it is like others
     for other in (b, c):
         sessions.get(other)
     open_files = history_fds()

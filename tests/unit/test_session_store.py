@@ -347,7 +347,9 @@ async def test_reopening_the_store_restores_everything(root: Path) -> None:
     try:
         assert second.writable
         after = {s.session_id: s for s in second.sessions.list_page(cursor=None, limit=50)[0]}
-        assert after == before
+        # held by the first store while it was open, by nobody once it closed
+        assert all(s.held_by is not None and s.held_by.pid == os.getpid() for s in before.values())
+        assert after == {k: s.model_copy(update={"held_by": None}) for k, s in before.items()}
         assert set(after) == {a, b, fork.session_id}
         assert after[b].title == "b2"
         assert after[fork.session_id].forked_from == fork.forked_from
@@ -442,64 +444,92 @@ async def test_a_create_waits_for_the_disk_three_times_and_reads_nothing_back(
         reopened.close()
 
 
-# --- the writer lock -------------------------------------------------------------------------
+# --- the writer locks ------------------------------------------------------------------------
 
 
-async def test_second_store_reads_but_cannot_write(root: Path) -> None:
+async def test_a_session_is_written_by_one_store_at_a_time(root: Path) -> None:
+    """Two stores on one root (two processes, here two descriptors: ``flock`` locks one open
+    file, so they exclude each other as two processes do): each writes its own sessions; a
+    session the other holds answers ``session.held`` naming the holder and writes nothing;
+    reads see every acknowledged entry; a released session continues at the next seq."""
     first = Store(root)
+    second = Store(root, face="acp")
     try:
         sid = await new_session(first.sessions, "shared")
         await append(first.sessions, sid, msgs("one"))
+        assert first.writable and second.writable
+        mine = await new_session(second.sessions, "mine")
+        assert (await append(second.sessions, mine, msgs("m1")))[1] == 1
 
-        second = Store(root)
-        try:
-            assert first.writable
-            assert not second.writable
-            assert second.sessions.get(sid).head_seq == 1
-            with pytest.raises(BusyError) as info:
-                await append(second.sessions, sid, msgs("two"))
-            err = info.value
-            assert err.code == "store.locked"
-            assert err.retryable
-            assert err.details is not None
-            assert err.details["holderPid"] == os.getpid()
-            with pytest.raises(BusyError):
-                await second.sessions.create(
-                    title="x", workspace_roots=[], profile_id=None, meta=None
-                )
-            with pytest.raises(BusyError):
-                await second.sessions.rename(sid, "x")
-            with pytest.raises(BusyError):
-                await second.sessions.delete(sid)
-            with pytest.raises(BusyError):
-                await second.sessions.fork(sid, at_seq=None, title=None)
-            assert history_seqs(root, sid) == [1]
+        assert second.sessions.get(sid).head_seq == 1
+        with pytest.raises(BusyError) as info:
+            await append(second.sessions, sid, msgs("two"))
+        err = info.value
+        assert err.code == "session.held" and err.retryable and err.retry_after_ms
+        assert err.details is not None
+        held = err.details["heldBy"]
+        assert (held["pid"], held["face"]) == (os.getpid(), "serve") and held["since"]
+        with pytest.raises(BusyError):
+            await second.sessions.rename(sid, "x")
+        with pytest.raises(BusyError):
+            await second.sessions.delete(sid)
+        forked = await second.sessions.fork(sid, at_seq=None, title=None)  # reads the source
+        assert forked.head_seq == 1 and forked.held_by is not None
+        assert forked.held_by.face == "acp"
+        assert history_seqs(root, sid) == [1]
 
-            # The reader sees what the writer appends after it loaded the session.
-            await append(first.sessions, sid, msgs("two", "three"))
-            assert second.sessions.get(sid).head_seq == 3
-            page = second.sessions.read(sid, after_seq=1, before_seq=None, limit=10)
-            assert [e["content"][0]["text"] for e in page.entries] == ["two", "three"]
-            other = await new_session(first.sessions, "later")
-            listed = second.sessions.list_page(cursor=None, limit=10)[0]
-            assert [s.session_id for s in listed] == [other, sid]
+        # The reader sees what the holder appends after it loaded the session.
+        await append(first.sessions, sid, msgs("two", "three"))
+        assert second.sessions.get(sid).head_seq == 3
+        page = second.sessions.read(sid, after_seq=1, before_seq=None, limit=10)
+        assert [e["content"][0]["text"] for e in page.entries] == ["two", "three"]
+        listed = {s.session_id: s for s in second.sessions.list_page(cursor=None, limit=10)[0]}
+        assert set(listed) == {sid, mine, forked.session_id}
+        holders = {k: s.held_by.face if s.held_by else None for k, s in listed.items()}
+        assert holders == {sid: "serve", mine: "acp", forked.session_id: "acp"}
 
-            first.close()
-            # The lock is retried on write: the reader becomes the writer.
-            refs, head = await append(second.sessions, sid, msgs("four"))
-            assert (refs[0]["seq"], head) == (4, 4)
-            assert second.sessions.writable
-            assert history_seqs(root, sid) == [1, 2, 3, 4]
-        finally:
-            second.close()
+        # Handed over: released in the first, written in the second at the next seq.
+        assert await first.sessions.release(sid)
+        assert not await first.sessions.release(sid)  # not held any more
+        assert second.sessions.get(sid).held_by is None
+        refs, head = await append(second.sessions, sid, msgs("four"))
+        assert (refs[0]["seq"], head) == (4, 4)
+        with pytest.raises(BusyError) as info:
+            await append(first.sessions, sid, msgs("no"))
+        assert info.value.details is not None
+        assert info.value.details["heldBy"]["face"] == "acp"
+        second.close()  # a process that ends gives back everything it held
+        refs, head = await append(first.sessions, sid, msgs("five"))
+        assert (refs[0]["seq"], head) == (5, 5)
+        assert history_seqs(root, sid) == [1, 2, 3, 4, 5]
     finally:
+        second.close()
         first.close()
 
     third = Store(root)
     try:
-        assert third.sessions.get(sid).head_seq == 4
+        assert third.sessions.get(sid).head_seq == 5
+        assert third.sessions.get(sid).held_by is None
     finally:
         third.close()
+
+
+async def test_a_read_only_store_holds_nothing(root: Path) -> None:
+    writer = Store(root)
+    try:
+        sid = await new_session(writer.sessions)
+        await writer.sessions.release(sid)
+        reader = Store(root, read_only=True)
+        try:
+            assert not reader.writable
+            with pytest.raises(BusyError) as info:
+                await append(reader.sessions, sid, msgs("x"))
+            assert info.value.code == "store.locked"
+            assert reader.sessions.get(sid).held_by is None
+        finally:
+            reader.close()
+    finally:
+        writer.close()
 
 
 # --- token counts ----------------------------------------------------------------------------
@@ -722,11 +752,13 @@ async def test_a_snapshot_recorded_while_gc_trims_the_index_is_kept(
     sid = await new_session(store.sessions)
     for i in range(5):
         await store.snapshot_index.record(sid, f"{i:040x}", "e" * 40)
-    read_index = store.snapshot_index.read
+    from sidecar.store import snapshot_index
+
+    parse = snapshot_index._parse
     recorder: list[threading.Thread] = []
 
-    def read_then_race(session_id: str) -> list[dict[str, Any]]:
-        index = read_index(session_id)
+    def read_then_race(data: bytes) -> list[dict[str, Any]]:
+        index = parse(data)
         if not recorder:  # another request records a snapshot right now
             thread = threading.Thread(
                 target=anyio.run,
@@ -734,10 +766,10 @@ async def test_a_snapshot_recorded_while_gc_trims_the_index_is_kept(
             )
             recorder.append(thread)
             thread.start()
-            thread.join(timeout=0.5)  # blocked by the index lock, as it should be
+            thread.join(timeout=0.5)  # blocked by the index's flock, as it should be
         return index
 
-    monkeypatch.setattr(store.snapshot_index, "read", read_then_race)
+    monkeypatch.setattr(snapshot_index, "_parse", read_then_race)
     kept, dropped = await anyio.to_thread.run_sync(
         lambda: store.snapshot_index.trim(sid, 2, dry_run=False)
     )

@@ -848,7 +848,7 @@
 ---@field storePath string
 ---@field pid integer
 ---@field startedAt string
----@field storeWritable boolean # False while another sidecar holds the store's write lock.
+---@field storeWritable boolean # Whether this process may write the store at all (false only when it was opened read-only).  Any number of sidecars write one store; a session another one holds answers its writes with ``session.held`` (see ``Session.heldBy``).
 ---@field outboundBacklogBytes? integer # Bytes sent to this client and not yet read by it (bounded: see ``run/lagged``).
 ---@field latencies context_sidecar.RequestLatencies # How long the requests answered so far took inside the sidecar (the few plain reads answered while the server loads, right after ``initialize``, are not counted).
 
@@ -872,6 +872,7 @@
 ---@field headSeq integer # Seq of the newest entry; 0 for an empty session.
 ---@field forkedFrom? context_sidecar.ForkOrigin
 ---@field meta? table<string, any>
+---@field heldBy? context_sidecar.SessionHolder # The process that holds the session for writing (this one, or another sidecar on the same store), absent when none does: another process's writes answer ``session.held`` until it releases the session (``session/release``) or ends.
 
 ---@class context_sidecar.SessionAppendParams
 ---@field sessionId string
@@ -909,6 +910,12 @@
 ---@field atSeq? integer # Last entry copied into the fork; default: the source's head.
 ---@field title? string
 
+--- The process writing a session: sessions are written by one process at a time.
+---@class context_sidecar.SessionHolder
+---@field pid integer
+---@field face string # ``serve``, ``acp``, or the tool that opened the store.
+---@field since string # When that process took the session (ISO 8601).
+
 ---@class context_sidecar.SessionListParams
 ---@field cursor? string # ``nextCursor`` of the previous page; omit for the first page.
 ---@field limit? integer
@@ -939,6 +946,10 @@
 --- Params of methods that act on one whole session (``session/get``, ``session/delete``).
 ---@class context_sidecar.SessionRef
 ---@field sessionId string
+
+---@class context_sidecar.SessionReleaseResult
+---@field sessionId string
+---@field released boolean # True when this process held the session and has given it back; false when it did not hold it.
 
 ---@class context_sidecar.SessionRenameParams
 ---@field sessionId string
@@ -1201,6 +1212,7 @@
 ---@field ["session/fork"] { params: context_sidecar.SessionForkParams, result: context_sidecar.Session } # Copy a session's history up to a seq into a new session.
 ---@field ["session/rename"] { params: context_sidecar.SessionRenameParams, result: context_sidecar.Session } # Retitle a session.
 ---@field ["session/delete"] { params: context_sidecar.SessionRef, result: context_sidecar.SessionDeleteResult } # Move a session to the store's trash; `session.busy` (retryable) while a run is active on it.
+---@field ["session/release"] { params: context_sidecar.SessionRef, result: context_sidecar.SessionReleaseResult } # Give the session back so that another sidecar on the store can write it (this one takes it again on its next write); `session.busy` (retryable) while a run is active on it.
 ---@field ["session/pin"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Pin an item into the prompt.
 ---@field ["session/unpin"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Undo a pin.
 ---@field ["session/drop"] { params: context_sidecar.SessionControlParams, result: context_sidecar.SessionAppendResult } # Keep an item out of the prompt.
@@ -1242,7 +1254,7 @@
 ---@field ["server/ping"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerPingResult } # Trivial round trip.
 ---@field ["server/sleep"] { params: context_sidecar.ServerSleepParams, result: context_sidecar.ServerSleepResult } # Answer after a delay (cancellable); for testing client timeouts and cancellation.
 
----@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/release"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 --- Notifications the client sends, by method name.
 ---@class context_sidecar.ClientNotifications
@@ -1264,11 +1276,11 @@
 
 ---@alias context_sidecar.ServerNotificationMethod "run/event"|"run/lagged"
 
----@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"run/lagged"|"tool/execute"|"assembly/request"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/release"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"run/lagged"|"tool/execute"|"assembly/request"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "5be1e4f4520a6c48a7ec402a03b451fe",
+  SCHEMA_HASH = "9488a0cb22fa32b32c60df23ae22e41c",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
@@ -1278,6 +1290,7 @@ return {
     { name = "session/fork", kind = "request", direction = "clientToServer" },
     { name = "session/rename", kind = "request", direction = "clientToServer" },
     { name = "session/delete", kind = "request", direction = "clientToServer" },
+    { name = "session/release", kind = "request", direction = "clientToServer" },
     { name = "session/pin", kind = "request", direction = "clientToServer" },
     { name = "session/unpin", kind = "request", direction = "clientToServer" },
     { name = "session/drop", kind = "request", direction = "clientToServer" },
