@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +43,6 @@ import anyio.to_thread
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
-    AgentMessageChunk,
     ClientCapabilities,
     CloseSessionResponse,
     DeleteSessionResponse,
@@ -65,22 +63,21 @@ from acp.schema import (
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
-    TextContentBlock,
 )
 
 from protocol.errors import ErrorCode
 from sidecar import __version__
 from sidecar.acp.approvals import Approvals
-from sidecar.acp.commands import available_commands, parse_command
+from sidecar.acp.commands import parse_command
 from sidecar.acp.config import APPROVAL, ModelChoice, SessionConfig
 from sidecar.acp.errors import InFlight, acp_code, answers
 from sidecar.acp.extensions import EXTENSION_PREFIX
-from sidecar.acp.history import after_run, entry_at, read_history
+from sidecar.acp.history import after_run, entry_at
 from sidecar.acp.mapping import PromptBlock, RunUpdates, SessionUpdate, prompt_parts
 from sidecar.acp.mcp_servers import McpServers
 from sidecar.acp.plan import PlanTool
-from sidecar.acp.replay import history_updates
 from sidecar.acp.run_settings import RunSettings
+from sidecar.acp.sessions import AcpSessions
 from sidecar.acp.tools import EditorTools, InTurn
 from sidecar.acp.usage import UsageMeter
 from sidecar.errors import BusyError, InvalidRequestError
@@ -138,6 +135,16 @@ class SidecarAgent:
         self.plan = PlanTool()
         self.run_settings = RunSettings(store, self.config, self.tools, self.plan, self.mcp)
         self.tools.env_of = self.run_settings.command_env
+        self.sessions = AcpSessions(
+            store,
+            model,
+            self.config,
+            self.mcp,
+            self.approvals,
+            self._send,
+            self._tell,
+            self._end_turn,
+        )
         # commands, usage and extension methods (sidecar/acp/commands.py, usage.py,
         # extensions.py); the first two are set with the runs (see sidecar.acp.serve)
         self.commands: SlashCommands
@@ -256,84 +263,37 @@ class SidecarAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        roots = [cwd, *(additional_directories or [])]
-        for root in roots:
-            if not os.path.isabs(root):
-                raise InvalidRequestError(
-                    ErrorCode.PARAMS_INVALID,
-                    f"{root!r} is not an absolute path",
-                    details={"path": root},
-                )
-        session = await self.store.sessions.create(
-            title="",
-            workspace_roots=roots,
-            profile_id=self.model.profile_id,
-            meta={"acp": {"cwd": cwd}},
-        )
-        session_id = session.session_id
-        notes = await self.mcp.open(session_id, mcp_servers, cwd)
-        self._advertise(session_id, notes)
-        return NewSessionResponse(
-            session_id=session_id,
-            config_options=self.config.options(session_id),
-            modes=self.config.modes(session_id),
-        )
+        return await self.sessions.new(cwd, mcp_servers, additional_directories)
 
     @answers
     async def load_session(
-        self,
-        cwd: str,
-        session_id: str,
-        mcp_servers: list[Any] | None = None,
-        **kwargs: Any,
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        session = self.store.sessions.get(session_id)
-        entries = await anyio.to_thread.run_sync(lambda: read_history(self.store, session_id))
-        root = session.workspace_roots[0] if session.workspace_roots else cwd
-        for update in history_updates(entries, self.store.blobs.get, root):
-            await self._send(session_id, update)
-        notes = await self.mcp.open(session_id, mcp_servers, cwd)
-        self._advertise(session_id, notes)
-        return LoadSessionResponse(
-            config_options=self.config.options(session_id),
-            modes=self.config.modes(session_id),
-        )
+        return await self.sessions.load(cwd, session_id, mcp_servers)
 
     @answers
     async def resume_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
-        """``session/load`` without the replay: the client shows the history it has."""
-        self.store.sessions.get(session_id)  # session.not_found before anything opens
-        self._advertise(session_id, await self.mcp.open(session_id, mcp_servers, cwd))
-        return ResumeSessionResponse(
-            config_options=self.config.options(session_id), modes=self.config.modes(session_id)
-        )
+        return await self.sessions.resume(cwd, session_id, mcp_servers)
 
     @answers
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
-        """The session's prompt is cancelled (and answered), its MCP servers closed, what
-        this process kept for it let go; its history stays, to load or resume later."""
-        self.store.sessions.get(session_id)
-        await self._close(session_id)
+        await self.sessions.close(session_id)
         return CloseSessionResponse()
 
     @answers
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
-        """Closed, then moved to the store's trash (``serve``'s ``session/delete``)."""
-        self.store.sessions.get(session_id)
-        await self._close(session_id)
-        await self.store.sessions.delete(session_id)
+        await self.sessions.delete(session_id)
         return DeleteSessionResponse()
 
-    async def _close(self, session_id: str) -> None:
+    async def _end_turn(self, session_id: str) -> None:
+        """Cancel the session's prompt and wait (at most :data:`DRAIN_S`) for its answer."""
         prompt = self._prompts.get(session_id)
         if prompt is not None:
             self._cancel_turn(session_id)
             with anyio.move_on_after(DRAIN_S):
                 await prompt.done.wait()
-        await self.mcp.close(session_id)
-        self.approvals.forget(session_id)
 
     # --- settings ----------------------------------------------------------------------------
 
@@ -456,19 +416,6 @@ class SidecarAgent:
         self._played += answer.model_calls
         await self._send(session_id, answer.message)
         return PromptResponse(stop_reason="end_turn")
-
-    def _advertise(self, session_id: str, notes: list[str]) -> None:
-        """``available_commands_update`` and the MCP diagnostics (one message)."""
-        updates: list[SessionUpdate] = [available_commands()]
-        if notes:
-            text = "\n\n".join(f"**MCP**: {note}" for note in notes)
-            updates.append(
-                AgentMessageChunk(
-                    session_update="agent_message_chunk",
-                    content=TextContentBlock(type="text", text=text),
-                )
-            )
-        self._tell(session_id, *updates)
 
     # --- serve's protocol as extension methods -----------------------------------------------
 

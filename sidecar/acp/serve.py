@@ -205,7 +205,7 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             def spawn(fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
                 tg.start_soon(fn)
 
-            agent.runs = state.runs = RunManager(
+            agent.runs = agent.sessions.runs = state.runs = RunManager(
                 store,
                 state.context,
                 AcpRunBridge(agent.deliver, ToolHosts(agent.tools, agent.plan, agent.mcp)),

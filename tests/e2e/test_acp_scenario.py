@@ -275,6 +275,8 @@ async def test_session_settings_model_and_approval_mode(tmp_path: Path) -> None:
         assert (bad.value.data or {})["details"]["allowed"] == [
             "ask",
             "accept_edits",
+            "auto",
+            "plan",
             "read_only",
             "allow_all",
         ]
