@@ -4,6 +4,7 @@ prompt, ``no prf document``); and stdin of any kind is read, to its end."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -78,3 +79,27 @@ def test_an_error_answered_with_id_null_is_logged_as_what_it_is(tmp_path: Path) 
     assert [json.loads(out)["id"] for out in done.stdout.splitlines()] == [1]
     assert "WARNING" not in done.stderr, done.stderr
     assert "answered an error with id null: -32601 'Method not found'" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_a_missing_profile_file_through_the_sdk(tmp_path: Path) -> None:
+    """As an editor meets it (the official SDK spawning the agent): the process ends at start
+    with exit code 2, its log naming the file; the editor's first request fails at once."""
+    from acp.schema import ClientCapabilities
+
+    from tests.e2e.acp_kit import acp_agent
+
+    missing = tmp_path / "nowhere" / "profile.json"
+    codes: list[int] = []
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's error for a closed pipe varies
+        async with acp_agent(
+            tmp_path, tmp_path / "store", "--profile", str(missing), killed=True
+        ) as (conn, editor):
+            assert editor.process is not None
+            codes.append(await asyncio.wait_for(editor.process.wait(), 30))
+            await asyncio.wait_for(
+                conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities()), 10
+            )
+    assert codes == [2]
+    log = (tmp_path / "acp.log").read_text()
+    assert f"profile file {missing} does not exist" in log and "Traceback" not in log
