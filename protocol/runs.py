@@ -77,8 +77,9 @@ class RunEvent(WireModel):
     type: str
     """``run.created``, ``run.statusChanged``, ``context.assembled``,
     ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``,
-    ``tool.resultStored``, ``history.appended``, ``compaction.started``,
-    ``compaction.completed``, ``compaction.failed``, ``run.completed``."""
+    ``tool.approval``, ``plan.updated``, ``tool.resultStored``, ``history.appended``,
+    ``compaction.started``, ``compaction.completed``, ``compaction.failed``,
+    ``run.completed``."""
     payload: JsonObject
 
 

@@ -1,7 +1,8 @@
 """The sidecar's own workspace tools on the wire: how a run or a profile turns them on.
 
 A run with ``builtinTools`` offers the model the built-in tools (list, glob, grep, read,
-write, edit, shell, and ``recall`` of a masked tool result) and runs them inside the
+write, edit, shell, ``recall`` of a masked tool result, and ``update_plan``: the model's
+todo list, each call a ``plan.updated`` event) and runs them inside the
 sidecar, confined to the session's ``workspaceRoots``; read-only ones never ask, writes and
 commands follow the approval mode (``ask``: ``approval/request`` to the host;
 ``accept_edits``; ``auto``: commands in a sandbox, asked only to leave it; ``plan`` and
@@ -23,13 +24,23 @@ __all__ = [
     "BuiltinToolName",
     "BuiltinTools",
     "FileChange",
+    "PlanEntry",
+    "PlanUpdated",
     "ToolApproval",
     "ToolLocation",
     "ToolResultStored",
 ]
 
 BuiltinToolName = Literal[
-    "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command", "recall"
+    "list_dir",
+    "glob",
+    "grep",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "run_command",
+    "recall",
+    "update_plan",
 ]
 ApprovalModeId = Literal["ask", "accept_edits", "auto", "plan", "read_only", "allow_all"]
 
@@ -124,3 +135,21 @@ class ToolResultStored(WireModel):
     """A write or an edit that was made: the file before and after."""
     exit_code: int | None = None
     """A command's exit code (absent when it timed out or was cancelled)."""
+
+
+class PlanEntry(WireModel):
+    """One step of the model's todo list (``update_plan``)."""
+
+    content: str = Field(min_length=1)
+    status: Literal["pending", "in_progress", "completed"]
+    priority: Literal["high", "medium", "low"] = "medium"
+
+
+class PlanUpdated(WireModel):
+    """Payload of ``plan.updated``: the model called ``update_plan`` with a well-formed list
+    (after ``tool.callRequested``, before ``tool.resultStored`` of the same call).  The list
+    is the whole plan: it replaces the one before.  A malformed call has no such event (its
+    result tells the model what is wrong)."""
+
+    call_id: str
+    entries: list[PlanEntry]

@@ -13,7 +13,7 @@ from protocol.entries import ContentPart, Entry, EntryInput
 from protocol.errors import ErrorData
 from protocol.methods import ALL_METHODS, MethodSpec
 from protocol.server import PROTOCOL_VERSION, ServerCapabilities
-from protocol.tools import BuiltinCallRequested, ToolApproval, ToolResultStored
+from protocol.tools import BuiltinCallRequested, PlanUpdated, ToolApproval, ToolResultStored
 
 __all__ = ["REF_TEMPLATE", "build_schema", "method_table"]
 
@@ -31,6 +31,7 @@ EXTRA_MODELS: tuple[type[BaseModel], ...] = (
     ErrorData,
     ServerCapabilities,
     BuiltinCallRequested,
+    PlanUpdated,
     ToolApproval,
     ToolResultStored,
 )

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "9488a0cb22fa32b32c60df23ae22e41c" as const;
+export const SCHEMA_HASH = "541613101b6133a62938f1a1d6d74043" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -110,7 +110,7 @@ export interface BuiltinTools {
    * list narrows a run's: a run gets only the tools both name.  ``[]`` turns them off (a run
    * whose host runs tools of these names itself, as the ACP face does).
    */
-  tools?: ("list_dir" | "glob" | "grep" | "read_file" | "write_file" | "edit_file" | "run_command" | "recall")[] | null;
+  tools?: ("list_dir" | "glob" | "grep" | "read_file" | "write_file" | "edit_file" | "run_command" | "recall" | "update_plan")[] | null;
   /** Absent: the session's mode (the one an ACP client set), else ``ask``. */
   mode?: "ask" | "accept_edits" | "auto" | "plan" | "read_only" | "allow_all" | null;
   /** Bound of one tool result, in tokens (default 10,000: about 30,000 characters). */
@@ -938,6 +938,25 @@ export interface PinInput {
   reason?: string | null;
 }
 
+/** One step of the model's todo list (``update_plan``). */
+export interface PlanEntry {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+  /** @default "medium" */
+  priority?: "high" | "medium" | "low";
+}
+
+/**
+ * Payload of ``plan.updated``: the model called ``update_plan`` with a well-formed list
+ * (after ``tool.callRequested``, before ``tool.resultStored`` of the same call).  The list
+ * is the whole plan: it replaces the one before.  A malformed call has no such event (its
+ * result tells the model what is wrong).
+ */
+export interface PlanUpdated {
+  callId: string;
+  entries: PlanEntry[];
+}
+
 export interface Preset {
   /** @default "" */
   name?: string;
@@ -1255,8 +1274,9 @@ export interface RunEvent {
   /**
    * ``run.created``, ``run.statusChanged``, ``context.assembled``,
    * ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``,
-   * ``tool.resultStored``, ``history.appended``, ``compaction.started``,
-   * ``compaction.completed``, ``compaction.failed``, ``run.completed``.
+   * ``tool.approval``, ``plan.updated``, ``tool.resultStored``, ``history.appended``,
+   * ``compaction.started``, ``compaction.completed``, ``compaction.failed``,
+   * ``run.completed``.
    */
   type: string;
   payload: { [key: string]: unknown };

@@ -14,7 +14,8 @@ A run turns them on with ``builtinTools`` (or its profile does).  What it gets:
   list (``env``, both: :mod:`sidecar.tools.command_env`); every command carries
   ``CONTEXT_SIDECAR_CALL=<runId>/<callId>``.
 
-One call (:meth:`BuiltinRunner.call`): the approval table decides (read-only tools never ask);
+One call (:meth:`BuiltinRunner.call`): the approval table decides (read-only tools never ask;
+``update_plan`` is one: its call is a ``plan.updated`` event with the list, its result a line);
 ``ask`` sends ``approval/request`` with what the call would do (the diff of a write, the
 command and its directory); the decision is an event (``tool.approval``); the tool runs in the
 sidecar, bounded.  In ``auto`` a command runs in the sandbox without asking (verdict
@@ -40,7 +41,13 @@ from protocol.context import ToolDefinition
 from protocol.errors import ErrorCode
 from protocol.runs import ApprovalRequestParams
 from protocol.tools import BuiltinTools as BuiltinToolsWire
-from protocol.tools import FileChange, ToolApproval, ToolLocation, ToolResultStored
+from protocol.tools import (
+    FileChange,
+    PlanUpdated,
+    ToolApproval,
+    ToolLocation,
+    ToolResultStored,
+)
 from sidecar.errors import InvalidRequestError
 from sidecar.tools.approvals import (
     ApprovalMode,
@@ -51,11 +58,12 @@ from sidecar.tools.approvals import (
     session_mode,
 )
 from sidecar.tools.bounds import DEFAULT_BOUNDS
-from sidecar.tools.catalog import BUILTIN_NAMES, DEFINITIONS, EFFECTS, RECALL
+from sidecar.tools.catalog import BUILTIN_NAMES, DEFINITIONS, EFFECTS, RECALL, UPDATE_PLAN
 from sidecar.tools.confine import Workspace
 from sidecar.tools.errors import ToolError
 from sidecar.tools.host import BuiltinTools
 from sidecar.tools.output import ToolOutput
+from sidecar.tools.plan import plan_entries, updated_text
 from sidecar.tools.presentation import call_title
 from sidecar.tools.recall import recall
 from sidecar.tools.sandbox import sandbox_ready
@@ -257,6 +265,13 @@ class BuiltinRunner:
             except ToolError as exc:
                 return _failed(exc.message)
             return _succeeded(output, None)
+        if name == UPDATE_PLAN:
+            try:
+                entries = plan_entries(arguments)
+            except ValueError as exc:
+                return _failed(str(exc))
+            emit("plan.updated", dump_wire(PlanUpdated(call_id=call_id, entries=entries)))
+            return _succeeded(ToolOutput(updated_text(entries)), None)
         if verdict == "sandbox":
             if (wanted := escalation_asked(arguments)) is not None:
                 verdict, escalation = "ask", "requested"

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sidecar.tools.plan import DEFINITION as _PLAN_DEFINITION
+from sidecar.tools.plan import UPDATE_PLAN
+
 if TYPE_CHECKING:
     from sidecar.tools.approvals import Effect
 
@@ -25,6 +28,7 @@ __all__ = [
     "READ_FILE",
     "RECALL",
     "RUN_COMMAND",
+    "UPDATE_PLAN",
     "WRITE_FILE",
 ]
 
@@ -188,6 +192,7 @@ DEFINITIONS: dict[str, dict[str, Any]] = {
             "required": ["id"],
         },
     },
+    UPDATE_PLAN: _PLAN_DEFINITION,
 }
 
 BUILTIN_NAMES: tuple[str, ...] = (
@@ -199,6 +204,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     EDIT_FILE,
     RUN_COMMAND,
     RECALL,
+    UPDATE_PLAN,
 )
 """Every built-in tool, in the order a run offers them."""
 
@@ -211,5 +217,6 @@ EFFECTS: dict[str, Effect] = {
     EDIT_FILE: "edit",
     RUN_COMMAND: "execute",
     RECALL: "read",
+    UPDATE_PLAN: "read",
 }
 """What each built-in tool does, for the approval table (:mod:`sidecar.tools.approvals`)."""

@@ -22,6 +22,7 @@ from sidecar.tools.catalog import (
     READ_FILE,
     RECALL,
     RUN_COMMAND,
+    UPDATE_PLAN,
     WRITE_FILE,
 )
 
@@ -141,6 +142,10 @@ def call_title(name: str, arguments: dict[str, Any]) -> str | None:
     if name == RECALL:
         item = _text(arguments.get("id"))
         return f"Recall {item}" if item else "Recall a masked result"
+    if name == UPDATE_PLAN:
+        entries = arguments.get("entries")
+        count = f" ({len(entries)} steps)" if isinstance(entries, list) else ""
+        return f"Update the plan{count}"
     if name in (GLOB, GREP):
         verb = "Find" if name == GLOB else "Search"
         pattern = _text(arguments.get("pattern"))

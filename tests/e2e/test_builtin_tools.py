@@ -195,6 +195,7 @@ async def test_a_coding_task_with_builtin_tools(sidecars: SidecarFactory, tmp_pa
         "edit_file",
         "run_command",
         "recall",
+        "update_plan",
         "open_ticket",
     ]
     # history holds every result, as the model read it

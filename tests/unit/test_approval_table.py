@@ -27,7 +27,7 @@ def test_each_mode_decides_as_the_table_says(mode: str) -> None:
 
 def test_read_only_tools_never_ask_in_any_mode() -> None:
     readers = [n for n in BUILTIN_NAMES if EFFECTS[n] == "read"]
-    assert readers == ["list_dir", "glob", "grep", "read_file", "recall"]
+    assert readers == ["list_dir", "glob", "grep", "read_file", "recall", "update_plan"]
     for mode in APPROVAL_MODES:
         assert all(mode.verdict(EFFECTS[n]) == "allow" for n in readers), mode.id
 

@@ -10,4 +10,4 @@ export {
 } from "./client.js";
 export * from "./types.js";
 export { RECOVERABLE_VISIBILITIES, recoverableItems, ledgerChanges, assemblyDiff, type AssemblyDiff } from "./explain.js";
-export { toolCall, toolApproval, toolResult, approvalSummary } from "./tools.js";
+export { toolCall, toolApproval, toolResult, planUpdated, approvalSummary } from "./tools.js";

@@ -1,10 +1,12 @@
-// The sidecar's built-in workspace tools as a host sees them: typed views of the three tool
-// events (`tool.callRequested`, `tool.approval`, `tool.resultStored`) and a one-line summary of
+// The sidecar's built-in workspace tools as a host sees them: typed views of the tool events
+// (`tool.callRequested`, `tool.approval`, `tool.resultStored`, and `plan.updated`: the model's
+// todo list, from its `update_plan` calls) and a one-line summary of
 // an `approval/request` for a prompt. Run events carry untyped payloads on the wire (one
 // `run/event` notification for every kind); these narrow them by `type`, nothing more.
 import type {
   ApprovalRequestParams,
   BuiltinCallRequested,
+  PlanUpdated,
   RunEvent,
   ToolApproval,
   ToolResultStored,
@@ -23,6 +25,11 @@ export function toolApproval(event: RunEvent): ToolApproval | undefined {
 /** `tool.resultStored`; for a built-in call it carries the content, locations and change. */
 export function toolResult(event: RunEvent): ToolResultStored | undefined {
   return event.type === "tool.resultStored" ? (event.payload as unknown as ToolResultStored) : undefined;
+}
+
+/** `plan.updated`: the model's whole todo list (it replaces the one before), from `update_plan`. */
+export function planUpdated(event: RunEvent): PlanUpdated | undefined {
+  return event.type === "plan.updated" ? (event.payload as unknown as PlanUpdated) : undefined;
 }
 
 /** What an approval prompt says in one line: "Edit calc/add.py", "Run `pytest -q` in .". */

@@ -12,6 +12,7 @@ import path from "node:path";
 import {
   SidecarHost,
   approvalSummary,
+  planUpdated,
   toolApproval,
   toolCall,
   toolResult,
@@ -40,6 +41,10 @@ function fixtureRepo(root: string): void {
 const call = (name: string, id: string, args: Record<string, unknown> = {}) => ({
   toolCalls: [{ id, name, arguments: args }],
 });
+const PLAN = [
+  { content: "find the bug", status: "in_progress", priority: "high" },
+  { content: "fix it and run the tests", status: "pending" },
+];
 const textOf = (content: { [k: string]: unknown }[] | null | undefined) =>
   (content ?? []).map((p) => String(p["text"] ?? "")).join("");
 
@@ -75,6 +80,7 @@ test("a coding task with the built-in tools, from the host library", async () =>
       maxRounds: 20,
       script: {
         rounds: [
+          call("update_plan", "p1", { entries: PLAN }),
           call("list_dir", "l1"),
           call("grep", "g1", { pattern: "return a - b" }),
           call("read_file", "r1", { path: "calc/add.py" }),
@@ -99,6 +105,7 @@ test("a coding task with the built-in tools, from the host library", async () =>
     const approvals = events.flatMap((e) => toolApproval(e) ?? []);
     const results = new Map(events.flatMap((e) => toolResult(e) ?? []).map((r) => [r.callId, r]));
     assert.deepEqual(calls.map((c) => [c.callId, c.builtin, c.effect]), [
+      ["p1", true, "read"],
       ["l1", true, "read"],
       ["g1", true, "read"],
       ["r1", true, "read"],
@@ -111,6 +118,10 @@ test("a coding task with the built-in tools, from the host library", async () =>
       ["e1", "ask", true],
       ["c1", "ask", true],
     ]);
+    // the todo list: an event with the whole list, typed, so no host parses tool arguments
+    const plans = events.flatMap((e) => planUpdated(e) ?? []);
+    assert.deepEqual(plans, [{ callId: "p1", entries: [PLAN[0], { ...PLAN[1], priority: "medium" }] }]);
+    assert.equal(textOf(results.get("p1")?.content), "plan updated (2 entries)");
     const listing = textOf(results.get("l1")?.content);
     assert.ok(listing.includes("calc/") && !listing.includes("build"), listing);
     assert.deepEqual(textOf(results.get("g1")?.content).split("\n"), [

@@ -268,7 +268,11 @@ local ok, err = xpcall(function()
   answer = "Allow once"
   n_asked = #asked
   local builtin_id = cs.run("write it", { script = { rounds = {
+    { toolCalls = { { id = "p1", name = "update_plan", arguments = { entries = {
+      { content = "look around", status = "in_progress" }, { content = "write notes.txt", status = "pending" } } } } } },
     { toolCalls = { { id = "l1", name = "list_dir", arguments = {} } } },
+    { toolCalls = { { id = "p2", name = "update_plan", arguments = { entries = {
+      { content = "look around", status = "completed" }, { content = "write notes.txt", status = "in_progress" } } } } } },
     { toolCalls = { { id = "w1", name = "write_file", arguments = { path = "notes.txt", content = "new line\n" } } } },
     { text = "written" },
   } } })
@@ -283,6 +287,9 @@ local ok, err = xpcall(function()
   check(contains(run_text, "tool.callRequested List .") and contains(run_text, "tool.callRequested Write notes.txt"),
     "the run float titles the built-in calls:\n" .. run_text)
   check(contains(run_text, "tool.approval write_file: asked (ask mode), approved"), "and shows the approval:\n" .. run_text)
+  check(contains(run_text, "── plan ──\n[x] look around\n[~] write notes.txt\n"), "the float shows the last plan:\n" .. run_text)
+  check(contains(run_text, "plan.updated 0/2 done") and contains(run_text, "plan.updated 1/2 done"),
+    "and each update as an event:\n" .. run_text)
   check(vim.fn.readfile(ws .. "/notes.txt")[1] == "new line", "the file was written")
   check(api.run_get({ runId = builtin_id }).status == "completed", "the builtin run completed")
   vim.cmd("close")

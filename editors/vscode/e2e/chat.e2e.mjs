@@ -3,8 +3,9 @@
 // playwright-core, the sidecar of this checkout on scripted-model runs ($CONTEXT_SIDECAR_CHAT_SCRIPTS):
 //   1. a command the model runs waits in its tool card; a click on "Allow once" runs it;
 //   2. a proposed edit opens in the diff editor; its Accept button changes the file on disk;
-//   3. a long answer is cancelled mid-stream with the chat's Cancel button;
-//   4. after a window reload the transcript is back.
+//   3. the model keeps a todo list (`update_plan`): the chat shows it as a checklist, updated;
+//   4. a long answer is cancelled mid-stream with the chat's Cancel button;
+//   5. after a window reload the transcript is back, the checklist with it.
 // Screenshots go to .artifacts/vscode-e2e/ (git-ignored); with --readme-screenshot the one with the
 // tool card and its approval is also written to media/chat-screenshot.png.
 import { spawn, execFileSync } from "node:child_process";
@@ -58,6 +59,13 @@ fs.writeFileSync(
   JSON.stringify({
     "run the greeting": { rounds: [{ reasoning: "A command, then an answer.", text: "I'll run it.", toolCalls: [{ id: "c1", name: "run_command", arguments: { command: "echo hello-from-the-shell" } }] }, { text: "The command printed **hello-from-the-shell**.\n\n```sh\necho hello-from-the-shell\n```" }] },
     "fix the notes": { rounds: [{ toolCalls: [{ id: "e1", name: "edit_file", arguments: { path: "notes.txt", old_text: "beta", new_text: "BETA (edited)" } }] }, { text: "Edited notes.txt." }] },
+    "keep a plan": {
+      rounds: [
+        { toolCalls: [{ id: "p1", name: "update_plan", arguments: { entries: [{ content: "read notes.txt", status: "in_progress", priority: "high" }, { content: "summarise it", status: "pending" }] } }] },
+        { toolCalls: [{ id: "p2", name: "update_plan", arguments: { entries: [{ content: "read notes.txt", status: "completed", priority: "high" }, { content: "summarise it", status: "in_progress" }] } }] },
+        { text: "Planned and done." },
+      ],
+    },
     "a long answer": { rounds: [{ deltas: Array.from({ length: 80 }, (_, i) => `word${i} `), delayMs: 150 }] },
   }),
 );
@@ -157,28 +165,42 @@ try {
   await shot("4-edit-accepted");
   log("2. edit accepted in the diff editor, file changed on disk");
 
-  // 3. cancel mid-stream
+  // 3. the todo list: one checklist, replaced by the second update; no tool card for it
+  await send(chat, "keep a plan");
+  const plan = chat.locator('[data-testid="plan"]');
+  await plan.locator('[data-testid="plan-step"][data-status="in_progress"]', { hasText: "summarise it" }).waitFor({ timeout: 60_000 });
+  await chat.locator('[data-testid="usage"]').nth(2).waitFor({ timeout: 60_000 });
+  const steps = await plan.locator('[data-testid="plan-step"]').evaluateAll((els) => els.map((e) => `${e.getAttribute("data-status")}:${e.textContent}`));
+  const want = ["completed:☑read notes.txt", "in_progress:◐summarise it"];
+  if (JSON.stringify(steps) !== JSON.stringify(want)) throw new Error(`the plan shows ${JSON.stringify(steps)}, not ${JSON.stringify(want)}`);
+  if ((await plan.count()) !== 1) throw new Error(`${await plan.count()} plans shown, not one`);
+  if (await chat.locator('[data-testid="tool-card"][data-call="p1"]').count()) throw new Error("update_plan got a tool card");
+  await shot("5-plan");
+  log("3. the todo list shown as a checklist, updated");
+
+  // 4. cancel mid-stream
   await send(chat, "a long answer");
   await chat.locator('[data-testid="item-assistant"]', { hasText: "word3" }).waitFor({ timeout: 60_000 });
   await chat.locator('[data-testid="cancel"]').click();
   await chat.locator('[data-testid="usage"]', { hasText: "cancelled" }).waitFor({ timeout: 30_000 });
   const streamed = await chat.locator('[data-testid="item-assistant"]', { hasText: "word3" }).textContent();
   if (streamed.includes("word79")) throw new Error("the answer was not cut by the cancel");
-  await shot("5-cancelled");
-  log("3. cancelled mid-stream");
+  await shot("6-cancelled");
+  log("4. cancelled mid-stream");
 
-  // 4. the transcript after a window reload
+  // 5. the transcript after a window reload
   await page.reload();
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   chat = await openChat();
   await chat.locator('[data-testid="tool-card"][data-call="c1"][data-status="done"]').waitFor({ timeout: 60_000 });
   await chat.locator('[data-testid="tool-card"][data-call="e1"][data-status="done"]').waitFor({ timeout: 60_000 });
   const users = await chat.locator('[data-testid="item-user"]').allTextContents();
-  for (const prompt of ["run the greeting", "fix the notes", "a long answer"]) {
+  await chat.locator('[data-testid="plan"] [data-testid="plan-step"][data-status="completed"]', { hasText: "read notes.txt" }).waitFor({ timeout: 60_000 });
+  for (const prompt of ["run the greeting", "fix the notes", "keep a plan", "a long answer"]) {
     if (!users.includes(prompt)) throw new Error(`"${prompt}" is not in the transcript after the reload: ${JSON.stringify(users)}`);
   }
-  await shot("6-after-reload");
-  log("4. transcript back after a window reload");
+  await shot("7-after-reload");
+  log("5. transcript back after a window reload, the plan with it");
 } catch (err) {
   failed = true;
   const pages = browser.contexts().flatMap((c) => c.pages());

@@ -7,7 +7,7 @@ import type { Settings } from "./settings";
 import { TOOLS } from "./tools";
 
 /** The built-in tools a run gets besides the extension's read_file. */
-export const SIDECAR_TOOLS = ["list_dir", "glob", "grep", "write_file", "edit_file", "run_command", "recall"] as const;
+export const SIDECAR_TOOLS = ["list_dir", "glob", "grep", "write_file", "edit_file", "run_command", "recall", "update_plan"] as const;
 
 export function runStartParams(settings: Settings, sessionId: string, prompt: string, roots: readonly string[]): RunStartParams {
   const mode = settings.builtinTools;

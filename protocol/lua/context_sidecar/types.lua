@@ -63,7 +63,7 @@
 
 --- Which built-in tools a run offers, who approves them, and how large a result may be.
 ---@class context_sidecar.BuiltinTools
----@field tools? ("list_dir"|"glob"|"grep"|"read_file"|"write_file"|"edit_file"|"run_command"|"recall")[] # The tools to offer (always in the catalog's order); absent: all of them.  A profile's list narrows a run's: a run gets only the tools both name.  ``[]`` turns them off (a run whose host runs tools of these names itself, as the ACP face does).
+---@field tools? ("list_dir"|"glob"|"grep"|"read_file"|"write_file"|"edit_file"|"run_command"|"recall"|"update_plan")[] # The tools to offer (always in the catalog's order); absent: all of them.  A profile's list narrows a run's: a run gets only the tools both name.  ``[]`` turns them off (a run whose host runs tools of these names itself, as the ACP face does).
 ---@field mode? "ask"|"accept_edits"|"auto"|"plan"|"read_only"|"allow_all" # Absent: the session's mode (the one an ACP client set), else ``ask``.
 ---@field maxResultTokens? integer # Bound of one tool result, in tokens (default 10,000: about 30,000 characters).
 ---@field env? string[] # Environment variables ``run_command`` passes on besides its allowlist (``PATH``, ``HOME``, the locale, the toolchains' variables): exact names, taken even when a name reads like a secret; a value that looks like one is still left out.  A run's names and its profile's are both passed.
@@ -550,6 +550,20 @@
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
 
+--- One step of the model's todo list (``update_plan``).
+---@class context_sidecar.PlanEntry
+---@field content string
+---@field status "pending"|"in_progress"|"completed"
+---@field priority? "high"|"medium"|"low"
+
+--- Payload of ``plan.updated``: the model called ``update_plan`` with a well-formed list
+--- (after ``tool.callRequested``, before ``tool.resultStored`` of the same call).  The list
+--- is the whole plan: it replaces the one before.  A malformed call has no such event (its
+--- result tells the model what is wrong).
+---@class context_sidecar.PlanUpdated
+---@field callId string
+---@field entries context_sidecar.PlanEntry[]
+
 ---@class context_sidecar.Preset
 ---@field name? string
 ---@field components? context_sidecar.PromptComponent[]
@@ -731,7 +745,7 @@
 ---@field sessionId string
 ---@field seq integer
 ---@field time string
----@field type string # ``run.created``, ``run.statusChanged``, ``context.assembled``, ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``, ``tool.resultStored``, ``history.appended``, ``compaction.started``, ``compaction.completed``, ``compaction.failed``, ``run.completed``.
+---@field type string # ``run.created``, ``run.statusChanged``, ``context.assembled``, ``model.requestCreated``, ``model.delta``, ``model.completed``, ``tool.callRequested``, ``tool.approval``, ``plan.updated``, ``tool.resultStored``, ``history.appended``, ``compaction.started``, ``compaction.completed``, ``compaction.failed``, ``run.completed``.
 ---@field payload table<string, any>
 
 ---@class context_sidecar.RunFailure
@@ -1280,7 +1294,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "9488a0cb22fa32b32c60df23ae22e41c",
+  SCHEMA_HASH = "541613101b6133a62938f1a1d6d74043",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

@@ -10,14 +10,14 @@ local M = {}
 ---@field tools? context_sidecar.ToolDefinition[]  tools offered to runs (tool_handler executes them)
 ---@field approval_required? string[]  tool names whose every call waits for the user's approval
 ---@field approval_handler? context_sidecar.ApprovalHandler  default: ask (context_sidecar.approvals)
----@field builtin_tools? "ask"|"accept_edits"|"auto"|"plan"|"read_only"|"allow_all"|"off"  the sidecar's own workspace tools (list_dir, glob, grep, read_file, write_file, edit_file, run_command) and the approval mode they run in (default "ask": reads never ask, writes and commands do; "auto": writes run and commands run in a sandbox without asking, asked only to leave it; "plan": read-only, the rest refused); a tool of `tools` with the same name replaces the built-in one
+---@field builtin_tools? "ask"|"accept_edits"|"auto"|"plan"|"read_only"|"allow_all"|"off"  the sidecar's own workspace tools (list_dir, glob, grep, read_file, write_file, edit_file, run_command, recall, and update_plan: the model's todo list, shown in the run float) and the approval mode they run in (default "ask": reads never ask, writes and commands do; "auto": writes run and commands run in a sandbox without asking, asked only to leave it; "plan": read-only, the rest refused); a tool of `tools` with the same name replaces the built-in one
 ---@field assembly? context_sidecar.PromptProfile  how to assemble (model, historyWindow, masking, ...): context/assemble's profile, run/start's profile.assembly
 
 ---@type context_sidecar.Config
 M.config = { cmd = { "context-sidecar", "serve" } }
 
 --- The sidecar's built-in tools, in the order it offers them.
-M.BUILTIN_TOOLS = { "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command", "recall" }
+M.BUILTIN_TOOLS = { "list_dir", "glob", "grep", "read_file", "write_file", "edit_file", "run_command", "recall", "update_plan" }
 
 --- run/start's builtinTools for the config: nil when off; the built-in tools less those the
 --- config's own `tools` name (those run in Neovim, through tool_handler).

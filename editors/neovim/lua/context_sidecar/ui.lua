@@ -152,6 +152,12 @@ local function event_line(event)
     end
     local outcome = p.verdict == "ask" and (p.approved and ", approved" or ", not approved") or ""
     detail = ("%s: %s (%s mode)%s"):format(tostring(p.name), verdict, tostring(p.mode), outcome)
+  elseif event.type == "plan.updated" then
+    local done = 0
+    for _, e in ipairs(p.entries or {}) do
+      done = done + (e.status == "completed" and 1 or 0)
+    end
+    detail = ("%d/%d done"):format(done, #(p.entries or {}))
   elseif event.type == "tool.resultStored" and type(p.content) == "table" then
     local text = ""
     for _, part in ipairs(p.content) do
@@ -163,7 +169,21 @@ local function event_line(event)
   return ("[%d] %s %s"):format(event.seq, event.type, detail)
 end
 
---- A float whose first line grows with the run's model.delta text, followed by one line per event.
+local STEP_MARK = { completed = "[x]", in_progress = "[~]", pending = "[ ]" }
+
+--- The model's todo list (a plan.updated payload's entries) as checklist lines.
+---@param entries context_sidecar.PlanEntry[]
+---@return string[]
+function M.plan_lines(entries)
+  local lines = { "── plan ──" }
+  for _, e in ipairs(entries) do
+    lines[#lines + 1] = ("%s %s"):format(STEP_MARK[e.status] or "[?]", e.content)
+  end
+  return lines
+end
+
+--- A float whose first line grows with the run's model.delta text, then the model's todo list
+--- (the last plan.updated), then one line per event.
 ---@param client context_sidecar.Client
 ---@param run_id string
 ---@return integer buf
@@ -173,11 +193,16 @@ function M.stream_run(client, run_id)
   vim.bo[buf].filetype = "context_sidecar_run"
   local text = ""
   local log = {}
+  local plan = nil ---@type context_sidecar.PlanEntry[]?
   local function render()
     if not vim.api.nvim_buf_is_valid(buf) then
       return
     end
     local lines = vim.split(text, "\n", { plain = true })
+    if plan then
+      lines[#lines + 1] = ""
+      vim.list_extend(lines, M.plan_lines(plan))
+    end
     lines[#lines + 1] = ""
     lines[#lines + 1] = "── events ──"
     vim.list_extend(lines, log)
@@ -187,6 +212,9 @@ function M.stream_run(client, run_id)
     if event.type == "model.delta" then
       text = text .. (event.payload.text or "")
     else
+      if event.type == "plan.updated" then
+        plan = event.payload.entries or {}
+      end
       log[#log + 1] = event_line(event)
     end
     vim.schedule(render)

@@ -69,7 +69,21 @@ export interface NoticeItem {
   level: "info" | "error";
 }
 
-export type ChatItem = UserItem | AssistantItem | ToolCard | UsageItem | NoticeItem;
+/** One step of the model's todo list. */
+export interface PlanStep {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+  priority: "high" | "medium" | "low";
+}
+
+/** The model's todo list (`update_plan`): a compact checklist, replaced by each update. */
+export interface PlanItem {
+  kind: "plan";
+  id: string;
+  steps: PlanStep[];
+}
+
+export type ChatItem = UserItem | AssistantItem | ToolCard | UsageItem | NoticeItem | PlanItem;
 
 export interface ProfileOption {
   id: string;

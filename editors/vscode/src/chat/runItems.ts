@@ -1,14 +1,18 @@
 // One run as chat items, fed its run/events: the answer streamed per round (thinking apart),
-// each tool call a card (status, approval, output), the turn's usage line and, when it fails,
-// why. Pure (no `vscode`): the controller posts what `apply` returns.
+// each tool call a card (status, approval, output), the model's todo list (one checklist per
+// run, replaced by each `plan.updated`; its calls get no card unless one fails), the turn's
+// usage line and, when it fails, why. Pure (no `vscode`): the controller posts what `apply` returns.
 import { turnUsageLine, type TurnUsage } from "../format";
-import { toolCall, toolResult, type ApprovalRequestParams, type CacheAccounting, type RunEvent } from "../host";
+import { planUpdated, toolCall, toolResult, type ApprovalRequestParams, type CacheAccounting, type RunEvent } from "../host";
 import { newCard, partsText, withResult } from "./cards";
+import { PLAN_TOOL, planItem, planSteps } from "./plan";
 import type { AssistantItem, ChatItem, ToolCard } from "./protocol";
 
 export class RunItems {
   private readonly cards = new Map<string, ToolCard>();
   private readonly answers = new Map<number, AssistantItem>();
+  /** `update_plan` calls: shown as the plan, as a card only when one fails. */
+  private readonly planCalls = new Set<string>();
   private readonly usage: TurnUsage = {
     inputTokens: 0,
     outputTokens: 0,
@@ -55,7 +59,13 @@ export class RunItems {
         const call = toolCall(event)!;
         const card = newCard(call.callId, call.name, call.arguments, call.title);
         this.cards.set(call.callId, card);
-        return [card];
+        if (call.name !== PLAN_TOOL) return [card];
+        this.planCalls.add(call.callId);
+        return [];
+      }
+      case "plan.updated": {
+        const plan = planUpdated(event)!;
+        return [planItem(`${this.runId}:plan`, planSteps(plan.entries))];
       }
       case "tool.approval": {
         const callId = String(p["callId"]);
@@ -67,6 +77,7 @@ export class RunItems {
         const result = toolResult(event)!;
         const card = this.cards.get(result.callId);
         if (!card) return [];
+        if (this.planCalls.has(result.callId) && !result.isError) return [];
         // a built-in call carries what the model read; a host call's result is read back (resultText)
         if (Array.isArray(result.content)) return [this.put(withResult(card, partsText(result.content), result.isError))];
         if (result.isError) return [this.put(withResult(card, card.reason ?? "failed or not approved", true))];
@@ -79,6 +90,7 @@ export class RunItems {
           if (answer.streaming) changed.push({ ...answer, streaming: false }), (answer.streaming = false);
         }
         for (const card of this.cards.values()) {
+          if (this.planCalls.has(card.callId)) continue;
           if (card.status === "running" || card.status === "awaiting") changed.push(this.put({ ...card, status: "failed", reason: this.status }));
         }
         changed.push({ kind: "usage", id: `${this.runId}:usage`, line: `${turnUsageLine(this.usage)}${this.status === "completed" ? "" : ` · ${this.status}`}` });

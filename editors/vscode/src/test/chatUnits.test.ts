@@ -32,6 +32,38 @@ test("transcriptItems: turns, answers with thinking, cards with their results", 
   assert.deepEqual([c2.title, c2.status, c2.reason], ["Run `ls`", "denied", "denied by the user"]);
 });
 
+test("RunItems: the todo list is one checklist per run, replaced by each plan.updated; a failed call is a card", () => {
+  const run = new RunItems("run_1");
+  const ev = (seq: number, type: string, payload: Record<string, unknown>): RunEvent => ({ runId: "run_1", sessionId: "s", seq, time: "", type, payload });
+  const first = [{ content: "read", status: "in_progress", priority: "high" }, { content: "fix", status: "pending", priority: "medium" }];
+  assert.deepEqual(run.apply(ev(1, "tool.callRequested", { callId: "p1", name: "update_plan", arguments: { entries: first }, builtin: true })), []);
+  assert.deepEqual(run.apply(ev(2, "plan.updated", { callId: "p1", entries: first })), [{ kind: "plan", id: "run_1:plan", steps: first }]);
+  assert.deepEqual(run.apply(ev(3, "tool.resultStored", { callId: "p1", isError: false, seq: 4, content: [{ type: "text", text: "plan updated (2 entries)" }] })), []);
+  const [again] = run.apply(ev(4, "plan.updated", { callId: "p2", entries: [{ content: "read", status: "completed", priority: "high" }] }));
+  assert.deepEqual(again, { kind: "plan", id: "run_1:plan", steps: [{ content: "read", status: "completed", priority: "high" }] });
+  run.apply(ev(5, "tool.callRequested", { callId: "p3", name: "update_plan", arguments: { entries: [{}] }, builtin: true }));
+  const [bad] = run.apply(ev(6, "tool.resultStored", { callId: "p3", isError: true, seq: 8, content: [{ type: "text", text: "malformed plan entries" }] })) as [ToolCard];
+  assert.deepEqual([bad.kind, bad.status], ["tool", "failed"]);
+  const end = run.apply(ev(7, "run.completed", { status: "completed" }));
+  assert.deepEqual(end.map((i) => i.kind), ["usage"]);
+});
+
+test("transcriptItems: a turn's update_plan calls are one checklist, the last one's", () => {
+  const call = (callId: string, entries: unknown) => ({ type: "toolCall", callId, name: "update_plan", arguments: { entries } });
+  const items = transcriptItems([
+    entry(1, "user", [{ type: "text", text: "fix it" }]),
+    entry(2, "assistant", [call("p1", [{ content: "fix", status: "pending" }])]),
+    entry(3, "user", [{ type: "toolResult", callId: "p1", content: [{ type: "text", text: "plan updated (1 entries)" }] }]),
+    entry(4, "assistant", [call("p2", [{ content: "fix", status: "completed" }]), { type: "text", text: "done" }]),
+    entry(5, "user", [{ type: "toolResult", callId: "p2", content: [{ type: "text", text: "plan updated (1 entries)" }] }]),
+    entry(6, "user", [{ type: "text", text: "again" }]),
+    entry(7, "assistant", [call("p3", [{ content: "redo", status: "in_progress", priority: "low" }])]),
+  ]);
+  assert.deepEqual(items.map((i) => i.kind), ["user", "plan", "assistant", "user", "plan"]);
+  assert.deepEqual(items[1], { kind: "plan", id: "plan:p1", steps: [{ content: "fix", status: "completed", priority: "medium" }] });
+  assert.deepEqual(items[4], { kind: "plan", id: "plan:p3", steps: [{ content: "redo", status: "in_progress", priority: "low" }] });
+});
+
 test("a card's output is bounded and says how much was left out", () => {
   const card = withResult(newCard("c", "grep", { pattern: "x" }), "y".repeat(OUTPUT_BOUND + 10), false);
   assert.equal(card.output?.length, OUTPUT_BOUND);

@@ -1,8 +1,9 @@
 // DOM for each chat item: user turns, answers (markdown; thinking collapsed), tool cards
-// (status, arguments, approval buttons, bounded output to expand), usage lines, notices.
+// (status, arguments, approval buttons, bounded output to expand), the model's todo list (a
+// compact checklist), usage lines, notices.
 // Elements are built with textContent / setAttribute; markdown is the only HTML, and it is
 // rendered with raw HTML off.
-import type { ChatItem, ToolCard } from "../chat/protocol";
+import type { ChatItem, PlanItem, ToolCard } from "../chat/protocol";
 import { renderMarkdown } from "./markdown";
 
 export type Send = (message: import("../chat/protocol").FromWebview) => void;
@@ -86,6 +87,26 @@ function toolCard(card: ToolCard, send: Send): HTMLElement {
   return node;
 }
 
+const STEP_MARK: Record<PlanItem["steps"][number]["status"], string> = {
+  completed: "☑",
+  in_progress: "◐",
+  pending: "☐",
+};
+
+function planList(item: PlanItem): HTMLElement {
+  const node = el("div", { class: "item plan", "data-testid": "plan" });
+  const done = item.steps.filter((s) => s.status === "completed").length;
+  node.append(el("div", { class: "plan-head" }, `Plan · ${done}/${item.steps.length} done`));
+  const list = el("ul", { class: "plan-steps" });
+  for (const step of item.steps) {
+    const li = el("li", { class: `plan-step ${step.status} priority-${step.priority}`, "data-testid": "plan-step", "data-status": step.status });
+    li.append(el("span", { class: "plan-mark", "aria-label": step.status.replace("_", " ") }, STEP_MARK[step.status]), el("span", { class: "plan-text" }, step.content));
+    list.append(li);
+  }
+  node.append(list);
+  return node;
+}
+
 export function renderItem(item: ChatItem, send: Send): HTMLElement {
   let node: HTMLElement;
   switch (item.kind) {
@@ -106,6 +127,9 @@ export function renderItem(item: ChatItem, send: Send): HTMLElement {
     }
     case "tool":
       node = toolCard(item, send);
+      break;
+    case "plan":
+      node = planList(item);
       break;
     case "usage":
       node = el("div", { class: "item usage", "data-testid": "usage" }, item.line);
