@@ -16,9 +16,10 @@ unprivileged where user namespaces are on, and as root), under the command's rea
 (:mod:`sidecar.tools.command_reaper` runs ``bwrap … sh -c <command>`` in place of
 ``sh -c <command>``: the reaper still ends the tree on timeout, cancel and the sidecar's death,
 and ``--die-with-parent`` ends the sandbox with the reaper).  ``/tmp`` is a fresh tmpfs; a
-top-level ``/tmp`` entry holding a root or ``$HOME`` is bound back read-only (so ``../x`` beside a
-root under ``/tmp`` and ``~/.bashrc`` of a home under ``/tmp`` stay read-only), the roots
-read-write over it.  ``--unshare-net`` gives an empty network namespace (its own loopback only).
+the host's top-level ``/tmp`` entries are bound back read-only (a virtualenv or a checkout under
+``/tmp`` still runs; ``../x`` beside a root under ``/tmp`` and ``~/.bashrc`` of a home under
+``/tmp`` stay read-only), the roots read-write over them.  ``--unshare-net`` gives an empty
+network namespace (its own loopback only).
 
 macOS (:func:`seatbelt_profile`): ``sandbox-exec -p <profile>`` with a profile of the same
 meaning (deny by default; read everything; write in the roots, ``/private/tmp``, the per-user
@@ -36,7 +37,9 @@ having blocked it (the approval step then asks to run it outside).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import re
 import shutil
 import sys
@@ -96,15 +99,34 @@ def blocked_by_sandbox(output: str, exit_code: object) -> str | None:
     return next(what for sign, what in BLOCKED_SIGNS if sign == found.group(0))
 
 
+#: How many of the host's ``/tmp`` entries are shown (read-only) inside at most.
+MAX_TMP_ENTRIES = 2000
+
+
 def _tmp_entries(paths: Sequence[Path]) -> list[Path]:
-    """The top-level ``/tmp`` entries holding one of ``paths`` (bound back read-only)."""
-    out: list[Path] = []
+    """The host's top-level ``/tmp`` entries, bound back read-only over the private tmpfs: a
+    tool installed there (a virtualenv, a checkout) still runs inside, and ``../x`` beside a
+    root under ``/tmp`` stays read-only.  Past :data:`MAX_TMP_ENTRIES`, only the entries
+    holding one of ``paths`` (the roots, ``$HOME``)."""
+    holding: list[Path] = []
     for path in paths:
         if path.is_relative_to(_TMP) and path != _TMP:
             entry = _TMP / path.relative_to(_TMP).parts[0]
-            if entry not in out:
-                out.append(entry)
-    return out
+            if entry not in holding:
+                holding.append(entry)
+    try:
+        with os.scandir(_TMP) as scan:
+            every = sorted(
+                _TMP / e.name for e, _ in zip(scan, range(MAX_TMP_ENTRIES + 1), strict=False)
+            )
+    except OSError:
+        return holding
+    if len(every) > MAX_TMP_ENTRIES:
+        logger.debug(
+            "/tmp has over %d entries: only the roots' are shown in the sandbox", MAX_TMP_ENTRIES
+        )
+        return holding
+    return every
 
 
 def bwrap_argv(roots: Sequence[Path], home: str | None) -> list[str]:
@@ -115,8 +137,11 @@ def bwrap_argv(roots: Sequence[Path], home: str | None) -> list[str]:
     real_roots = [Path(r) for r in roots]
     kept = [*real_roots, *([Path(home)] if home and Path(home).is_absolute() else [])]
     for entry in _tmp_entries(kept):
-        if entry.exists():
-            argv += ["--ro-bind", str(entry), str(entry)]
+        if entry.is_symlink():
+            with contextlib.suppress(OSError):
+                argv += ["--symlink", os.readlink(entry), str(entry)]
+        else:  # -try: an entry removed since the listing is no error
+            argv += ["--ro-bind-try", str(entry), str(entry)]
     for root in real_roots:
         argv += ["--bind", str(root), str(root)]
     argv += ["--setenv", "TMPDIR", "/tmp", "--"]

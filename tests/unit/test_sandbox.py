@@ -171,3 +171,24 @@ def test_the_seatbelt_profile_writes_only_in_the_roots_and_temp() -> None:
 def test_the_detector(output: str, code: int, blocked: str | None) -> None:
     found = blocked_by_sandbox(output, code)
     assert (found is None) if blocked is None else (found or "").startswith(blocked)
+
+
+@linux
+@pytest.mark.anyio
+async def test_a_tool_installed_under_tmp_runs_inside_read_only(ws: Workspace) -> None:
+    """A checkout or a virtualenv under /tmp (CI clones there) is still there inside the
+    private /tmp, read-only: it runs, it cannot be written."""
+    place = Path("/tmp") / f"sandbox-tool-{os.getpid()}-{time.monotonic_ns()}"
+    place.mkdir()
+    try:
+        tool = place / "tool.sh"
+        tool.write_text("#!/bin/sh\necho tool ran\n")
+        tool.chmod(0o755)
+        command = f"{tool}; touch {place}/written; echo done"
+        out = await run_command(ws, command, timeout_s=20, sandboxed=True)
+        assert "tool ran" in out.text, out.text
+        assert "Read-only file system" in out.text and not (place / "written").exists()
+    finally:
+        for child in place.iterdir():
+            child.unlink()
+        place.rmdir()
