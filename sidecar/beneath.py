@@ -11,7 +11,8 @@ A directory swapped for a symlink after the check makes its open fail (``ELOOP``
 
 - :func:`open_file` opens a regular file for reading (``O_NONBLOCK``: a FIFO cannot block;
   ``fstat`` must say regular file);
-- :func:`open_dir` opens a directory (a process can be started *in* it: ``/proc/self/fd``);
+- :func:`open_dir` opens a directory, and :func:`start_dir` says where a child process starts
+  *in* it (``/proc/self/fd/N``);
 - :func:`write_atomic` writes a temporary file in the (descriptor-held) parent, ``fsync``s it
   and renames it over the name, keeping the old file's mode: a crash leaves the old file or
   the new one, and a hard link to a file elsewhere is replaced, never written through.  Both
@@ -30,12 +31,21 @@ import errno
 import os
 import secrets
 import stat
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Escaped", "NotAFile", "open_dir", "open_file", "parts_below", "write_atomic"]
+__all__ = [
+    "Escaped",
+    "NotAFile",
+    "open_dir",
+    "open_file",
+    "parts_below",
+    "start_dir",
+    "write_atomic",
+]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -45,6 +55,7 @@ _READ = (
 )
 _TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0)
 _WALKS = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
+_BY_DESCRIPTOR = sys.platform.startswith("linux")
 
 
 class Escaped(OSError):
@@ -122,6 +133,15 @@ def open_dir(root: Path, path: Path) -> int:
     if not _WALKS:
         return os.open(path, _DIR)
     return _walk(root, names)
+
+
+def start_dir(dir_fd: int, path: Path) -> str:
+    """Where a child process starts that should start in the directory held by ``dir_fd``
+    (:func:`open_dir`): ``/proc/self/fd/N`` on Linux — the directory checked, which a swap
+    after the check cannot move (the child's ``chdir`` comes before its descriptors are
+    closed; were that ever not so, the start fails rather than lands elsewhere) — else
+    ``path``, the check's guarantee only."""
+    return f"/proc/self/fd/{dir_fd}" if _BY_DESCRIPTOR else str(path)
 
 
 def open_file(root: Path, path: Path) -> int:

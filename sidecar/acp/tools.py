@@ -310,13 +310,13 @@ class EditorTools:
                 return await self._write(session_id, call_id, name, arguments)
             return await self._run(session_id, call_id, arguments, str(params["runId"]))
         except Refused as exc:
-            self._shown.pop(call_id, None)
+            self._forget(call_id)
             return result(str(exc), error=True)
         except RequestError as exc:
-            self._shown.pop(call_id, None)
+            self._forget(call_id)
             return result(f"the editor answered an error: {exc}", error=True)
         except BaseException:  # cancelled: no final update will ask for it
-            self._shown.pop(call_id, None)
+            self._forget(call_id)
             raise
 
     async def _look(
@@ -423,6 +423,11 @@ class EditorTools:
             await anyio.to_thread.run_sync(lambda: write_disk(target, content))
         return result(done)
 
+    def _forget(self, call_id: str) -> None:
+        """What was kept for a call that ends without its final update."""
+        self._shown.pop(call_id, None)
+        self._sandboxed.discard(call_id)
+
     async def _run(
         self, session_id: str, call_id: str, arguments: dict[str, Any], run_id: str
     ) -> dict[str, Any]:
@@ -430,10 +435,9 @@ class EditorTools:
         if not isinstance(command, str) or not command.strip():
             raise Refused("the 'command' argument must be a non-empty string")
         cwd = self._cwd(session_id, arguments)
-        marker = f"{run_id}/{call_id}"
         if call_id in self._sandboxed:  # auto: in the sandbox; asked to leave it if blocked
             self._sandboxed.discard(call_id)
-            done, blocked = await self._run_here(session_id, marker, command, cwd, True)
+            done, blocked = await self._run_here(session_id, run_id, call_id, command, cwd, True)
             call = ToolCallUpdate(tool_call_id=call_id, title=tool_title(RUN_COMMAND, arguments))
             if not blocked:
                 return done
@@ -441,7 +445,7 @@ class EditorTools:
             if answer.get("approved") is not True:
                 return done
         if not self._can("terminal"):
-            return (await self._run_here(session_id, marker, command, cwd))[0]
+            return (await self._run_here(session_id, run_id, call_id, command, cwd))[0]
         assert self.client is not None
 
         async def show(terminal: TerminalToolCallContent) -> None:
@@ -451,7 +455,13 @@ class EditorTools:
         return await run_in_terminal(self.client, session_id, command, cwd.shown, show)
 
     async def _run_here(
-        self, session_id: str, marker: str, command: str, cwd: Target, sandboxed: bool = False
+        self,
+        session_id: str,
+        run_id: str,
+        call_id: str,
+        command: str,
+        cwd: Target,
+        sandboxed: bool = False,
     ) -> tuple[dict[str, Any], str | None]:
         """A command for a client without a terminal, or in the sandbox: run by the sidecar
         (sidecar.tools, as a ``serve`` run's: its process tree ended with the call, the
@@ -464,12 +474,12 @@ class EditorTools:
                 command,
                 str(cwd.real),
                 env_names=self.env_of(session_id),
-                marker=marker,
+                marker=f"{run_id}/{call_id}",
                 sandboxed=sandboxed,
             )
         except ToolError as exc:
             raise Refused(str(exc)) from None
-        self._shown[marker.rpartition("/")[2]] = [text_content(fenced(out.text))]
+        self._shown[call_id] = [text_content(fenced(out.text))]
         blocked = out.meta.get("blocked")
         return result(out.text, error=out.meta.get("exitCode") != 0), blocked
 

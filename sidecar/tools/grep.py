@@ -227,11 +227,9 @@ def _with_rg(rg: str, q: _Query, found: _Found, deadline: Deadline) -> None:
     except (OSError, ValueError) as exc:
         raise ToolError("tool.failed", f"grep: {cwd} cannot be opened: {exc}") from exc
     try:
-        # the directory checked, held open: a swap after the check cannot redirect rg
-        here = f"/proc/self/fd/{dir_fd}" if sys.platform.startswith("linux") else str(cwd)
-        end = run_ripgrep(
+        end = run_ripgrep(  # in the directory checked, held open (pass_fds: rg keeps it)
             args,
-            here,
+            beneath.start_dir(dir_fd, cwd),
             _rg_env(),
             on_line=take,
             deadline=deadline,

@@ -67,8 +67,6 @@ MECHANISM: Literal["subreaper", "group"] = (
     "subreaper" if sys.platform == "linux" and _REAPER.is_file() else "group"
 )
 """How a command's process tree is ended (see the module)."""
-_BY_DESCRIPTOR = sys.platform == "linux"
-"""Started in ``/proc/self/fd/N``: the directory checked, by its descriptor."""
 
 
 class Capture:
@@ -158,12 +156,10 @@ async def run_command(
     try:
         # forked from the event loop's thread, which lives as long as the process: the
         # wrapper's parent-death signal fires when the sidecar dies, not before.  It starts
-        # in the directory checked, held open (a swap after the check cannot move it; the
-        # descriptor is not passed on: the child's chdir comes before its fds are closed,
-        # and were that ever not so, the start fails rather than lands elsewhere)
+        # in the directory checked, held open (the descriptor is not passed on)
         proc = await asyncio.create_subprocess_exec(
             *argv,
-            cwd=f"/proc/self/fd/{dir_fd}" if _BY_DESCRIPTOR else where,
+            cwd=beneath.start_dir(dir_fd, where),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -186,8 +182,9 @@ async def run_command(
     except BaseException:  # cancelled: the command stops with the call
         await asyncio.shield(_kill_group(proc))
         raise
+    output = capture.text()  # up to MAX_CAPTURE decoded: once
     text, cut = fit_head_tail(
-        capture.text(),
+        output,
         bounds.max_tokens,
         "run it again with the output redirected to a file and grep it",
     )
@@ -208,7 +205,7 @@ async def run_command(
     }
     if sandboxed:
         meta["sandboxed"] = True
-        if not timed_out and (blocked := blocked_by_sandbox(capture.text(), proc.returncode)):
+        if not timed_out and (blocked := blocked_by_sandbox(output, proc.returncode)):
             meta["blocked"] = blocked
     return ToolOutput(text=body, truncated=cut or capture.total > capture.kept, meta=meta)
 
