@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sidecar.transcripts import claude_code, pi
+from sidecar.transcripts import claude_code, codex, opencode, pi
 from sidecar.transcripts.lines import read_jsonl, read_text
 from sidecar.transcripts.model import FORMATS, Transcript, TranscriptError
 
@@ -53,11 +53,7 @@ def read_transcript(path: Path, format: str | None = None) -> Transcript:
         if fmt == "claude-code":
             return claude_code.parse(path, read_jsonl(path, text))
         if fmt == "codex":
-            from sidecar.transcripts import codex
-
             return codex.parse(path, read_jsonl(path, text))
-        from sidecar.transcripts import opencode
-
         return opencode.parse(path, text)
     except TranscriptError:
         raise
