@@ -41,12 +41,10 @@ from sidecar.transcripts.replay_views import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from sidecar.store import Store
     from sidecar.transcripts.replay_views import Prepared
 
-__all__ = ["SidecarSetup", "replay_sidecar", "tool_definitions"]
+__all__ = ["SidecarSetup", "probe_body", "replay_sidecar", "system_size", "tool_definitions"]
 
 TARGET = "anthropic-messages"
 DATE = "2026-01-01"
@@ -108,23 +106,31 @@ def _turn(messages: list[MessageInput]) -> list[dict[str, Any]]:
     ]
 
 
-def system_size(store: Store, setup: SidecarSetup) -> int:
-    """Tokens of the tools and system prompt the sidecar sends with ``setup`` (a probe
-    assembly on a session of its own)."""
+def probe_body(store: Store, setup: SidecarSetup) -> dict[str, Any]:
+    """What the sidecar sends with ``setup`` for a one-word first turn (on a session of its
+    own): its tools and system prompt."""
     service = ContextService(store, Tokenizers.discover(), home=store.root / "no-home")
 
-    async def probe() -> int:
+    async def probe() -> dict[str, Any]:
         created = await store.sessions.create(
             title="replay probe", workspace_roots=[], profile_id=None, meta=None
         )
-        user = MessageInput(kind="message", role="user", content=[{"type": "text", "text": "x"}])  # type: ignore[list-item]
-        body = service.assemble(
+        user = MessageInput.model_validate(
+            {"kind": "message", "role": "user", "content": [{"type": "text", "text": "x"}]}
+        )
+        body: dict[str, Any] = service.assemble(
             _params(created.session_id, user, setup.profile, setup.tools)
         )["body"]
-        system = body.get("system", [])
-        return sum(block_tokens(b)[1] for b in [*body.get("tools", []), *system])
+        return body
 
     return anyio.run(probe)
+
+
+def system_size(store: Store, setup: SidecarSetup) -> int:
+    """Tokens of the tools and system prompt the sidecar sends with ``setup``."""
+    body = probe_body(store, setup)
+    system = body.get("system", [])
+    return sum(block_tokens(b)[1] for b in [*body.get("tools", []), *system])
 
 
 def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: str) -> PolicyRun:
@@ -234,6 +240,3 @@ def _summary_body(result: dict[str, Any], store: Store, session_id: str) -> dict
     ]
     return lower_result(request, TARGET, store.blobs.get, session_id)
 
-
-def store_root(store: Store) -> Path:
-    return store.root
