@@ -122,9 +122,27 @@ def _rows(where: str, replays: list[Replay], total: bool) -> list[Row]:
         return out
     for label, value, peer, unit, better in (
         ("read share", ours.read_share, keep.read_share, "%", "higher"),
-        ("writes per new token", ours.writes_per_new_token, keep.writes_per_new_token, "x", "lower"),
-        ("mean tokens in view", ours.mean(ours.view_tokens), keep.mean(keep.view_tokens), "tokens", "higher"),
-        ("mean user turns in view", ours.mean(ours.user_turns), keep.mean(keep.user_turns), "turns", "higher"),
+        (
+            "writes per new token",
+            ours.writes_per_new_token,
+            keep.writes_per_new_token,
+            "x",
+            "lower",
+        ),
+        (
+            "mean tokens in view",
+            ours.mean(ours.view_tokens),
+            keep.mean(keep.view_tokens),
+            "tokens",
+            "higher",
+        ),
+        (
+            "mean user turns in view",
+            ours.mean(ours.user_turns),
+            keep.mean(keep.user_turns),
+            "turns",
+            "higher",
+        ),
         (
             "mean tool-result tokens in view",
             ours.mean(ours.tool_result_tokens),

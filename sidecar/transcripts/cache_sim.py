@@ -6,8 +6,9 @@ the same bodies (``tests/e2e/test_cache_simulators.py``), and so that any policy
 are priced alike: the bench's (``bench/cache.py``, ``bench/cache_runs.py``, ``bench/real.py``)
 and ``context-sidecar replay``'s (:mod:`sidecar.transcripts.replay`: recorded sessions replayed
 request by request, with the recorded timestamps).  It imports nothing of
-``sidecar.context.cache_accounting``, nor that module anything of it.  Each simulator remembers every
-entry the requests before wrote (the sidecar's prediction knows only the previous request).
+``sidecar.context.cache_accounting``, nor that module anything of it.  Each simulator
+remembers every entry the requests before wrote (the sidecar's prediction knows only the
+previous request).
 
 - :class:`AnthropicCache` (Messages API, explicit breakpoints): a request's blocks are its
   tools, its system blocks and its messages' content blocks, in order.  An entry is written for

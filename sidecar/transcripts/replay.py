@@ -57,6 +57,8 @@ from sidecar.transcripts.replay_sidecar import (
 )
 from sidecar.transcripts.replay_views import PolicyRun, filler, prepare
 
+SIDECAR = "context-sidecar"
+
 if TYPE_CHECKING:
     from sidecar.transcripts.model import Transcript
     from sidecar.transcripts.replay_views import Prepared
@@ -139,6 +141,8 @@ class Replay:
     """Per request: the provider's prompt tokens over our count of the agent's own request."""
     trace: list[dict[str, Any]]
     """The sidecar's per-request state (advice, window start, masked results)."""
+    session_id: str
+    """The sidecar's session of the replay (in ``ReplayOptions.store`` when given)."""
     warnings: list[str]
 
     def policy(self, name: str) -> PolicyRun | None:
@@ -184,7 +188,9 @@ def _new_tokens(prepared: Prepared, system: int) -> int:
     return total
 
 
-def window_check(run: PolicyRun, ratios: dict[int, float], window: int, reserve: int) -> WindowCheck:
+def window_check(
+    run: PolicyRun, ratios: dict[int, float], window: int, reserve: int
+) -> WindowCheck:
     """Each request's tokens scaled to the provider's count, plus ``reserve``, against
     ``window`` (a request without a ratio of its own takes the median)."""
     out = WindowCheck()
@@ -216,13 +222,18 @@ def replay(transcript: Transcript, options: ReplayOptions | None = None) -> Repl
         warnings.append(f"requests of several models; every policy is replayed as {model}")
     expire = options.ttl != "none"
     with tempfile.TemporaryDirectory(prefix="cs-replay-") as tmp:
-        store = Store(options.store or Path(tmp) / "store")
+        probes = Store(Path(tmp) / "probes")  # the probe assemblies stay out of the caller's store
+        store = Store(options.store) if options.store is not None else probes
         try:
-            setup = _setup(transcript, prepared, profile, store, expire, warnings)
-            sidecar = replay_sidecar(prepared, setup, store, "context-sidecar")
-            system = _system_blocks(store, setup)
+            setup = _setup(transcript, prepared, profile, probes, expire, warnings)
+            setup.follow_advice = options.follow_advice
+            system = _system_blocks(probes, setup)
+            sidecar = replay_sidecar(prepared, setup, store, SIDECAR)
+            session_id = setup.session_id
         finally:
-            store.close()
+            if store is not probes:
+                store.close()
+            probes.close()
     ttl_mark = "1h" if options.ttl == "1h" else "5m"
     fixed = Fixed(model, system[0], system[1], ttl_mark)
     system_tokens = sum(block_tokens(b)[1] for b in [*fixed.tools, *fixed.system])
@@ -241,9 +252,7 @@ def replay(transcript: Transcript, options: ReplayOptions | None = None) -> Repl
         for f, r in zip(own.requests, prepared.requests, strict=True)
         if r.usage.prompt_tokens > 0 and f.prompt_tokens > 0
     }
-    checks = {
-        p.name: window_check(p, ratios, limits.window, limits.max_output) for p in policies
-    }
+    checks = {p.name: window_check(p, ratios, limits.window, limits.max_output) for p in policies}
     return Replay(
         path=transcript.path,
         format=transcript.format,
@@ -261,6 +270,7 @@ def replay(transcript: Transcript, options: ReplayOptions | None = None) -> Repl
         window_checks=checks,
         ratios=[ratios[i] for i in sorted(ratios)],
         trace=setup.trace,
+        session_id=session_id,
         warnings=warnings,
     )
 

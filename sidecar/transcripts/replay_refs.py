@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar.transcripts.cache_sim import AnthropicCache, Bill
 from sidecar.transcripts.pricing import Rates, bill_cost
-from sidecar.transcripts.replay_views import PolicyRun, RequestFigures, filler, measure, user_turn_at
+from sidecar.transcripts.replay_views import (
+    PolicyRun,
+    RequestFigures,
+    filler,
+    measure,
+    user_turn_at,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

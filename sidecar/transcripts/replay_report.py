@@ -139,6 +139,7 @@ def report_json(replay: Replay) -> dict[str, Any]:
         "newTokens": replay.new_tokens,
         "thinkingTokens": replay.thinking_tokens,
         "ttl": replay.ttl,
+        "sessionId": replay.session_id,
         "recorded": {
             "inputCost": rec.input_cost,
             "outputCost": rec.output_cost,
@@ -186,7 +187,11 @@ def render(replay: Replay) -> str:
         f"  {replay.format}, {replay.requests} requests replayed as {replay.model} "
         f"(window {replay.window:,}, output reserve {replay.max_output:,}); system prompt and "
         f"tools {replay.system_tokens:,} tokens; cache TTL {replay.ttl}"
-        + (f"; {replay.thinking_tokens:,} thinking tokens synthesized" if replay.thinking_tokens else ""),
+        + (
+            f"; {replay.thinking_tokens:,} thinking tokens synthesized"
+            if replay.thinking_tokens
+            else ""
+        ),
         "",
         f"  {'policy':40} {'input $':>9} {'read':>6} {'w/new':>6} {'in view':>9} "
         f"{'turns':>6} {'results':>8} {'summaries':>9}",
@@ -194,7 +199,7 @@ def render(replay: Replay) -> str:
     recorded = rows.pop(RECORDED)
     lines.append(
         f"  {'what the agent paid (recorded usage)':40} {recorded.input_cost:9.2f} "
-        f"{recorded.read_share:5.1f}% {recorded.writes_per_new_token:6.2f} {'':>9} {'':>6} {'':>8} {'':>9}"
+        f"{recorded.read_share:5.1f}% {recorded.writes_per_new_token:6.2f}"
     )
     for row in rows.values():
         lines.append(
@@ -220,8 +225,8 @@ def render(replay: Replay) -> str:
         share = 100 * saved / recorded.input_cost if recorded.input_cost else 0.0
         verb = "saves" if saved >= 0 else "costs"
         lines.append(
-            f"  switching to context-sidecar {verb} ${abs(saved):.2f} of ${recorded.input_cost:.2f} "
-            f"input ({abs(share):.0f}%)"
+            f"  switching to context-sidecar {verb} ${abs(saved):.2f} of "
+            f"${recorded.input_cost:.2f} input ({abs(share):.0f}%)"
         )
         keep = rows.get(KEEP_EVERYTHING)
         if keep is not None and keep.cost:

@@ -64,6 +64,8 @@ class SidecarSetup:
     expire: bool = True
     """Price with the recorded timestamps (entries expire); False: nothing expires."""
     trace: list[dict[str, Any]] = field(default_factory=list)
+    session_id: str = ""
+    """The replay's session, once created."""
 
 
 def tool_definitions(messages: list[MessageInput]) -> list[dict[str, Any]]:
@@ -149,7 +151,7 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
             profile_id=None,
             meta={"replayOf": prepared.transcript.path},
         )
-        sid = created.session_id
+        sid = setup.session_id = created.session_id
         appended = 0  # messages of the transcript in the store
         head = 0
         archived = 0  # the newest seq a summary stands for
@@ -239,4 +241,3 @@ def _summary_body(result: dict[str, Any], store: Store, session_id: str) -> dict
         },
     ]
     return lower_result(request, TARGET, store.blobs.get, session_id)
-

@@ -24,16 +24,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import tiktoken
 
 from protocol._base import dump_wire
 from protocol.entries import MessageInput, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from sidecar.transcripts.cache_sim import Bill, block_tokens
-
-if TYPE_CHECKING:
-    from sidecar.transcripts.model import Request, Transcript
+from sidecar.transcripts.model import Request, Transcript
 
 __all__ = [
     "PolicyRun",
@@ -50,11 +48,12 @@ __all__ = [
 SYNTHETIC_SIGNATURE = "replay-synthetic-thinking"
 #: Tokens an image stands for when a reference policy sends it (Anthropic: about 1.5k).
 IMAGE_TOKENS = 1_500
-_WORDS = (
+_VOCABULARY = (
     "the of and to in is that for it as with was on be by this are or from at an but not "
     "have which one you all were can there their been if more when will would who so no "
     "file test code read call value table store window cache prefix model session turn"
-).split()
+)
+_WORDS = _VOCABULARY.split()
 
 
 @cache
@@ -115,7 +114,7 @@ def user_turn_at(messages: list[MessageInput], end: int) -> int | None:
 
 
 def _with_thinking(message: MessageInput, tokens: int, seed: int) -> MessageInput:
-    rest = [p for p in message.content if not isinstance(p, ReasoningPart)]
+    rest: list[Any] = [p for p in message.content if not isinstance(p, ReasoningPart)]
     if tokens > 0:
         thought = ReasoningPart(
             type="reasoning",
