@@ -68,17 +68,33 @@ def test_a_1h_entry_lives_an_hour(gap: float, alive: bool) -> None:
     assert five.price(_body(SONNET, 2_000, 2), at=gap).read == 0
 
 
+def _reader(model: str, words: int, tail: str) -> dict[str, Any]:
+    """The system block of :func:`_body` unmarked, then one marked message: it reads the
+    system block's entry through the look-back and writes a new entry of its own, so the
+    system block's entry is refreshed by the read alone."""
+    body = _body(model, words, 1)
+    del body["system"][0]["cache_control"]
+    body["messages"] = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": tail, "cache_control": {"type": "ephemeral"}}],
+        }
+    ]
+    return body
+
+
 def test_a_read_refreshes_the_entry() -> None:
     cache = AnthropicCache()
+    system = _system_tokens(_body(SONNET, 2_000, 1))
     cache.price(_body(SONNET, 2_000, 1), at=0.0)
-    # read at 4 minutes (same prefix, the marker on the system block hits): refreshed
-    assert cache.price(_body(SONNET, 2_000, 1), at=240.0).read > 0
+    # read at 4 minutes by a request that does not mark the system block: refreshed
+    assert cache.price(_reader(SONNET, 2_000, "first"), at=240.0).read == system
     # 8 minutes after the write, 4 after the read: alive only because the read refreshed it
-    assert cache.price(_body(SONNET, 2_000, 1), at=480.0).read > 0
+    assert cache.price(_reader(SONNET, 2_000, "second"), at=480.0).read == system
     # without the read in between it is gone
     unread = AnthropicCache()
     unread.price(_body(SONNET, 2_000, 1), at=0.0)
-    assert unread.price(_body(SONNET, 2_000, 1), at=480.0).read == 0
+    assert unread.price(_reader(SONNET, 2_000, "second"), at=480.0).read == 0
 
 
 def test_without_times_nothing_expires() -> None:

@@ -14,8 +14,8 @@ import tiktoken
 from protocol.entries import MessageInput
 from sidecar.transcripts.cache_sim import block_tokens
 from sidecar.transcripts.model import Request, Transcript, Usage
-from sidecar.transcripts.pricing import rates_for
-from sidecar.transcripts.replay_refs import Fixed, keep_everything, recent_start
+from sidecar.transcripts.pricing import bill_cost, rates_for
+from sidecar.transcripts.replay_refs import CLAUDE_CODE_MARKS, Fixed, keep_everything, recent_start
 from sidecar.transcripts.replay_views import filler, measure, prepare
 
 MODEL = "claude-sonnet-4-5"
@@ -131,7 +131,9 @@ def test_keep_everything_sends_everything_then_compacts_at_the_budget() -> None:
     # summary as output
     assert run.summaries >= 2
     rates = rates_for(MODEL)
-    assert run.summary_cost > run.summaries * summary * rates.output / 1e6
+    said = run.summaries * summary * rates.output / 1e6
+    assert bill_cost(run.summary_bill, rates) > 0
+    assert run.summary_cost == pytest.approx(bill_cost(run.summary_bill, rates) + said)
     assert run.summary_bill.total > run.summaries * keep
     # a compaction shows fewer user turns than the request before it; the view grows again
     assert after.user_turns < run.requests[first_over - 1].user_turns + 1
@@ -141,7 +143,7 @@ def test_keep_everything_sends_everything_then_compacts_at_the_budget() -> None:
 def test_keep_everything_marks_the_last_system_block_assistant_message_and_message() -> None:
     prepared = prepare(_session(3), thinking=False)
     fixed = Fixed(MODEL, [{"name": "read", "input_schema": {"type": "object"}}], SYSTEM, "5m")
-    body = fixed.body(prepared.lowered[:7], ("system", "assistant", "last"))
+    body = fixed.body(prepared.lowered[:7], CLAUDE_CODE_MARKS)
     marked = [
         (where, i)
         for where, blocks in (("tools", body["tools"]), ("system", body["system"]))
