@@ -13,7 +13,8 @@ and compacting would archive history no summary stands for yet, the summary call
 assembled prompt plus the run's summary prompt, priced like any request, its output at the
 output rate), a compaction entry of :attr:`SidecarSetup.summary_tokens` tokens of filler is
 stored through the history's head, keeping the advised tail verbatim, and the request is
-assembled again; at most three summaries a request, and none once one made no room.
+assembled again; at most three summaries a request, none once one made no room (until the
+next user turn: a new run), and never a second summary of history one already stands for.
 """
 
 from __future__ import annotations
@@ -155,10 +156,12 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
         appended = 0  # messages of the transcript in the store
         head = 0
         archived = 0  # the newest seq a summary stands for
-        given_up = False
+        turn, given_up = -1, False  # a run gives up compacting for the rest of its turn
         for request in prepared.requests:
             turn_at = user_turn_at(messages, request.context_end)
             assert turn_at is not None  # prepare() kept only requests with a user turn
+            if turn_at != turn:  # a new user turn: a new run, which may compact again
+                turn, given_up = turn_at, False
             if appended < turn_at:
                 batch = list(messages[appended:turn_at])
                 _, head = await store.sessions.append(sid, batch)
@@ -217,6 +220,7 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
                 {
                     "request": request.index,
                     "advised": bool(result["compaction"]["advised"]),
+                    "summaries": calls,
                     "startSeq": (dashboard.get("historyWindow") or {}).get("startSeq"),
                     "maskedResults": masking.get("maskedResults", 0),
                     "used": dashboard.get("used"),

@@ -1,0 +1,62 @@
+"""The sidecar's side of a replay (``sidecar/transcripts/replay_sidecar.py``, through
+:func:`sidecar.transcripts.replay.replay`): a real session in a real store, every request
+assembled and priced; when the assembly advises compaction the replay does what a run does —
+a priced summary call and a compaction entry in the session — and a host that ignores the
+advice never pays for one.  The system prompt every policy sends is the recorded size."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sidecar.store import Store
+from sidecar.transcripts.replay import ReplayOptions, replay
+from sidecar.transcripts.replay_report import KEEP_EVERYTHING, SIDECAR
+from sidecar.transcripts.replay_views import PolicyRun, user_turn_at
+from tests.unit.test_replay_references import _session
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+SMALL = {"window": 20_000, "maxOutput": 2_000}
+
+
+def test_the_replay_compacts_as_a_run_does_when_the_assembly_advises_it(tmp_path: Path) -> None:
+    session = _session(24)
+    store = tmp_path / "store"
+    result = replay(session, ReplayOptions(profile=SMALL, store=store, references=False))
+    ours = result.policy(SIDECAR)
+    assert ours is not None and len(ours.requests) == len(session.requests)
+    assert ours.summaries >= 1
+    assert ours.summary_cost > ours.summaries * 2_000 * 3.0 / 1e6  # input and output priced
+    # the session holds the transcript's messages before the last request's turn and one
+    # compaction entry per summary
+    opened = Store(store, read_only=True)
+    try:
+        head = opened.sessions.get(result.session_id).head_seq
+    finally:
+        opened.close()
+    appended = user_turn_at(session.messages, session.requests[-1].context_end)
+    assert head == appended + ours.summaries
+    # a compaction makes room: some request is smaller than the one before it
+    assert any(_shrank(ours, i) for i in range(1, len(ours.requests)))
+    ignoring = replay(
+        session, ReplayOptions(profile=SMALL, follow_advice=False, references=False)
+    ).policy(SIDECAR)
+    assert ignoring is not None and ignoring.summaries == 0 and ignoring.summary_cost == 0
+    assert sum(t["summaries"] for t in result.trace) == ours.summaries
+
+
+def _shrank(run: PolicyRun, index: int) -> bool:
+    return run.requests[index].prompt_tokens < run.requests[index - 1].prompt_tokens
+
+
+def test_every_policy_sends_the_recorded_system_size() -> None:
+    session = _session(3)
+    result = replay(session, ReplayOptions())
+    assert session.system_tokens is not None
+    assert abs(result.system_tokens - session.system_tokens) <= 2
+    ours, keep = result.policy(SIDECAR), result.policy(KEEP_EVERYTHING)
+    assert ours is not None and keep is not None
+    # the first request: the system prompt and the first user message, the same in both
+    assert ours.requests[0].prompt_tokens - ours.requests[0].view_tokens == result.system_tokens
+    assert keep.requests[0].prompt_tokens - keep.requests[0].view_tokens == result.system_tokens
