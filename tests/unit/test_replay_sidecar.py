@@ -36,7 +36,7 @@ def test_the_replay_compacts_as_a_run_does_when_the_assembly_advises_it(tmp_path
     finally:
         opened.close()
     appended = user_turn_at(session.messages, session.requests[-1].context_end)
-    assert head == appended + ours.summaries
+    assert appended is not None and head == appended + ours.summaries
     # a compaction makes room: some request is smaller than the one before it
     assert any(_shrank(ours, i) for i in range(1, len(ours.requests)))
     ignoring = replay(
