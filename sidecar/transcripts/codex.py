@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.entries import ContentPart, ReasoningPart, TextPart
-from sidecar.transcripts.lines import Line, epoch, read_jsonl
+from sidecar.transcripts.lines import Line, at_line, epoch, read_jsonl
 from sidecar.transcripts.model import Transcript, TranscriptError, Usage
 from sidecar.transcripts.thread import Thread, image_note
 
@@ -208,7 +208,8 @@ def parse(path: Path, lines: list[Line] | None = None) -> Transcript:
     lines = read_jsonl(path) if lines is None else lines
     reader = _Reader(str(path))
     for number, obj in lines:
-        reader.line(number, obj)
+        with at_line(str(path), number):
+            reader.line(number, obj)
     if reader.open is not None:
         reader.thread.warnings.append("the last response has no token count (no request recorded)")
     return reader.thread.finish(reader.session_id, reader.cwd, system_prompt=reader.system_prompt)
