@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from protocol.entries import ContentPart, TextPart
-from sidecar.transcripts.lines import Line, epoch, read_jsonl
+from sidecar.transcripts.lines import Line, at_line, epoch, read_jsonl
 from sidecar.transcripts.model import Transcript, TranscriptError, Usage
 from sidecar.transcripts.thread import Thread, image_note, reasoning, text_parts
 
@@ -222,18 +222,19 @@ def parse(path: Path, lines: list[Line] | None = None, sidechain_only: bool = Fa
     session_id: str | None = None
     cwd: str | None = None
     for number, obj in lines:
-        kind = obj.get("type")
-        if kind not in ("user", "assistant", "system"):
-            skipped[str(kind)] += 1
-            continue
-        session_id = session_id or _str(obj.get("sessionId"))
-        if obj.get("isSidechain") and not sidechain_only:
-            root = roots.get(str(obj.get("uuid")), str(obj.get("uuid")))
-            reader = side.setdefault(root, _Reader(name))
-            reader.line(number, obj)
-            continue
-        cwd = cwd or _str(obj.get("cwd"))
-        main.line(number, obj)
+        with at_line(name, number):
+            kind = obj.get("type")
+            if kind not in ("user", "assistant", "system"):
+                skipped[str(kind)] += 1
+                continue
+            session_id = session_id or _str(obj.get("sessionId"))
+            if obj.get("isSidechain") and not sidechain_only:
+                root = roots.get(str(obj.get("uuid")), str(obj.get("uuid")))
+                reader = side.setdefault(root, _Reader(name))
+                reader.line(number, obj)
+                continue
+            cwd = cwd or _str(obj.get("cwd"))
+            main.line(number, obj)
     for kind, n in sorted(skipped.items()):
         if kind not in _SKIPPED:
             main.thread.warnings.append(f"{n} line(s) of type {kind!r} skipped")

@@ -4,15 +4,17 @@ file and the line; timestamps (ISO-8601 text or epoch numbers) to epoch seconds.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sidecar.transcripts.model import TranscriptError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
-__all__ = ["Line", "epoch", "read_json", "read_jsonl"]
+__all__ = ["Line", "at_line", "epoch", "read_json", "read_jsonl", "read_text"]
 
 #: One parsed line of a JSONL log: its 1-based number and its object.
 Line = tuple[int, dict[str, Any]]
@@ -80,3 +82,18 @@ def epoch(value: object) -> float | None:
         except ValueError:
             return None
     return None
+
+
+@contextmanager
+def at_line(path: str, number: int) -> Iterator[None]:
+    """Reading line ``number``: a shape no parser expected (a field of the wrong type, a part
+    the store's models refuse) is an error naming that line, never a traceback."""
+    try:
+        yield
+    except TranscriptError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        raise TranscriptError(
+            path, number, f"unexpected content ({type(exc).__name__}: {message})"
+        ) from None

@@ -83,6 +83,9 @@ class Request:
     """Visible output of the response (text + tool calls), counted in cl100k."""
     thinking_logged: bool = False
     """The response had thinking blocks (possibly logged empty)."""
+    response: int | None = None
+    """Index in ``Transcript.messages`` of the response's assistant message; None when the
+    response left none (aborted before any output; an OpenCode summary call)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.entries import ContentPart, TextPart
-from sidecar.transcripts.lines import Line, epoch, read_jsonl
+from sidecar.transcripts.lines import Line, at_line, epoch, read_jsonl
 from sidecar.transcripts.model import Transcript, TranscriptError, Usage
 from sidecar.transcripts.thread import Thread, reasoning, text_parts
 
@@ -91,34 +91,41 @@ def parse(path: Path, lines: list[Line] | None = None) -> Transcript:
     at_id: dict[str, int] = {}
     provider = str(header.get("provider") or "unknown")
     for position, (number, obj) in enumerate(entries):
-        at_entry[position] = len(thread.staged)
-        if isinstance(obj.get("id"), str):
-            at_id[obj["id"]] = len(thread.staged)
-        kind = obj.get("type")
-        at = epoch(obj.get("timestamp")) or 0.0
-        if kind == "message":
-            message = obj.get("message")
-            if not isinstance(message, dict):
-                raise TranscriptError(name, number, "a message line without its message")
-            _message(thread, number, message, at, provider)
-        elif kind == "compaction":
-            summary = obj.get("summary")
-            kept: int | None = None
-            if isinstance(obj.get("firstKeptEntryIndex"), int):
-                kept = at_entry.get(obj["firstKeptEntryIndex"])
-            elif isinstance(obj.get("firstKeptEntryId"), str):
-                kept = at_id.get(obj["firstKeptEntryId"])
-            before = obj.get("tokensBefore")
-            thread.compaction(
-                summary if isinstance(summary, str) and summary else "(empty summary)",
-                at,
-                first_kept=kept,
-                tokens_before=before if isinstance(before, int) else None,
-            )
-        elif kind in ("model_change", "thinking_level_change", "session", "label", "session_info"):
-            continue
-        else:
-            thread.warnings.append(f"line {number}: an entry of type {kind!r} skipped")
+        with at_line(name, number):
+            at_entry[position] = len(thread.staged)
+            if isinstance(obj.get("id"), str):
+                at_id[obj["id"]] = len(thread.staged)
+            kind = obj.get("type")
+            at = epoch(obj.get("timestamp")) or 0.0
+            if kind == "message":
+                message = obj.get("message")
+                if not isinstance(message, dict):
+                    raise TranscriptError(name, number, "a message line without its message")
+                _message(thread, number, message, at, provider)
+            elif kind == "compaction":
+                summary = obj.get("summary")
+                kept: int | None = None
+                if isinstance(obj.get("firstKeptEntryIndex"), int):
+                    kept = at_entry.get(obj["firstKeptEntryIndex"])
+                elif isinstance(obj.get("firstKeptEntryId"), str):
+                    kept = at_id.get(obj["firstKeptEntryId"])
+                before = obj.get("tokensBefore")
+                thread.compaction(
+                    summary if isinstance(summary, str) and summary else "(empty summary)",
+                    at,
+                    first_kept=kept,
+                    tokens_before=before if isinstance(before, int) else None,
+                )
+            elif kind in (
+                "model_change",
+                "thinking_level_change",
+                "session",
+                "label",
+                "session_info",
+            ):
+                continue
+            else:
+                thread.warnings.append(f"line {number}: an entry of type {kind!r} skipped")
     return thread.finish(_str(header.get("id")), _str(header.get("cwd")))
 
 
@@ -133,7 +140,8 @@ def _message(
     elif role == "assistant":
         index = thread.add("assistant", [], at)
         thinking = False
-        for block in message.get("content") or []:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")

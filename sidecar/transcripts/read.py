@@ -47,6 +47,13 @@ def read_transcript(path: Path, format: str | None = None) -> Transcript:
         )
     text = read_text(path)
     fmt = format or sniff(path, text)
+    transcript = _parse(path, text, fmt)
+    if not transcript.messages and not transcript.requests:
+        raise TranscriptError(str(path), 0, f"no {fmt} conversation in this file")
+    return transcript
+
+
+def _parse(path: Path, text: str, fmt: str) -> Transcript:
     try:
         if fmt == "pi":
             return pi.parse(path, read_jsonl(path, text))

@@ -284,6 +284,9 @@ class Thread:
             summary=d.summary,
             output_text_tokens=visible,
             thinking_logged=d.thinking,
+            response=remap[d.message]
+            if d.message is not None and self.staged[d.message].parts
+            else None,
         )
 
 
