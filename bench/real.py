@@ -2,8 +2,8 @@
 agents paid and beside the simplest policy of the leading agent.
 
 Five session logs written by real agents during real work (two long pi sessions on Claude
-Opus 4.5 / Sonnet 4.5, three Claude Code sessions on Sonnet 4; MIT-licensed, vendored under
-``bench/data/real-sessions/`` with their licences and a README of their origins), each
+Opus 4.5 / Sonnet 4.5, three Claude Code sessions on Sonnet 4; MIT-licensed, vendored once
+under ``tests/data/transcripts/real/`` with their licences and a README of their origins), each
 replayed request by request in the order the agent made them
 (:func:`sidecar.transcripts.replay.replay`, what ``context-sidecar replay`` runs): the
 sidecar with the default profile (compacting when it advises, as a run does), keeping
@@ -35,8 +35,10 @@ from sidecar.transcripts.replay_report import KEEP_EVERYTHING, RECORDED, SIDECAR
 
 __all__ = ["SESSIONS", "replay_all", "run"]
 
-#: The vendored sessions (``CS_REAL_SESSIONS`` names another folder of the same layout).
-DATA = Path(os.environ.get("CS_REAL_SESSIONS", Path(__file__).parent / "data" / "real-sessions"))
+#: The vendored sessions (``CS_REAL_SESSIONS`` names another folder of the same layout): one
+#: copy in the repository, beside the transcript readers' tests that read it too.
+DEFAULT_DATA = Path(__file__).parents[1] / "tests" / "data" / "transcripts" / "real"
+DATA = Path(os.environ.get("CS_REAL_SESSIONS", DEFAULT_DATA))
 SESSIONS = (
     "pi-mono/before-compaction.jsonl",
     "pi-mono/large-session.jsonl",

@@ -9,7 +9,8 @@ session is written to ``--store`` when given (else to a temporary store).  ``--p
 profile JSON file (a stored profile's shape, whose ``assembly`` is used, or a prompt profile
 itself) or the id of a profile stored in ``--store`` (default: the default store).
 
-A log that cannot be read is one line on stderr naming the file and line, exit code 1.
+A log that cannot be read is one line on stderr naming the file and line, exit code 2 (as
+``import``).
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def run_replay(args: argparse.Namespace) -> int:
         transcript = read_transcript(args.file, args.format)
     except TranscriptError as exc:
         sys.stderr.write(f"{exc}\n")
-        return 1
+        return 2
     options = ReplayOptions(
         profile=profile,
         ttl=args.ttl,

@@ -4,8 +4,8 @@
 replay alike:
 
 - **Thinking.**  Recent models keep their thinking in the prompt, and logs hold it redacted or
-  empty.  With ``thinking`` on, each response whose request logged thinking
-  (``Request.thinking_logged``) carries one signed reasoning part of ``usage.output -
+  empty.  With ``thinking`` on, each response (``Request.response``) whose request logged
+  thinking (``Request.thinking_logged``) carries one signed reasoning part of ``usage.output -
   output_text_tokens`` tokens of filler, in place of what the log kept, so every policy carries
   the same thinking; with it off, reasoning parts are dropped.
 - **The user turns**, found by their first text part (:attr:`Prepared.turn_keys`), so that a
@@ -135,9 +135,9 @@ def prepare(transcript: Transcript, *, thinking: bool = True) -> Prepared:
     answered: dict[int, int] = {}
     if thinking:
         for request in transcript.requests:
-            if request.thinking_logged and request.context_end < len(messages):
+            if request.thinking_logged and request.response is not None:
                 size = max(0, request.usage.output - request.output_text_tokens)
-                answered[request.context_end] = answered.get(request.context_end, 0) + size
+                answered[request.response] = answered.get(request.response, 0) + size
     for index, message in enumerate(messages):
         has_reasoning = any(isinstance(p, ReasoningPart) for p in message.content)
         if message.role == "assistant" and (index in answered or has_reasoning):

@@ -19,7 +19,7 @@ from sidecar.store import Store
 
 SESSION = (
     Path(__file__).parents[2]
-    / "bench/data/real-sessions/claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+    / "tests/data/transcripts/real/claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
 )
 #: Sonnet 4 list prices, USD per million tokens (Anthropic's pricing page).
 INPUT, WRITE_5M, WRITE_1H, READ, OUTPUT = 3.00, 3.75, 6.00, 0.30, 15.00
@@ -113,6 +113,6 @@ def test_a_truncated_log_is_an_error_naming_the_line(tmp_path: Path) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text("\n".join(lines[:5]) + "\n" + lines[5][: len(lines[5]) // 2] + "\n")
     done = _replay(str(broken))
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert f"{broken}:6" in done.stderr
     assert "Traceback" not in done.stderr

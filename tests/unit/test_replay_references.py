@@ -50,6 +50,7 @@ def _session(turns: int, result_words: int = 600) -> Transcript:
                 len(messages),
                 thinking_logged=True,
                 output_text_tokens=100,
+                response=len(messages),
             )
         )
         messages.append(
@@ -75,7 +76,15 @@ def _session(turns: int, result_words: int = 600) -> Transcript:
             )
         )
         requests.append(
-            Request(len(requests), 60.0 * len(requests), MODEL, "anthropic", usage, len(messages))
+            Request(
+                len(requests),
+                60.0 * len(requests),
+                MODEL,
+                "anthropic",
+                usage,
+                len(messages),
+                response=len(messages),
+            )
         )
         messages.append(_message("assistant", [{"type": "text", "text": _words(40, t + 200)}]))
     return Transcript(
@@ -174,12 +183,13 @@ def test_thinking_is_synthesized_from_the_recorded_output_or_left_out() -> None:
     expected = sum(r.usage.output - r.output_text_tokens for r in logged)
     assert thinking.thinking_tokens == expected
     for request in logged:
-        answer = thinking.lowered[request.context_end]["content"]
+        at = request.response
+        assert at is not None
+        answer = thinking.lowered[at]["content"]
         assert answer[0]["type"] == "thinking"
         size = len(ENCODING.encode_ordinary(answer[0]["thinking"]))
         assert size == request.usage.output - request.output_text_tokens
-        grown = thinking.message_tokens[request.context_end]
-        grown -= plain.message_tokens[request.context_end]
+        grown = thinking.message_tokens[at] - plain.message_tokens[at]
         assert size < grown < size + 25  # the block's own JSON
     assert plain.thinking_tokens == 0
     assert all(b["type"] != "thinking" for m in plain.lowered for b in m["content"])
