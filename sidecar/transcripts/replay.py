@@ -14,11 +14,16 @@ requests:
 - the recorded bill: each request's logged usage at list prices (:mod:`.pricing`), and the
   logged cost where the log has one.
 
-**The same system prompt for all.**  Logs do not keep the system prompt or the tool schemas,
-only their size (``Transcript.system_tokens``).  The sidecar is given a minimal definition of
-every tool the session calls and its prompt fragments replaced by one of filler, sized so that
-its tools and system prompt come to the recorded size (the logged system prompt itself when
-the log has it); the references send the sidecar's tools and system blocks.
+**The same system prompt for all.**  Logs do not keep the tool schemas, and most not the
+system prompt either, only their size (``Transcript.system_tokens``).  The sidecar is given a
+minimal definition of every tool the session calls and its prompt fragments replaced by one:
+the logged system prompt (Codex) and filler up to the recorded size; the references send the
+sidecar's tools and system blocks.
+
+**The provider.**  Every policy is replayed as the session's most used model: an Anthropic
+model through ``anthropic-messages`` and Anthropic's cache rules, an OpenAI model through
+``openai-chat`` and OpenAI's automatic prefix cache (the references then send the system
+prompt as the first message, without markers); any other provider as Sonnet 4.5.
 
 **Figures.**  Per request: read, 5-minute and 1-hour writes, uncached tokens, input cost,
 tokens in view, user turns in view, tool-result tokens in view.  Per policy: the input cost of
@@ -45,7 +50,6 @@ from protocol.context import PromptProfile
 from sidecar.context.fragments import FRAGMENT_IDS
 from sidecar.context.limits import available_input, resolve_limits
 from sidecar.store import Store
-from sidecar.transcripts.cache_sim import block_tokens
 from sidecar.transcripts.pricing import FALLBACK_MODEL, Rates, rates_for, usage_cost
 from sidecar.transcripts.replay_refs import Fixed, agent_view, keep_everything, langchain_trim
 from sidecar.transcripts.replay_sidecar import (
@@ -55,7 +59,7 @@ from sidecar.transcripts.replay_sidecar import (
     system_size,
     tool_definitions,
 )
-from sidecar.transcripts.replay_views import PolicyRun, filler, prepare
+from sidecar.transcripts.replay_views import PolicyRun, filler, measure, prepare
 
 SIDECAR = "context-sidecar"
 
@@ -66,6 +70,8 @@ if TYPE_CHECKING:
 __all__ = ["Recorded", "Replay", "ReplayOptions", "WindowCheck", "replay"]
 
 Ttl = Literal["5m", "1h", "none"]
+#: The providers whose cache a replay simulates.
+SIMULATED = ("anthropic", "openai")
 #: The system prompt's size when the log says nothing of it.
 DEFAULT_SYSTEM_TOKENS = 4_000
 
@@ -149,11 +155,23 @@ class Replay:
         return next((p for p in self.policies if p.name == name), None)
 
 
-def _main_model(transcript: Transcript, profile: dict[str, Any]) -> str:
+def _main_model(
+    transcript: Transcript, profile: dict[str, Any], warnings: list[str]
+) -> tuple[str, str]:
+    """(provider, model) every policy is replayed as: the profile's, else the session's most
+    used model; a provider whose cache is not simulated (neither Anthropic's nor OpenAI's) is
+    replayed as :data:`FALLBACK_MODEL`."""
     if isinstance(profile.get("model"), str):
-        return str(profile["model"])
-    counts = Counter(r.model for r in transcript.requests if r.provider == "anthropic")
-    return counts.most_common(1)[0][0] if counts else FALLBACK_MODEL
+        provider = str(profile.get("provider", "anthropic"))
+        return ("openai" if provider == "openai" else "anthropic"), str(profile["model"])
+    counts = Counter((r.provider, r.model) for r in transcript.requests)
+    if not counts:
+        return "anthropic", FALLBACK_MODEL
+    (provider, model), _ = counts.most_common(1)[0]
+    if provider not in SIMULATED:
+        warnings.append(f"{provider}'s cache is not simulated: replayed as {FALLBACK_MODEL}")
+        return "anthropic", FALLBACK_MODEL
+    return provider, model
 
 
 def _recorded(transcript: Transcript) -> Recorded:
@@ -208,14 +226,14 @@ def replay(transcript: Transcript, options: ReplayOptions | None = None) -> Repl
     """Replay ``transcript`` (see the module docstring)."""
     options = options or ReplayOptions()
     prepared = prepare(transcript, thinking=options.thinking)
-    model = _main_model(transcript, options.profile)
-    profile: dict[str, Any] = {"provider": "anthropic", **options.profile, "model": model}
+    warnings = list(transcript.warnings) + prepared.skipped
+    provider, model = _main_model(transcript, options.profile, warnings)
+    profile: dict[str, Any] = {**options.profile, "provider": provider, "model": model}
     if options.ttl == "1h" and "cache" not in profile and "cacheTtl" not in profile:
         profile["cache"] = {"ttl": "1h"}
     limits = resolve_limits(PromptProfile.model_validate(profile, by_alias=True))
     budget = available_input(limits)
     rates = rates_for(model)
-    warnings = list(transcript.warnings) + prepared.skipped
     if not rates.listed:
         warnings.append(f"{model} is not in the price table: priced at {FALLBACK_MODEL}'s rates")
     if len({r.model for r in transcript.requests}) > 1:
@@ -235,8 +253,9 @@ def replay(transcript: Transcript, options: ReplayOptions | None = None) -> Repl
                 store.close()
             probes.close()
     ttl_mark = "1h" if options.ttl == "1h" else "5m"
-    fixed = Fixed(model, system[0], system[1], ttl_mark)
-    system_tokens = sum(block_tokens(b)[1] for b in [*fixed.tools, *fixed.system])
+    fixed = Fixed(model, system[0], system[1], ttl_mark, provider)
+    empty = fixed.body([], ())
+    system_tokens = measure(empty, {}, provider)[0]
     policies = [sidecar]
     own = agent_view(prepared, fixed, rates, expire=expire)
     if options.references:
@@ -302,17 +321,18 @@ def _setup(
     """The sidecar's profile and tools, its system prompt sized to the recorded one."""
     tools = tool_definitions(prepared.messages)
     fragments: dict[str, str | None] = dict.fromkeys(FRAGMENT_IDS)
-    if transcript.system_prompt:
-        fragments["base_identity"] = transcript.system_prompt
-        return SidecarSetup({**profile, "fragments": fragments}, tools, expire=expire)
+    logged = (transcript.system_prompt or "").strip()
     target = transcript.system_tokens
-    if target is None:
+    if target is None and not logged:
         target = DEFAULT_SYSTEM_TOKENS
         warnings.append(f"the log does not say the system prompt's size: {target} tokens taken")
-    fragments["base_identity"] = "x"
+    fragments["base_identity"] = logged or "x"
     probe = SidecarSetup({**profile, "fragments": fragments}, tools, expire=expire)
-    bare = system_size(store, probe)
-    fragments["base_identity"] = filler(max(target - bare, 1), seed=1) or "x"
+    if target is not None:  # filler for what the log does not hold (the tool schemas)
+        missing = target - system_size(store, probe)
+        if missing > 0:
+            pad = filler(missing if logged else missing + 1, seed=1)
+            fragments["base_identity"] = f"{logged}\n\n{pad}" if logged else pad
     return SidecarSetup({**profile, "fragments": fragments}, tools, expire=expire)
 
 
@@ -321,6 +341,9 @@ def _system_blocks(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The tools and system blocks the sidecar sends (the references send the same)."""
     body = probe_body(store, setup)
+    if setup.profile.get("provider") == "openai":  # the system and developer messages
+        head = [m for m in body["messages"] if m.get("role") in ("system", "developer")]
+        return list(body.get("tools", [])), head
     system = body.get("system", [])
     if isinstance(system, str):
         system = [{"type": "text", "text": system}]

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sidecar.transcripts.cache_sim import AnthropicCache, Bill
+from sidecar.transcripts.cache_sim import AnthropicCache, Bill, OpenAICache
 from sidecar.transcripts.pricing import Rates, bill_cost
 from sidecar.transcripts.replay_views import (
     PolicyRun,
     RequestFigures,
     filler,
     measure,
+    new_cache,
     user_turn_at,
 )
 
@@ -50,6 +51,7 @@ __all__ = [
     "recent_start",
 ]
 
+THINKING = ("thinking", "redacted_thinking")
 SUMMARY_TOKENS = 2_000
 KEEP_TOKENS = 20_000
 SUMMARY_ASK = (
@@ -62,9 +64,17 @@ class Fixed:
     """What every request sends before its messages: the model, tools and system blocks."""
 
     def __init__(
-        self, model: str, tools: list[dict[str, Any]], system: list[dict[str, Any]], ttl: str
+        self,
+        model: str,
+        tools: list[dict[str, Any]],
+        system: list[dict[str, Any]],
+        ttl: str,
+        provider: str = "anthropic",
     ) -> None:
         self.model = model
+        self.provider = provider
+        """``openai``: the system prompt is the first message, no markers (the provider
+        caches every prefix on its own); else Anthropic's layout with ``cache_control``."""
         self.tools = [_bare(t) for t in tools]
         self.system = [_bare(s) for s in system]
         self.control: dict[str, Any] = (
@@ -76,6 +86,19 @@ class Fixed:
         message), ``previous`` (the message before the last) and ``last``."""
         tools = list(self.tools)
         system = list(self.system)
+        if self.provider == "openai":
+            head = [{"role": "system", "content": system}] if system else []
+            out = [  # Chat Completions takes no reasoning back: it is not sent
+                {
+                    "role": m["role"],
+                    "content": [b for b in m["content"] if b["type"] not in THINKING],
+                }
+                for m in messages
+            ]
+            openai: dict[str, Any] = {"model": self.model, "messages": [*head, *out]}
+            if tools:
+                openai["tools"] = tools
+            return openai
         if "tools" in marks and tools:
             tools[-1] = {**tools[-1], "cache_control": self.control}
         if "system" in marks and system:
@@ -106,7 +129,7 @@ def _bare(block: dict[str, Any]) -> dict[str, Any]:
 def _mark(blocks: list[dict[str, Any]], control: dict[str, Any]) -> None:
     """A marker on the last block that may take one (thinking blocks may not)."""
     for index in range(len(blocks) - 1, -1, -1):
-        if blocks[index].get("type") not in ("thinking", "redacted_thinking"):
+        if blocks[index].get("type") not in THINKING:
             blocks[index] = {**blocks[index], "cache_control": control}
             return
 
@@ -151,12 +174,13 @@ def _figures(
     index: int,
     at: float,
     body: dict[str, Any],
-    cache: AnthropicCache,
+    cache: AnthropicCache | OpenAICache,
     rates: Rates,
     expire: bool,
+    provider: str,
 ) -> RequestFigures:
     bill = cache.price(body, at if expire else None)
-    prompt, view, turns, results = measure(body, prepared.turn_keys)
+    prompt, view, turns, results = measure(body, prepared.turn_keys, provider)
     return RequestFigures(index, at, bill, bill_cost(bill, rates), prompt, view, turns, results)
 
 
@@ -175,8 +199,8 @@ def keep_everything(
 ) -> PolicyRun:
     """Keep everything, compact when the budget is reached (see the module docstring)."""
     run = PolicyRun("keep everything, compact at the window")
-    cache = AnthropicCache()
-    fixed_tokens = measure(fixed.body([], ()), {})[0]
+    cache = new_cache(fixed.provider)
+    fixed_tokens = measure(fixed.body([], ()), {}, fixed.provider)[0]
     start, summary = 0, None
     for request in prepared.requests:
         end = request.context_end
@@ -195,7 +219,9 @@ def keep_everything(
         view = merged([*([summary] if summary else []), *prepared.lowered[start:end]])
         body = fixed.body(view, CLAUDE_CODE_MARKS)
         run.requests.append(
-            _figures(prepared, request.index, request.at, body, cache, rates, expire)
+            _figures(
+                prepared, request.index, request.at, body, cache, rates, expire, fixed.provider
+            )
         )
     return run
 
@@ -203,7 +229,7 @@ def keep_everything(
 def agent_view(prepared: Prepared, fixed: Fixed, rates: Rates, *, expire: bool = True) -> PolicyRun:
     """What the agent sent, as recorded (its own compactions), in Claude Code's layout."""
     run = PolicyRun("the agent's own view, simulated")
-    cache = AnthropicCache()
+    cache = new_cache(fixed.provider)
     for request in prepared.requests:
         head = []
         if request.summary:
@@ -212,7 +238,9 @@ def agent_view(prepared: Prepared, fixed: Fixed, rates: Rates, *, expire: bool =
         view = merged([*head, *prepared.lowered[start : request.context_end]])
         body = fixed.body(view, CLAUDE_CODE_MARKS)
         run.requests.append(
-            _figures(prepared, request.index, request.at, body, cache, rates, expire)
+            _figures(
+                prepared, request.index, request.at, body, cache, rates, expire, fixed.provider
+            )
         )
     return run
 
@@ -226,8 +254,8 @@ def langchain_trim(
     except ImportError:
         return None
     run = PolicyRun("LangChain trim_messages")
-    cache = AnthropicCache()
-    fixed_tokens = measure(fixed.body([], ()), {})[0]
+    cache = new_cache(fixed.provider)
+    fixed_tokens = measure(fixed.body([], ()), {}, fixed.provider)[0]
     history: list[Any] = []
     for index, message in enumerate(prepared.lowered):
         meta = {"i": index}
@@ -260,7 +288,9 @@ def langchain_trim(
         view = merged([prepared.lowered[i] for i in indices])
         body = fixed.body(view, ("tools", "system", "previous", "last"))
         run.requests.append(
-            _figures(prepared, request.index, request.at, body, cache, rates, expire)
+            _figures(
+                prepared, request.index, request.at, body, cache, rates, expire, fixed.provider
+            )
         )
     return run
 

@@ -5,7 +5,8 @@ request, the whole turns before it are appended (``session/append``'s entries), 
 user turn is asked as ``userTurn`` and what followed it in the same turn (the assistant's calls
 and their results, for a request in the middle of a turn) is given as the turn's settled
 rounds, as a run's later round assembles them.  The assembly is the method table's (the
-context service, in process), lowered to ``anthropic-messages``, the same path as the
+context service, in process), lowered to ``anthropic-messages`` (``openai-chat`` for an OpenAI
+model, priced by OpenAI's automatic prefix cache), the same path as the
 ``cache`` bench suite's.
 
 **Compaction, as a run does it** (:mod:`sidecar.runs.compaction`): when the assembly advises it
@@ -27,10 +28,10 @@ import anyio
 
 from protocol.context import ContextAssembleParams, PromptProfile
 from protocol.entries import CompactionInput, MessageInput
+from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import ContextService, lower_result
 from sidecar.context.tokens import Tokenizers
 from sidecar.runs.compaction import COMPACTION_ATTEMPTS, SUMMARY_PROMPT
-from sidecar.transcripts.cache_sim import AnthropicCache, block_tokens
 from sidecar.transcripts.pricing import bill_cost, rates_for
 from sidecar.transcripts.replay_views import (
     PolicyRun,
@@ -38,6 +39,7 @@ from sidecar.transcripts.replay_views import (
     content_wire,
     filler,
     measure,
+    new_cache,
     user_turn_at,
 )
 
@@ -47,8 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SidecarSetup", "probe_body", "replay_sidecar", "system_size", "tool_definitions"]
 
-TARGET = "anthropic-messages"
 DATE = "2026-01-01"
+ANTHROPIC = "anthropic-messages"
 _NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -90,7 +92,7 @@ def _params(
             "userTurn": content_wire(user),
             "date": DATE,
             "tools": tools,
-            "lowerTo": TARGET,
+            "lowerTo": PROVIDER_TARGET.get(str(profile.get("provider")), ANTHROPIC),
             "profile": profile,
         },
         by_alias=True,
@@ -132,18 +134,20 @@ def probe_body(store: Store, setup: SidecarSetup) -> dict[str, Any]:
 def system_size(store: Store, setup: SidecarSetup) -> int:
     """Tokens of the tools and system prompt the sidecar sends with ``setup``."""
     body = probe_body(store, setup)
-    system = body.get("system", [])
-    return sum(block_tokens(b)[1] for b in [*body.get("tools", []), *system])
+    prompt, view, _, _ = measure(body, {}, str(setup.profile.get("provider", "anthropic")))
+    return prompt - view
 
 
 def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: str) -> PolicyRun:
     """Every recorded request, assembled by the sidecar and priced (see the module doc)."""
     run = PolicyRun(name)
-    cache = AnthropicCache()
     service = ContextService(store, Tokenizers.discover(), home=store.root / "no-home")
     messages = prepared.messages
     profile = PromptProfile.model_validate(setup.profile, by_alias=True)
     rates = rates_for(profile.model)
+    provider = "openai" if profile.provider == "openai" else "anthropic"
+    target = PROVIDER_TARGET[provider]
+    cache = new_cache(provider)
 
     async def main() -> None:
         created = await store.sessions.create(
@@ -180,7 +184,7 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
                     given_up = calls > 0 or through <= archived
                     break
                 calls += 1
-                summary_body = _summary_body(result, store, sid)
+                summary_body = _summary_body(result, store, sid, target)
                 bill = cache.price(summary_body, at)
                 run.summary_bill.add(bill)
                 run.summary_cost += (
@@ -201,7 +205,7 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
                     given_up = True
             body = result["body"]
             bill = cache.price(body, at)
-            prompt, view, turns, results = measure(body, prepared.turn_keys)
+            prompt, view, turns, results = measure(body, prepared.turn_keys, provider)
             run.requests.append(
                 RequestFigures(
                     request.index,
@@ -232,7 +236,9 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
     return run
 
 
-def _summary_body(result: dict[str, Any], store: Store, session_id: str) -> dict[str, Any]:
+def _summary_body(
+    result: dict[str, Any], store: Store, session_id: str, target: str
+) -> dict[str, Any]:
     """The summary call a run's compaction sends: the prompt plus the summary request."""
     request = dict(result)
     request["messages"] = [
@@ -244,4 +250,4 @@ def _summary_body(result: dict[str, Any], store: Store, session_id: str) -> dict
             "provenance": [{"kind": "userTurn", "id": "compaction"}],
         },
     ]
-    return lower_result(request, TARGET, store.blobs.get, session_id)
+    return lower_result(request, target, store.blobs.get, session_id)

@@ -30,7 +30,7 @@ import tiktoken
 
 from protocol._base import dump_wire
 from protocol.entries import MessageInput, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from sidecar.transcripts.cache_sim import Bill, block_tokens
+from sidecar.transcripts.cache_sim import AnthropicCache, Bill, OpenAICache, block_tokens
 from sidecar.transcripts.model import Request, Transcript
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "filler",
     "lower_message",
     "measure",
+    "new_cache",
     "prepare",
     "user_turn_at",
 ]
@@ -222,8 +223,14 @@ class RequestFigures:
     tool_result_tokens: int
 
 
-def measure(body: dict[str, Any], turn_keys: dict[str, int]) -> tuple[int, int, int, int]:
-    """(prompt tokens, tokens of the messages, user turns in view, tool-result tokens)."""
+def measure(
+    body: dict[str, Any], turn_keys: dict[str, int], provider: str = "anthropic"
+) -> tuple[int, int, int, int]:
+    """(prompt tokens, tokens of the messages, user turns in view, tool-result tokens), counted
+    as the provider's simulator counts: Anthropic per content block, OpenAI per message (the
+    system and developer messages are the prompt's fixed part, with the tools)."""
+    if provider == "openai":
+        return _measure_openai(body, turn_keys)
     fixed = sum(block_tokens(b)[1] for b in body.get("tools", []))
     system = body.get("system", [])
     if isinstance(system, str):
@@ -241,10 +248,55 @@ def measure(body: dict[str, Any], turn_keys: dict[str, int]) -> tuple[int, int, 
             if kind == "tool_result":
                 results += tokens
             elif kind == "text" and message["role"] == "user":
-                text = block.get("text", "")
-                if text in turn_keys and seen.get(text, 0) < turn_keys[text]:
-                    seen[text] = seen.get(text, 0) + 1
+                _see(block.get("text", ""), turn_keys, seen)
     return fixed + view, view, sum(seen.values()), results
+
+
+def _see(text: str, turn_keys: dict[str, int], seen: dict[str, int]) -> None:
+    """Count the user turns ``text`` shows: itself, or those it holds whole between blank
+    lines (a lowering may join consecutive user messages into one text with a blank line)."""
+    if text in turn_keys:
+        if seen.get(text, 0) < turn_keys[text]:
+            seen[text] = seen.get(text, 0) + 1
+        return
+    if "\n\n" not in text:
+        return
+    for key, most in turn_keys.items():
+        if seen.get(key, 0) >= most:
+            continue
+        framed = f"\n\n{text}\n\n".count(f"\n\n{key}\n\n")
+        if framed:
+            seen[key] = seen.get(key, 0) + min(most - seen.get(key, 0), framed)
+
+
+def _measure_openai(body: dict[str, Any], turn_keys: dict[str, int]) -> tuple[int, int, int, int]:
+    fixed = sum(block_tokens(b)[1] for b in body.get("tools", []))
+    view = results = 0
+    seen: dict[str, int] = {}
+    for message in body["messages"]:
+        tokens = block_tokens(message)[1]
+        role = message.get("role")
+        if role in ("system", "developer"):
+            fixed += tokens
+            continue
+        view += tokens
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        if role == "tool":
+            results += tokens
+            continue
+        for block in blocks:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "tool_result":
+                results += block_tokens(block)[1]
+            elif kind == "text" and role == "user":
+                _see(block.get("text", ""), turn_keys, seen)
+    return fixed + view, view, sum(seen.values()), results
+
+
+def new_cache(provider: str) -> AnthropicCache | OpenAICache:
+    """The simulator of ``provider``'s cache (Anthropic's rules for any provider but OpenAI)."""
+    return OpenAICache() if provider == "openai" else AnthropicCache()
 
 
 @dataclass(slots=True)

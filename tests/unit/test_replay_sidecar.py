@@ -2,22 +2,23 @@
 :func:`sidecar.transcripts.replay.replay`): a real session in a real store, every request
 assembled and priced; when the assembly advises compaction the replay does what a run does —
 a priced summary call and a compaction entry in the session — and a host that ignores the
-advice never pays for one.  The system prompt every policy sends is the recorded size."""
+advice never pays for one.  The system prompt every policy sends is the recorded size.  An
+OpenAI session goes through OpenAI's lowering and its automatic prefix cache."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from sidecar.store import Store
+from sidecar.transcripts.pricing import rates_for
+from sidecar.transcripts.read import read_transcript
 from sidecar.transcripts.replay import ReplayOptions, replay
 from sidecar.transcripts.replay_report import KEEP_EVERYTHING, SIDECAR
 from sidecar.transcripts.replay_views import PolicyRun, user_turn_at
 from tests.unit.test_replay_references import _session
 
-if TYPE_CHECKING:
-    from pathlib import Path
-
 SMALL = {"window": 20_000, "maxOutput": 2_000}
+CODEX = Path(__file__).parents[1] / "data" / "transcripts" / "codex-rollout.jsonl"
 
 
 def test_the_replay_compacts_as_a_run_does_when_the_assembly_advises_it(tmp_path: Path) -> None:
@@ -60,3 +61,21 @@ def test_every_policy_sends_the_recorded_system_size() -> None:
     # the first request: the system prompt and the first user message, the same in both
     assert ours.requests[0].prompt_tokens - ours.requests[0].view_tokens == result.system_tokens
     assert keep.requests[0].prompt_tokens - keep.requests[0].view_tokens == result.system_tokens
+
+
+def test_an_openai_session_is_replayed_through_openais_cache() -> None:
+    session = read_transcript(CODEX)
+    assert {r.provider for r in session.requests} == {"openai"}
+    result = replay(session, ReplayOptions())
+    assert result.model.startswith("gpt-5")
+    rates = rates_for(result.model)
+    assert rates.input == rates_for("gpt-5").input
+    for run in result.policies:
+        # OpenAI caches on its own: nothing is billed as a write, and a later request reads
+        assert all(f.bill.write == 0 for f in run.requests), run.name
+        assert any(f.bill.read > 0 for f in run.requests[1:]), run.name
+    ours = result.policy(SIDECAR)
+    assert ours is not None
+    assert [f.user_turns for f in ours.requests] == [
+        f.user_turns for f in result.policies[1].requests
+    ]
