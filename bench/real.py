@@ -31,7 +31,13 @@ from pathlib import Path
 from bench.common import Options, Row, Target
 from sidecar.transcripts.read import read_transcript
 from sidecar.transcripts.replay import Replay, ReplayOptions, replay
-from sidecar.transcripts.replay_report import KEEP_EVERYTHING, RECORDED, SIDECAR, figures
+from sidecar.transcripts.replay_report import (
+    KEEP_EVERYTHING,
+    RECORDED,
+    SIDECAR,
+    PolicyFigures,
+    figures,
+)
 
 __all__ = ["SESSIONS", "replay_all", "run"]
 
@@ -120,8 +126,6 @@ def _rows(where: str, replays: list[Replay], total: bool) -> list[Row]:
             f"{ours.mean(ours.user_turns):.1f}, keep-everything {keep.mean(keep.user_turns):.1f}",
         )
     )
-    if not total:
-        return out
     for label, value, peer, unit, better in (
         ("read share", ours.read_share, keep.read_share, "%", "higher"),
         (
@@ -162,8 +166,11 @@ def _rows(where: str, replays: list[Replay], total: bool) -> list[Row]:
                 better=better,  # type: ignore[arg-type]
                 peer_name=KEEP_EVERYTHING,
                 peer=peer,
+                notes=_others(label, rows) if total else "",
             )
         )
+    if not total:
+        return out
     out.append(
         Row(
             suite,
@@ -177,6 +184,28 @@ def _rows(where: str, replays: list[Replay], total: bool) -> list[Row]:
         )
     )
     return out
+
+
+def _others(label: str, rows: dict[str, PolicyFigures]) -> str:
+    """The same figure for LangChain and the recorded bill (where the log has it)."""
+    lang = rows.get(LANGCHAIN)
+    recorded = rows[RECORDED]
+    parts = []
+    if lang is not None:
+        parts.append(f"LangChain {_figure(label, lang):,.2f}")
+    if label in ("read share", "writes per new token"):
+        parts.append(f"recorded {_figure(label, recorded):,.2f}")
+    return "; ".join(parts)
+
+
+def _figure(label: str, row: PolicyFigures) -> float:
+    return {
+        "read share": row.read_share,
+        "writes per new token": row.writes_per_new_token,
+        "mean tokens in view": row.mean(row.view_tokens),
+        "mean user turns in view": row.mean(row.user_turns),
+        "mean tool-result tokens in view": row.mean(row.tool_result_tokens),
+    }[label]
 
 
 def run(options: Options) -> list[Row]:

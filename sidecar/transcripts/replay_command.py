@@ -16,6 +16,7 @@ A log that cannot be read is one line on stderr naming the file and line, exit c
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = ["add_replay_parser", "run_replay"]
+
+logger = logging.getLogger(__name__)
 
 
 def add_replay_parser(sub: Any) -> None:
@@ -116,6 +119,10 @@ def run_replay(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a profile the pipeline refuses
         sys.stderr.write(f"cannot replay {args.file}: {exc}\n")
         return 2
+    except Exception as exc:  # a log the replay cannot follow: one line, the details logged
+        logger.debug("replay of %s failed", args.file, exc_info=True)
+        sys.stderr.write(f"cannot replay {args.file}: {type(exc).__name__}: {exc}\n")
+        return 1
     if args.json:
         sys.stdout.write(json.dumps(report_json(result), indent=2) + "\n")
     else:
