@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sidecar.store import Store
+from sidecar.transcripts.cache_sim import Bill
 from sidecar.transcripts.pricing import rates_for
 from sidecar.transcripts.read import read_transcript
-from sidecar.transcripts.replay import ReplayOptions, replay
+from sidecar.transcripts.replay import ReplayOptions, replay, window_check
 from sidecar.transcripts.replay_report import KEEP_EVERYTHING, SIDECAR
-from sidecar.transcripts.replay_views import PolicyRun, user_turn_at
+from sidecar.transcripts.replay_views import PolicyRun, RequestFigures, user_turn_at
 from tests.unit.test_replay_references import _session
 
 SMALL = {"window": 20_000, "maxOutput": 2_000}
@@ -79,3 +82,17 @@ def test_an_openai_session_is_replayed_through_openais_cache() -> None:
     assert [f.user_turns for f in ours.requests] == [
         f.user_turns for f in result.policies[1].requests
     ]
+
+
+def test_the_window_check_scales_to_the_providers_count_and_adds_the_reserve() -> None:
+    run = PolicyRun("p")
+    for index, tokens in enumerate((100_000, 150_000, 160_000)):
+        run.requests.append(RequestFigures(index, 0.0, Bill(), 0.0, tokens, tokens, 1, 0))
+    # our count of request 2 is 20% under the provider's: 160k -> 192k, + 32k > 200k
+    check = window_check(run, {0: 1.0, 1: 1.0, 2: 1.2}, window=200_000, reserve=32_000)
+    assert check.worst_request == 2
+    assert check.worst == pytest.approx((160_000 * 1.2 + 32_000) / 200_000)
+    assert check.over == 1
+    # a request without a ratio of its own takes the median (1.0 here)
+    median = window_check(run, {0: 1.0, 1: 1.0}, window=200_000, reserve=32_000)
+    assert median.over == 0 and median.worst == pytest.approx(192_000 / 200_000)
