@@ -171,6 +171,17 @@ def _rows(where: str, replays: list[Replay], total: bool) -> list[Row]:
         )
     if not total:
         return out
+    moves = [r.window_moves_back() for r in replays]
+    out.append(
+        Row(
+            suite,
+            f"requests whose history window starts before the previous one's, {where}",
+            sum(m for m, _ in moves),
+            "requests",
+            target=Target(0, "0: the start never moves back"),
+            notes=f"those requests wrote {sum(w for _, w in moves):,} tokens to the cache",
+        )
+    )
     out.append(
         Row(
             suite,

@@ -154,6 +154,25 @@ class Replay:
     def policy(self, name: str) -> PolicyRun | None:
         return next((p for p in self.policies if p.name == name), None)
 
+    def window_moves_back(self) -> tuple[int, int]:
+        """(requests whose history window starts earlier than the request before it — no
+        start is the session's first entry — with no compaction between, the tokens those
+        requests wrote to the cache): the design says the start never moves back."""
+        moves = written = 0
+        previous = 0
+        run = self.policy(SIDECAR)
+        bills = {f.index: f.bill.write for f in run.requests} if run else {}
+        for state in self.trace:
+            start = state["startSeq"] or 0
+            if state.get("summaries"):
+                previous = start
+                continue
+            if start < previous:
+                moves += 1
+                written += bills.get(state["request"], 0)
+            previous = start
+        return moves, written
+
 
 def _main_model(
     transcript: Transcript, profile: dict[str, Any], warnings: list[str]

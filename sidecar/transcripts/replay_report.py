@@ -174,6 +174,9 @@ def report_json(replay: Replay) -> dict[str, Any]:
         },
         "providerOverOurCount": replay.ratios,
         "sidecarTrace": replay.trace,
+        "windowMovesBack": dict(
+            zip(("requests", "written"), replay.window_moves_back(), strict=True)
+        ),
         "warnings": replay.warnings,
     }
 
@@ -233,6 +236,12 @@ def render(replay: Replay) -> str:
             lines.append(
                 f"  against keeping everything: {ours.cost / keep.cost:.2f}x its cost; "
                 f"{ours.fewer_turns} of {ours.requests} requests show fewer user turns"
+            )
+        moves, written = replay.window_moves_back()
+        if moves:
+            lines.append(
+                f"  the history window's start moved back {moves} times "
+                f"(those requests wrote {written:,} tokens to the cache)"
             )
         check = replay.window_checks[SIDECAR]
         lines.append(

@@ -15,7 +15,7 @@ from sidecar.store import Store
 from sidecar.transcripts.cache_sim import Bill
 from sidecar.transcripts.pricing import rates_for
 from sidecar.transcripts.read import read_transcript
-from sidecar.transcripts.replay import ReplayOptions, replay, window_check
+from sidecar.transcripts.replay import Recorded, Replay, ReplayOptions, replay, window_check
 from sidecar.transcripts.replay_report import KEEP_EVERYTHING, SIDECAR
 from sidecar.transcripts.replay_views import PolicyRun, RequestFigures, user_turn_at
 from tests.unit.test_replay_references import _session
@@ -96,3 +96,37 @@ def test_the_window_check_scales_to_the_providers_count_and_adds_the_reserve() -
     # a request without a ratio of its own takes the median (1.0 here)
     median = window_check(run, {0: 1.0, 1: 1.0}, window=200_000, reserve=32_000)
     assert median.over == 0 and median.worst == pytest.approx(192_000 / 200_000)
+
+
+def test_a_window_start_moving_back_is_counted_with_what_it_wrote() -> None:
+    run = PolicyRun(SIDECAR)
+    writes = (0, 5_000, 0, 150_000, 9_000, 0, 0)
+    for index, written in enumerate(writes):
+        run.requests.append(RequestFigures(index, 0.0, Bill(write=written), 0.0, 1, 1, 1, 0))
+    starts = (None, 40, 40, None, 60, 20, 20)  # back at 3 (to the start) and at 5
+    summaries = (0, 0, 0, 0, 0, 1, 0)  # ...but 5 follows a compaction: a new history
+    trace = [
+        {"request": i, "startSeq": s, "summaries": n}
+        for i, (s, n) in enumerate(zip(starts, summaries, strict=True))
+    ]
+    result = Replay(
+        path="p",
+        format="pi",
+        model="m",
+        window=1,
+        max_output=1,
+        budget=1,
+        system_tokens=1,
+        requests=len(writes),
+        new_tokens=1,
+        thinking_tokens=0,
+        ttl="5m",
+        policies=[run],
+        recorded=Recorded(),
+        window_checks={},
+        ratios=[],
+        trace=trace,
+        session_id="s",
+        warnings=[],
+    )
+    assert result.window_moves_back() == (1, 150_000)
