@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sidecar.transcripts.cache_sim import AnthropicCache, Bill, OpenAICache
 from sidecar.transcripts.pricing import Rates, bill_cost
 from sidecar.transcripts.replay_views import (
     PolicyRun,
@@ -39,6 +38,7 @@ from sidecar.transcripts.replay_views import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from sidecar.transcripts.cache_sim import AnthropicCache, OpenAICache
     from sidecar.transcripts.replay_views import Prepared
 
 __all__ = [
@@ -293,10 +293,3 @@ def langchain_trim(
             )
         )
     return run
-
-
-def total_bill(runs: Sequence[RequestFigures]) -> Bill:
-    out = Bill()
-    for figures in runs:
-        out.add(figures.bill)
-    return out

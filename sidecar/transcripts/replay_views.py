@@ -35,6 +35,7 @@ from sidecar.transcripts.model import Request, Transcript
 
 __all__ = [
     "PolicyRun",
+    "content_wire",
     "Prepared",
     "RequestFigures",
     "filler",
