@@ -11,8 +11,9 @@ replay alike:
 - **The user turns**, found by their first text part (:attr:`Prepared.turn_keys`), so that a
   request's "user turns in view" is counted the same way in every policy's body.
 - **The canonical lowering** of each message to Anthropic Messages blocks
-  (:func:`~sidecar.context.keep_everything.lower_message`, the shapes the sidecar's own lowering sends), which the reference
-  policies send and which sizes what is new in each request.
+  (:func:`~sidecar.context.keep_everything.lower_message`, the shapes the sidecar's own
+  lowering sends), which the reference policies send and which sizes what is new in each
+  request.
 
 :func:`measure` reads a body as sent: transcript tokens, user turns and tool-result tokens in
 view, and the whole prompt's tokens (``cl100k`` on each block's JSON, as the cache simulator
