@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire, parse_wire
 from protocol.context import ModelLimits
-from protocol.entries import MessageEntry
+from protocol.entries import MessageEntry, MessageInput
 from protocol.runs import KeepEverythingCall, KeepEverythingTotals
 from sidecar.context.cache_sim import AnthropicCache, Bill, OpenAICache
 from sidecar.context.keep_everything import (
+    KEEP_TOKENS,
     SUMMARY_TOKENS,
     Fixed,
     KeepEverything,
@@ -124,6 +125,8 @@ class KeepEverythingMeter:
     totals: KeepEverythingTotals = field(
         default_factory=lambda: KeepEverythingTotals(calls=0, cost=0.0, own_cost=0.0)
     )
+    summary_tokens: int = SUMMARY_TOKENS
+    keep_tokens: int = KEEP_TOKENS
 
     @classmethod
     def for_provider(cls, provider: str) -> KeepEverythingMeter:
@@ -142,7 +145,7 @@ class KeepEverythingMeter:
             if not page.has_more or not page.entries:
                 return
 
-    def add(self, message: MessageEntry) -> None:
+    def add(self, message: MessageInput) -> None:
         """A message of the transcript, in order."""
         lowered = lower_message(message)
         self.lowered.append(lowered)
@@ -167,7 +170,9 @@ class KeepEverythingMeter:
         fixed = fixed_of(body, self.provider)
         budget = available_input(parse_wire(ModelLimits, limits))
         if self.reference is None:
-            self.reference = KeepEverything(fixed, budget)
+            self.reference = KeepEverything(
+                fixed, budget, summary_tokens=self.summary_tokens, keep_tokens=self.keep_tokens
+            )
         else:  # the tools, system prompt or model may change between calls: the state stays
             self.reference.fixed, self.reference.budget = fixed, budget
             self.reference.fixed_tokens = fixed.tokens()
@@ -176,7 +181,7 @@ class KeepEverythingMeter:
         cost = output
         if step.summary_call is not None:
             summary = self.cache.price(step.summary_call, at)
-            cost += bill_cost(summary, prices) + SUMMARY_TOKENS * prices.output / MILLION
+            cost += bill_cost(summary, prices) + self.summary_tokens * prices.output / MILLION
         bill = self.cache.price(step.body, at)
         cost += bill_cost(bill, prices)
         own = self.own_cache.price(body, at)
