@@ -23,7 +23,7 @@ for the session as far as this process saw it (:class:`KeepEverythingMeter` live
 session's :class:`~sidecar.context.session_memory.SessionMemory`; a new process, or a memory
 dropped for room, starts again from a cold cache and zero).
 
-Only Anthropic Messages bodies (``anthropic``) and OpenAI Chat Completions bodies
+Only Anthropic Messages bodies (``anthropic-messages``) and OpenAI Chat Completions bodies
 (``openai-chat``, OpenAI's automatic prefix cache) are simulated, and only for a model the
 price table lists: other calls carry no comparison (``None``).  A model, not a bill: see
 ``docs/guide/cache.md``.
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["SIMULATED_TARGETS", "KeepEverythingMeter", "bill_cost", "compare_call", "fixed_of"]
 
 #: The request bodies the reference simulator prices, and its provider for each.
-SIMULATED_TARGETS = {"anthropic": "anthropic", "openai-chat": "openai"}
+SIMULATED_TARGETS = {"anthropic-messages": "anthropic", "openai-chat": "openai"}
 _PAGE = 1_000
 MILLION = 1_000_000
 

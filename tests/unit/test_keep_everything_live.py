@@ -186,7 +186,7 @@ async def test_the_transcript_is_read_from_the_store_page_by_page(tmp_path: Path
                 None,
                 store.sessions,
                 sid,
-                "anthropic",
+                "anthropic-messages",
                 _own(4),
                 _limits(10**6),
                 at=0.0,
