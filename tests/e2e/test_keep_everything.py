@@ -113,7 +113,8 @@ async def test_each_call_carries_keep_everything_equal_to_a_recomputation(
             + sent.read * prices.cache_read
             + output * prices.output
         ) / M
-        assert (figure.own_tokens, figure.own_cost) == (sent.total, pytest.approx(own_cost))
+        assert figure.own_tokens == sent.total
+        assert figure.own_cost == pytest.approx(own_cost)
         ke_total += expected
         own_total += own_cost
         previous = prompt
@@ -171,9 +172,9 @@ async def test_acp_usage_update_carries_the_comparison_in_meta(
     sizes = {m.seq: _tokens(lower_message(m)["content"]) for m in history}
     own = AnthropicCache()
     previous, keep, sent_cost = 0, 0.0, 0.0
-    for k, (body, answer) in enumerate(zip(bodies, answers, strict=True)):
+    for k, (body, stored) in enumerate(zip(bodies, answers, strict=True)):
         fixed = _tokens(body.get("tools", [])) + _tokens(body.get("system", []))
-        prompt = fixed + sum(size for seq, size in sizes.items() if seq < answer)
+        prompt = fixed + sum(size for seq, size in sizes.items() if seq < stored)
         assert prompt >= 1_024  # cacheable: the rules below hold
         output = 14  # anthropic_text.sse's output_tokens
         keep += (
