@@ -39,6 +39,7 @@ request (:func:`window_check`).
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import tempfile
 from collections import Counter
@@ -50,7 +51,7 @@ from protocol.context import PromptProfile
 from sidecar.context.fragments import FRAGMENT_IDS
 from sidecar.context.limits import available_input, resolve_limits
 from sidecar.store import Store
-from sidecar.transcripts.pricing import FALLBACK_MODEL, Rates, rates_for, usage_cost
+from sidecar.transcripts.pricing import FALLBACK_MODEL, rates_for, usage_cost
 from sidecar.transcripts.replay_refs import Fixed, agent_view, keep_everything, langchain_trim
 from sidecar.transcripts.replay_sidecar import (
     SidecarSetup,
@@ -316,17 +317,11 @@ def replay(transcript: Transcript, options: ReplayOptions | None = None) -> Repl
 def _recorded_main(transcript: Transcript, prepared: Prepared) -> Recorded:
     """The recorded bill of the requests replayed (and the sub-agents', apart)."""
     kept = {r.index for r in prepared.requests}
-    view = transcript.__class__(
-        format=transcript.format,
-        path=transcript.path,
-        session_id=transcript.session_id,
-        cwd=transcript.cwd,
-        system_prompt=transcript.system_prompt,
-        system_tokens=transcript.system_tokens,
-        requests=[r for r in transcript.requests if r.index in kept],
-        subagents=transcript.subagents,
+    return _recorded(
+        dataclasses.replace(
+            transcript, requests=[r for r in transcript.requests if r.index in kept]
+        )
     )
-    return _recorded(view)
 
 
 def _setup(
@@ -367,11 +362,3 @@ def _system_blocks(
     if isinstance(system, str):
         system = [{"type": "text", "text": system}]
     return list(body.get("tools", [])), list(system)
-
-
-def mean(values: list[float]) -> float:
-    return statistics.fmean(values) if values else 0.0
-
-
-def rates_of(run: Replay) -> Rates:
-    return rates_for(run.model)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sidecar.context.cache_sim import AnthropicCache, Bill, OpenAICache
 from sidecar.context.keep_everything import (
     CLAUDE_CODE_MARKS,
     KEEP_TOKENS,
@@ -48,8 +47,7 @@ from sidecar.transcripts.replay_views import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
+    from sidecar.context.cache_sim import AnthropicCache, OpenAICache
     from sidecar.transcripts.replay_views import Prepared
 
 __all__ = [
@@ -191,10 +189,3 @@ def langchain_trim(
             )
         )
     return run
-
-
-def total_bill(runs: Sequence[RequestFigures]) -> Bill:
-    out = Bill()
-    for figures in runs:
-        out.add(figures.bill)
-    return out

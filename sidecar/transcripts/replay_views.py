@@ -33,6 +33,7 @@ from sidecar.transcripts.model import Request, Transcript
 
 __all__ = [
     "PolicyRun",
+    "content_wire",
     "Prepared",
     "RequestFigures",
     "filler",
