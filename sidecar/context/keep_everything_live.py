@@ -11,7 +11,8 @@ time of each call):
   canonical lowering — after the same tools and system prompt as the call sent, until the
   budget, the window less the output reserve, is reached; then a priced summary call and a
   2,000-token summary plus the newest ~20,000 tokens; Claude Code's marker layout at the TTL
-  of the call's own last marker), its summary call included;
+  of the call's own last marker; for OpenAI, the call's own ``prompt_cache_retention``), its
+  summary call included;
 - the **call as sent** (``own``): the body the sidecar lowered, priced the same way, so that
   the two figures differ only by the policy, not by the pricing model.  The sidecar's own
   prediction (``predictedCache``) knows no time; with pauses past the TTL the like-for-like
@@ -177,6 +178,11 @@ class KeepEverythingMeter:
             self.reference.fixed, self.reference.budget = fixed, budget
             self.reference.fixed_tokens = fixed.tokens()
         step = self.reference.step(self.lowered, self.sizes, len(self.lowered), self.totals.calls)
+        retention = body.get("prompt_cache_retention")
+        if retention is not None:  # OpenAI: the lifetime the call asked for, asked alike
+            for sent in (step.body, step.summary_call):
+                if sent is not None:
+                    sent["prompt_cache_retention"] = retention
         output = output_tokens * prices.output / MILLION
         cost = output
         if step.summary_call is not None:

@@ -199,3 +199,52 @@ async def test_the_transcript_is_read_from_the_store_page_by_page(tmp_path: Path
         assert figure["tokens"] == S + sum(m[:5])
     finally:
         store.close()
+
+
+def _chat(i: int, retention: str | None) -> dict[str, Any]:
+    """An OpenAI Chat Completions call: the system prompt and the newest user message."""
+    body: dict[str, Any] = {
+        "model": "gpt-5",
+        "prompt_cache_key": "s",
+        "messages": [
+            {"role": "system", "content": SYSTEM["text"]},
+            {"role": "user", "content": BLOCKS[i]["text"]},
+        ],
+    }
+    if retention is not None:
+        body["prompt_cache_retention"] = retention
+    return body
+
+
+@pytest.mark.parametrize("retention", [None, "24h"])
+def test_openai_reads_the_previous_prefix_in_steps_and_keeps_it_as_long_as_the_call_asks(
+    retention: str | None,
+) -> None:
+    prices = prices_of("gpt-5")
+    assert prices is not None
+    meter = KeepEverythingMeter.for_provider("openai")
+    limits = {**_limits(10**6), "model": "gpt-5"}
+    for upto in (1, 3):
+        while len(meter.lowered) < upto:
+            meter.add(_message(len(meter.lowered)))
+        first = meter.price(_chat(upto - 1, retention), limits, at=100.0 * upto, output_tokens=0)
+    assert first is not None
+    system = _tok({"role": "system", "content": [SYSTEM]})  # the reference's system message
+    sizes = [_tok({"role": r, "content": [b]}) for r, b in zip(ROLES, BLOCKS, strict=True)]
+    shared = system + sizes[0]  # call 1's units, read in 128-token steps past the minimum
+    read = 1_024 + (shared - 1_024) // 128 * 128
+    prompt = shared + sizes[1] + sizes[2]
+    assert first["tokens"] == prompt
+    assert first["cost"] == pytest.approx(
+        (read * prices.cache_read + (prompt - read) * prices.input) / M
+    )
+    # 400 s later: gone from memory after 5 minutes idle, kept for a day with "24h"
+    meter.add(_message(3))
+    meter.add(_message(4))
+    late = meter.price(_chat(4, retention), limits, at=700.0, output_tokens=0)
+    assert late is not None
+    kept = prompt + sizes[3] + sizes[4]
+    again = 1_024 + (prompt - 1_024) // 128 * 128 if retention == "24h" else 0
+    assert late["cost"] == pytest.approx(
+        (again * prices.cache_read + (kept - again) * prices.input) / M
+    )
