@@ -31,6 +31,7 @@ __all__ = [
     "ContextAssembleResult",
     "ContextSourcesParams",
     "ContextSourcesResult",
+    "CountCalibration",
     "Dashboard",
     "Diagnostic",
     "HistoryWindow",
@@ -47,6 +48,7 @@ __all__ = [
     "PromptMessage",
     "PromptProfile",
     "Provenance",
+    "ReportedUsage",
     "Section",
     "SectionCategory",
     "SessionCompactParams",
@@ -57,6 +59,7 @@ __all__ = [
     "SkillsListParams",
     "SkillsListResult",
     "ToolDefinition",
+    "TurnMessage",
 ]
 
 SectionCategory = Literal[
@@ -374,10 +377,39 @@ class PromptProfile(WireModel):
         return MaskingPolicy(mode=self.masking)
 
 
+class TurnMessage(WireModel):
+    """One message of the turn in progress after its user message: the model's answer with
+    its tool calls, or the results of those calls (``role: "user"``, ``toolResult`` parts)."""
+
+    role: Literal["user", "assistant"]
+    content: list[ContentPart] = Field(min_length=1)
+
+
+class ReportedUsage(WireModel):
+    """What the provider counted for the session's previous assembled request: the budget's
+    calibration (``docs/guide/context-policy.md``)."""
+
+    prompt_tokens: int = Field(ge=1)
+    """The whole prompt as the provider counted it, cached or not (Anthropic:
+    ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; OpenAI:
+    ``prompt_tokens`` / ``input_tokens``; Gemini: ``promptTokenCount``)."""
+
+
 class ContextAssembleParams(WireModel):
     session_id: NonEmptyStr
     user_turn: list[ContentPart] = Field(min_length=1)
     """The turn being asked now (not yet in history)."""
+    turn: list[TurnMessage] = Field(default_factory=list)
+    """The turn in progress after its user message, when a host that runs its own loop
+    assembles a later round of it (not yet in history): the model's tool calls and their
+    results, in order.  Like the user turn, never evicted nor masked; the request ends on
+    its last message (the results the model answers next).  Every result answers a call
+    before it in the turn, and every call is answered before the next assistant message and
+    by the end."""
+    previous_usage: ReportedUsage | None = None
+    """The provider's count of the session's previous request assembled here (a host that
+    runs its own loop reports it with its next assembly): the budget is calibrated per model
+    family from it, so what is assembled fits the window as the provider counts it."""
     profile: PromptProfile = Field(default_factory=PromptProfile)
     tools: list[ToolDefinition] = Field(default_factory=list)
     sources: list[HostSource] = Field(default_factory=list)
@@ -390,6 +422,31 @@ class ContextAssembleParams(WireModel):
     a one-line "unchanged, text omitted" note (HistoryReuse)."""
     date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
     """The day shown in the environment block; default: today (UTC)."""
+
+    @model_validator(mode="after")
+    def _turn_pairs_calls_and_results(self) -> ContextAssembleParams:
+        """Providers refuse a call without its result and a result without its call."""
+        open_calls: set[str] = set()
+        for index, message in enumerate(self.turn):
+            if message.role == "assistant":
+                if open_calls:
+                    raise ValueError(
+                        f"turn[{index}]: the calls {sorted(open_calls)} have no result "
+                        "before this assistant message"
+                    )
+                open_calls = {p.call_id for p in message.content if p.type == "toolCall"}
+                continue
+            for part in message.content:
+                if part.type == "toolResult":
+                    if part.call_id not in open_calls:
+                        raise ValueError(
+                            f"turn[{index}]: the result of {part.call_id!r} answers no call "
+                            "of the assistant message before it"
+                        )
+                    open_calls.discard(part.call_id)
+        if open_calls:
+            raise ValueError(f"turn: the calls {sorted(open_calls)} have no result")
+        return self
 
 
 # --- the assembled prompt --------------------------------------------------------------------
@@ -555,6 +612,18 @@ class MaskingState(WireModel):
     """Tokens of new tool output before the masked boundary moves next (a cache re-write)."""
 
 
+class CountCalibration(WireModel):
+    """What the provider counts per token the sidecar counts, for one model family: the input
+    budget is the window's room divided by ``factor``, so what is assembled fits the window
+    as the provider counts it (``docs/guide/context-policy.md``)."""
+
+    family: str | None = None
+    """The model catalog's family, else the model id (the key the ratios are kept under)."""
+    factor: float
+    samples: int = 0
+    """Provider usages it was calibrated from (0: the margin for the family until then)."""
+
+
 class Dashboard(WireModel):
     window: int
     reserved_output: int
@@ -569,6 +638,8 @@ class Dashboard(WireModel):
     history_window: WindowState | None = None
     masking: MaskingState | None = None
     """``null`` when masking is off."""
+    calibration: CountCalibration | None = None
+    """How the budget's counts were scaled to the provider's."""
 
 
 class ModelLimits(WireModel):

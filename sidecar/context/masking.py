@@ -43,6 +43,7 @@ __all__ = [
     "PLACEHOLDER_TOKENS",
     "PROTECT_SHARE",
     "PROTECT_TOKENS",
+    "RECALL_TOOL",
     "MaskPlan",
     "Masked",
     "kept_whole",
@@ -76,6 +77,9 @@ BATCH_TOKENS = 160_000
 #: The size a masked result is reckoned at on the history window's axis (a placeholder with
 #: a 300-character preview is about this many tokens).
 PLACEHOLDER_TOKENS = 120
+#: The built-in tool that brings a masked result back (``sidecar.tools.recall``; named here,
+#: as ``context`` imports no tool).
+RECALL_TOOL = "recall"
 #: Characters of a call's arguments quoted in its placeholder.
 _ARGUMENT_CHARS = 200
 
@@ -101,6 +105,9 @@ class MaskPlan:
     exempt_ids: frozenset[str]
     """Ledger ids of result entries (:func:`observation_id`) pinned or recovered.  A group
     pinned or recovered by its own id is exempt by its seqs (``controls`` resolves the id)."""
+    recall: bool = False
+    """The request offers the ``recall`` tool: placeholders name it; else they say the host
+    brings a result back with ``session/recover``."""
 
     @property
     def lag(self) -> int:
@@ -114,9 +121,12 @@ def plan_masking(
     available: int,
     controls: ControlState,
     max_tokens: int | None = None,
+    *,
+    recall: bool = False,
 ) -> MaskPlan | None:
     """The masked boundary at the view's head, or ``None`` when masking is off
-    (``max_tokens``: ``historyWindow.maxTokens``, when set)."""
+    (``max_tokens``: ``historyWindow.maxTokens``, when set; ``recall``: the request offers
+    the ``recall`` tool)."""
     if policy.mode == "off":
         return None
     room = min(available, max_tokens) if max_tokens is not None else available
@@ -142,6 +152,7 @@ def plan_masking(
         line_seq=view.last_seq_with_tool_tokens_at_most(line) if line > 0 else 0,
         exempt_seqs=frozenset(controls.pinned_seqs | controls.recovered_seqs),
         exempt_ids=frozenset(ids),
+        recall=recall,
     )
 
 
@@ -203,10 +214,10 @@ def mask_group(
         return group, ()
 
     def build() -> tuple[Group, tuple[Masked, ...]]:
-        return _masked_group(group, set(wanted), plan.preview_chars, count)
+        return _masked_group(group, set(wanted), plan.preview_chars, plan.recall, count)
 
     hit: tuple[Group, tuple[Masked, ...]] = cached(
-        view, ("mask", tuple(members), wanted, plan.preview_chars), build
+        view, ("mask", tuple(members), wanted, plan.preview_chars, plan.recall), build
     )
     return hit
 
@@ -233,7 +244,7 @@ def _seq_of(message: dict[str, Any]) -> int:
 
 
 def _masked_group(
-    group: Group, wanted: set[int], preview_chars: int, count: MessageCounter
+    group: Group, wanted: set[int], preview_chars: int, recall: bool, count: MessageCounter
 ) -> tuple[Group, tuple[Masked, ...]]:
     calls = {p["callId"]: p for p in group.messages[0]["content"] if p["type"] == "toolCall"}
     messages = [group.messages[0]]
@@ -252,6 +263,7 @@ def _masked_group(
                 message["tokens"] if len(parts) == 1 else count({"content": [p]}),
                 ident,
                 preview_chars,
+                recall,
             )
             if p["type"] == "toolResult"
             else p
@@ -283,8 +295,12 @@ def _placeholder(
     tokens: int,
     ident: str,
     preview_chars: int,
+    recall: bool,
 ) -> dict[str, Any]:
-    """A tool result's placeholder: still a ``toolResult`` answering the same call."""
+    """A tool result's placeholder: still a ``toolResult`` answering the same call.  It names
+    the ``recall`` tool only when the request offers it (a model told to call a tool it
+    does not have either fails the call or gives up on the result); otherwise it says how
+    the host brings the result back."""
     body = "\n".join(
         p.get("text", "") if p.get("type") == "text" else f"[{p.get('type')}]"
         for p in part.get("content", ())
@@ -297,10 +313,12 @@ def _placeholder(
         what = f"{call['name']} {arguments}"
     else:
         what = "the call"
-    text = (
-        f"[older tool output masked to save context: {what} returned {tokens:,} tokens; "
-        f"ledger id {ident}: the recall tool or session/recover shows it in full]"
+    how = (
+        f"call the {RECALL_TOOL} tool with ledger id {ident} to see it in full"
+        if recall
+        else f"ledger id {ident}: the host can show it in full again (session/recover)"
     )
+    text = f"[older tool output masked to save context: {what} returned {tokens:,} tokens; {how}]"
     if preview:
         text += f"\npreview:\n{preview}"
     out: dict[str, Any] = {

@@ -30,7 +30,12 @@ from protocol.errors import ErrorCode
 from sidecar.context.assembly_inputs import SectionInput
 from sidecar.context.ledger import item_id, ledger_item
 from sidecar.context.limits import available_input
-from sidecar.context.masking import masking_state, plan_masking, shown_tokens_between
+from sidecar.context.masking import (
+    RECALL_TOOL,
+    masking_state,
+    plan_masking,
+    shown_tokens_between,
+)
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
 from sidecar.context.window import Caps, select_window
@@ -84,7 +89,7 @@ class Selection:
     def __init__(self, inp: AssemblyInputs) -> None:
         self.inp = inp
         self.tok = inp.tokenizer
-        self.budget = _Budget(available_input(inp.limits))
+        self.budget = _Budget(available_input(inp.limits, inp.calibration.factor))
         self.ledger: list[dict[str, Any]] = []
         self.sections: dict[str, dict[str, Any]] = {}
         self.diagnostics: list[dict[str, Any]] = list(inp.diagnostics)
@@ -338,6 +343,7 @@ class Selection:
             available,
             inp.controls,
             inp.profile.history_window.max_tokens,
+            recall=any(tool.get("name") == RECALL_TOOL for tool in inp.tools),
         )
         caps = Caps(
             room=self.budget.remaining,
@@ -346,6 +352,7 @@ class Selection:
             max_messages=inp.profile.history_window.max_messages,
             max_tokens=inp.profile.history_window.max_tokens,
             quantum=inp.profile.history_window.quantum,
+            floor=inp.window_floor,
         )
         pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}
         window = select_window(

@@ -62,6 +62,9 @@ class SessionMemory:
     sent_blocks: SentBlocks = field(default_factory=dict)
     """Its last sent body's blocks of strings with their bytes and tokens
     (:mod:`sidecar.context.sent`): the next prediction encodes only the new ones."""
+    counted: tuple[str, int] | None = None
+    """(model, tokens we counted) of its previous ``context/assemble``: what the provider's
+    count a host reports with the next one (``previousUsage``) is compared with."""
 
     def release(self) -> None:
         """Let go of the prompts it holds (a dropped memory): the lowering memo and the units
