@@ -12,6 +12,12 @@ Tool output is most of an agent's tokens, and an old observation is rarely neede
   multiple of ``batch``, so between moves the prompt prefix stays byte-identical and each move
   frees about ``batch`` tokens (one cache re-write buys that much room).
 - The boundary is a pure function of the history and the profile: no memory of earlier turns.
+- Old reasoning follows the same age rule: an assistant message at or before the boundary is
+  shown without its reasoning parts (a thinking model's reasoning is most of its transcript
+  after tool output).  Providers need the signed reasoning of the turn in progress only
+  (Anthropic: the thinking blocks of the current tool loop; "previous turns' thinking blocks
+  may be omitted"), and the turn in progress is never in the masked history: it is the
+  assembly's ``turn``, or the newest tool output, which ``protect`` keeps.
 - A placeholder replaces the result *inside* its call/result group (providers still get a
   well-formed call/result pair): the tool's name and arguments, the original size, a preview,
   and the ledger id (``ctx_transcript_…`` of ``observation:<entry id>``) that
@@ -29,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.transcript import Group, cached, observation_id
-from sidecar.store.history import SHAPE_RESULTS
+from sidecar.store.history import SHAPE_ASSISTANT, SHAPE_CALLS, SHAPE_RESULTS
 
 if TYPE_CHECKING:
     from protocol.context import MaskingPolicy
@@ -43,6 +49,7 @@ __all__ = [
     "PLACEHOLDER_TOKENS",
     "PROTECT_SHARE",
     "PROTECT_TOKENS",
+    "REASONING_NOTE",
     "RECALL_TOOL",
     "MaskPlan",
     "Masked",
@@ -80,6 +87,10 @@ PLACEHOLDER_TOKENS = 120
 #: The built-in tool that brings a masked result back (``sidecar.tools.recall``; named here,
 #: as ``context`` imports no tool).
 RECALL_TOOL = "recall"
+#: What an assistant message that was only reasoning shows once its reasoning is left out.
+REASONING_NOTE = "[earlier reasoning left out to save context]"
+#: Shapes of assistant messages (with or without tool calls).
+_ASSISTANT = frozenset((SHAPE_ASSISTANT, SHAPE_CALLS))
 #: Characters of a call's arguments quoted in its placeholder.
 _ARGUMENT_CHARS = 200
 
@@ -197,9 +208,10 @@ class Masked:
 def mask_group(
     view: HistoryView, group: Group, plan: MaskPlan, through_seq: int, count: MessageCounter
 ) -> tuple[Group, tuple[Masked, ...]]:
-    """``group`` with the results of entries at or before ``through_seq`` masked (the group
-    itself when none is), and what was masked."""
-    if group.first_seq > through_seq or len(group.messages) < 2:
+    """``group`` with the results of entries at or before ``through_seq`` masked and the
+    reasoning of its assistant messages at or before it left out (the group itself when
+    neither changes it), and what was masked."""
+    if group.first_seq > through_seq:
         return group, ()
     members = [_seq_of(m) for m in group.messages]
     wanted = tuple(
@@ -210,15 +222,18 @@ def mask_group(
         and view.shape(seq) == SHAPE_RESULTS
         and observation_id(view.record(seq)["id"]) not in plan.exempt_ids
     )
-    if not wanted:
+    # the assistant message of a group is its first; its reasoning is as old as its results
+    old_reasoning = members[0] <= through_seq and view.shape(members[0]) in _ASSISTANT
+    if not wanted and not old_reasoning:
         return group, ()
 
     def build() -> tuple[Group, tuple[Masked, ...]]:
-        return _masked_group(group, set(wanted), plan.preview_chars, plan.recall, count)
+        return _masked_group(
+            group, set(wanted), plan.preview_chars, plan.recall, old_reasoning, count
+        )
 
-    hit: tuple[Group, tuple[Masked, ...]] = cached(
-        view, ("mask", tuple(members), wanted, plan.preview_chars, plan.recall), build
-    )
+    key = ("mask", tuple(members), wanted, plan.preview_chars, plan.recall, old_reasoning)
+    hit: tuple[Group, tuple[Masked, ...]] = cached(view, key, build)
     return hit
 
 
@@ -243,11 +258,29 @@ def _seq_of(message: dict[str, Any]) -> int:
     return int(message["provenance"][0]["fromSeq"])
 
 
+def _without_reasoning(message: dict[str, Any], count: MessageCounter) -> dict[str, Any] | None:
+    """An assistant message with its reasoning parts left out (``None``: it has none).  A
+    message that was nothing but reasoning keeps a one-line note (a message needs content)."""
+    content = [p for p in message["content"] if p["type"] != "reasoning"]
+    if len(content) == len(message["content"]):
+        return None
+    shown = {**message, "content": content or [{"type": "text", "text": REASONING_NOTE}]}
+    shown["tokens"] = count(shown)
+    return shown
+
+
 def _masked_group(
-    group: Group, wanted: set[int], preview_chars: int, recall: bool, count: MessageCounter
+    group: Group,
+    wanted: set[int],
+    preview_chars: int,
+    recall: bool,
+    old_reasoning: bool,
+    count: MessageCounter,
 ) -> tuple[Group, tuple[Masked, ...]]:
-    calls = {p["callId"]: p for p in group.messages[0]["content"] if p["type"] == "toolCall"}
-    messages = [group.messages[0]]
+    first = group.messages[0]
+    calls = {p["callId"]: p for p in first["content"] if p["type"] == "toolCall"}
+    thinned = _without_reasoning(first, count) if old_reasoning else None
+    messages = [first if thinned is None else thinned]
     masked: list[Masked] = []
     for message in group.messages[1:]:
         seq = _seq_of(message)
@@ -276,7 +309,7 @@ def _masked_group(
             continue
         messages.append(shown)
         masked.append(Masked(seq, ident, message["tokens"], shown["tokens"]))
-    if not masked:
+    if not masked and thinned is None:
         return group, ()
     rebuilt = Group.build(
         group.first_seq,
@@ -286,6 +319,8 @@ def _masked_group(
         group.starts_on_user_turn,
         group.interrupted,
     )
+    if thinned is not None:
+        rebuilt.shown_item["reason"] += "; its older reasoning left out"
     return rebuilt, tuple(masked)
 
 
