@@ -21,53 +21,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from protocol.context import ContextAssembleParams
-from protocol.sessions import SessionAppendParams
 from sidecar.context.service import ContextService
 from sidecar.context.window_floor import FILE, read_floor
 from sidecar.store import Store
 from tests.unit.pi_session_kit import PI_BEFORE_COMPACTION, read_pi_turns, requests_of
-from tests.unit.selection_kit import TOKENIZERS, coding_turn, text
-
-
-def _append(store: Store, sid: str, entries: list[dict[str, Any]]) -> None:
-    params = SessionAppendParams.model_validate(
-        {"sessionId": sid, "entries": entries}, by_alias=True
-    )
-    anyio.run(store.sessions.append, sid, list(params.entries))
-
-
-def _new_session(store: Store) -> str:
-    async def create() -> str:
-        made = await store.sessions.create(
-            title="t", workspace_roots=[], profile_id=None, meta=None
-        )
-        return made.session_id
-
-    return anyio.run(create)
-
-
-def _assemble(
-    service: ContextService,
-    sid: str,
-    user: list[dict[str, Any]],
-    turn: list[dict[str, Any]],
-    profile: dict[str, Any],
-) -> dict[str, Any]:
-    params = ContextAssembleParams.model_validate(
-        {
-            "sessionId": sid,
-            "userTurn": user,
-            "turn": turn,
-            "profile": profile,
-            "date": "2026-12-01",
-        },
-        by_alias=True,
-    )
-    return service.assemble(params)
+from tests.unit.selection_kit import (
+    TOKENIZERS,
+    append_entries,
+    assemble_live,
+    coding_turn,
+    new_session,
+    text,
+)
 
 
 def _start(prompt: dict[str, Any]) -> int:
@@ -85,14 +52,14 @@ def test_the_window_start_never_moves_back_over_a_real_471_request_session() -> 
         store = Store(Path(tmp))
         try:
             service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
-            sid = _new_session(store)
+            sid = new_session(store)
             appended = 0
             starts: list[int] = []
             for request in requests:
                 while appended < request.turn_index:
-                    _append(store, sid, turns[appended].entries())
+                    append_entries(store, sid, turns[appended].entries())
                     appended += 1
-                prompt = _assemble(
+                prompt = assemble_live(
                     service, sid, turns[request.turn_index].user, request.turn, profile
                 )
                 dashboard = prompt["dashboard"]
@@ -121,7 +88,7 @@ def test_the_window_start_never_moves_back_across_a_restart() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         store = Store(root)
-        sid = _new_session(store)
+        sid = new_session(store)
         service = ContextService(store, TOKENIZERS, home=root / "home")
         try:
             for i in range(40):
@@ -129,8 +96,8 @@ def test_the_window_start_never_moves_back_across_a_restart() -> None:
                     store.close()
                     store = Store(root)
                     service = ContextService(store, TOKENIZERS, home=root / "home")
-                _append(store, sid, coding_turn(i, [1_000 + 37 * (i % 5)]))
-                starts.append(_start(_assemble(service, sid, user, [], profile)))
+                append_entries(store, sid, coding_turn(i, [1_000 + 37 * (i % 5)]))
+                starts.append(_start(assemble_live(service, sid, user, [], profile)))
             floor_file = store.sessions.session_dir(sid) / FILE
             kept = json.loads(floor_file.read_bytes())["byModel"]["test-model"]
             assert kept["startSeq"] == starts[-1]
@@ -145,8 +112,8 @@ def test_a_floor_whose_entry_is_gone_is_ignored() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp))
         try:
-            sid = _new_session(store)
-            _append(store, sid, coding_turn(0, [50]) + coding_turn(1, [50]))
+            sid = new_session(store)
+            append_entries(store, sid, coding_turn(0, [50]) + coding_turn(1, [50]))
             view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
             path = store.sessions.session_dir(sid) / FILE
             path.write_text(json.dumps({"byModel": {"m": {"startSeq": 5, "startId": "nope"}}}))
