@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "541613101b6133a62938f1a1d6d74043" as const;
+export const SCHEMA_HASH = "ee5830789094b917233649e59bf855a5" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -301,6 +301,21 @@ export interface ContextAssembleParams {
   sessionId: string;
   /** The turn being asked now (not yet in history). */
   userTurn: ContentPart[];
+  /**
+   * The turn in progress after its user message, when a host that runs its own loop
+   * assembles a later round of it (not yet in history): the model's tool calls and their
+   * results, in order.  Like the user turn, never evicted nor masked; the request ends on
+   * its last message (the results the model answers next).  Every result answers a call
+   * before it in the turn, and every call is answered before the next assistant message and
+   * by the end.
+   */
+  turn?: TurnMessage[];
+  /**
+   * The provider's count of the session's previous request assembled here (a host that
+   * runs its own loop reports it with its next assembly): the budget is calibrated per model
+   * family from it, so what is assembled fits the window as the provider counts it.
+   */
+  previousUsage?: ReportedUsage | null;
   profile?: PromptProfile;
   tools?: ToolDefinition[];
   sources?: HostSource[];
@@ -382,6 +397,22 @@ export interface ContextSourcesResult {
   diagnostics: Diagnostic[];
 }
 
+/**
+ * What the provider counts per token the sidecar counts, for one model family: the input
+ * budget is the window's room divided by ``factor``, so what is assembled fits the window
+ * as the provider counts it (``docs/guide/context-policy.md``).
+ */
+export interface CountCalibration {
+  /** The model catalog's family, else the model id (the key the ratios are kept under). */
+  family?: string | null;
+  factor: number;
+  /**
+   * Provider usages it was calibrated from (0: the margin for the family until then).
+   * @default 0
+   */
+  samples?: number;
+}
+
 export interface Dashboard {
   window: number;
   reservedOutput: number;
@@ -398,6 +429,8 @@ export interface Dashboard {
   historyWindow?: WindowState | null;
   /** ``null`` when masking is off. */
   masking?: MaskingState | null;
+  /** How the budget's counts were scaled to the provider's. */
+  calibration?: CountCalibration | null;
 }
 
 export interface DeleteResult {
@@ -1225,6 +1258,19 @@ export interface RegisterSourceParams {
 }
 
 /**
+ * What the provider counted for the session's previous assembled request: the budget's
+ * calibration (``docs/guide/context-policy.md``).
+ */
+export interface ReportedUsage {
+  /**
+   * The whole prompt as the provider counted it, cached or not (Anthropic:
+   * ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; OpenAI:
+   * ``prompt_tokens`` / ``input_tokens``; Gemini: ``promptTokenCount``).
+   */
+  promptTokens: number;
+}
+
+/**
  * The requests this process has answered, by method, counted by how long each took inside
  * it: from the parsed request to its answer handed to the transport.  The pipe, the loop
  * turn that writes the answer and the client are not in it: beside the latency a client
@@ -1992,6 +2038,15 @@ export interface ToolResultStored {
   change?: FileChange | null;
   /** A command's exit code (absent when it timed out or was cancelled). */
   exitCode?: number | null;
+}
+
+/**
+ * One message of the turn in progress after its user message: the model's answer with
+ * its tool calls, or the results of those calls (``role: "user"``, ``toolResult`` parts).
+ */
+export interface TurnMessage {
+  role: "user" | "assistant";
+  content: ContentPart[];
 }
 
 export interface UnpinEntry {

@@ -169,6 +169,8 @@
 ---@class context_sidecar.ContextAssembleParams
 ---@field sessionId string
 ---@field userTurn context_sidecar.ContentPart[] # The turn being asked now (not yet in history).
+---@field turn? context_sidecar.TurnMessage[] # The turn in progress after its user message, when a host that runs its own loop assembles a later round of it (not yet in history): the model's tool calls and their results, in order.  Like the user turn, never evicted nor masked; the request ends on its last message (the results the model answers next).  Every result answers a call before it in the turn, and every call is answered before the next assistant message and by the end.
+---@field previousUsage? context_sidecar.ReportedUsage # The provider's count of the session's previous request assembled here (a host that runs its own loop reports it with its next assembly): the budget is calibrated per model family from it, so what is assembled fits the window as the provider counts it.
 ---@field profile? context_sidecar.PromptProfile
 ---@field tools? context_sidecar.ToolDefinition[]
 ---@field sources? context_sidecar.HostSource[]
@@ -222,6 +224,14 @@
 ---@field skills context_sidecar.SkillInfo[]
 ---@field diagnostics context_sidecar.Diagnostic[]
 
+--- What the provider counts per token the sidecar counts, for one model family: the input
+--- budget is the window's room divided by ``factor``, so what is assembled fits the window
+--- as the provider counts it (``docs/guide/context-policy.md``).
+---@class context_sidecar.CountCalibration
+---@field family? string # The model catalog's family, else the model id (the key the ratios are kept under).
+---@field factor number
+---@field samples? integer # Provider usages it was calibrated from (0: the margin for the family until then).
+
 ---@class context_sidecar.Dashboard
 ---@field window integer
 ---@field reservedOutput integer
@@ -232,6 +242,7 @@
 ---@field summary string # One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``.
 ---@field historyWindow? context_sidecar.WindowState
 ---@field masking? context_sidecar.MaskingState # ``null`` when masking is off.
+---@field calibration? context_sidecar.CountCalibration # How the budget's counts were scaled to the provider's.
 
 ---@class context_sidecar.DeleteResult
 ---@field id string
@@ -716,6 +727,11 @@
 ---@field sessionId string
 ---@field source context_sidecar.HostSource
 
+--- What the provider counted for the session's previous assembled request: the budget's
+--- calibration (``docs/guide/context-policy.md``).
+---@class context_sidecar.ReportedUsage
+---@field promptTokens integer # The whole prompt as the provider counted it, cached or not (Anthropic: ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; OpenAI: ``prompt_tokens`` / ``input_tokens``; Gemini: ``promptTokenCount``).
+
 --- The requests this process has answered, by method, counted by how long each took inside
 --- it: from the parsed request to its answer handed to the transport.  The pipe, the loop
 --- turn that writes the answer and the client are not in it: beside the latency a client
@@ -1168,6 +1184,12 @@
 ---@field change? context_sidecar.FileChange # A write or an edit that was made: the file before and after.
 ---@field exitCode? integer # A command's exit code (absent when it timed out or was cancelled).
 
+--- One message of the turn in progress after its user message: the model's answer with
+--- its tool calls, or the results of those calls (``role: "user"``, ``toolResult`` parts).
+---@class context_sidecar.TurnMessage
+---@field role "user"|"assistant"
+---@field content context_sidecar.ContentPart[]
+
 ---@class context_sidecar.UnpinEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
 ---@field kind "unpin"
@@ -1294,7 +1316,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "541613101b6133a62938f1a1d6d74043",
+  SCHEMA_HASH = "ee5830789094b917233649e59bf855a5",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
