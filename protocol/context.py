@@ -252,8 +252,8 @@ class HistoryWindow(WireModel):
 
     The window start moves forward by a quantum, not one group at a time, and then holds
     still until the transcript overflows again: the cached prompt prefix is re-written once
-    per quantum instead of on every turn.  The start is a pure function of the history, the
-    profile and the input; it always falls on a user turn."""
+    per quantum instead of on every turn.  It never moves back before where the session's
+    window last started (kept in the store, per model), and always falls on a user turn."""
 
     max_messages: int | None = Field(default=None, ge=1)
     """Most transcript messages kept, counted over whole groups (default: no cap)."""
@@ -265,6 +265,13 @@ class HistoryWindow(WireModel):
     ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many
     turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50
     messages would move the window, and re-write the cached prompt, every third turn)."""
+    keep_user_messages: bool = False
+    """Show the user's own messages that the window start or a compaction left out, verbatim,
+    at the start of the transcript (what the user asked survives what the window hides; the
+    text changes only when the start moves).  They take at most ``userMessagesShare`` of the
+    input budget, kept for them; the oldest beyond it are left out."""
+    user_messages_share: float = Field(default=0.05, gt=0, le=0.5)
+    """The share of the input budget kept for those messages."""
 
 
 class MaskingPolicy(WireModel):

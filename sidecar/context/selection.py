@@ -38,6 +38,7 @@ from sidecar.context.masking import (
 )
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
+from sidecar.context.user_messages import hidden_user_messages
 from sidecar.context.window import Caps, select_window
 from sidecar.errors import InvalidRequestError
 
@@ -345,9 +346,16 @@ class Selection:
             inp.profile.history_window.max_tokens,
             recall=any(tool.get("name") == RECALL_TOOL for tool in inp.tools),
         )
+        window_profile = inp.profile.history_window
+        # kept for the user's messages the window hides (a fixed share: the grid stays put)
+        kept_for_users = (
+            int(available * window_profile.user_messages_share)
+            if window_profile.keep_user_messages
+            else 0
+        )
         caps = Caps(
-            room=self.budget.remaining,
-            steady_room=self.budget.remaining + self.budget.categories["userTurn"],
+            room=self.budget.remaining - kept_for_users,
+            steady_room=self.budget.remaining + self.budget.categories["userTurn"] - kept_for_users,
             available=available,
             max_messages=inp.profile.history_window.max_messages,
             max_tokens=inp.profile.history_window.max_tokens,
@@ -360,6 +368,27 @@ class Selection:
         )
         self.ledger += window.ledger
         self.budget.take(window.tokens, "transcript", force=True)
+        users: list[Group] = []
+        if window_profile.keep_user_messages:
+            shown_from = (
+                window.groups[0].first_seq
+                if window.groups
+                else (candidate.spans[0][0] if candidate.spans else inp.view.head + 1)
+            )
+            if window.start_seq is not None:
+                shown_from = window.start_seq
+            dropped = inp.controls.dropped_seqs
+            group, items = hidden_user_messages(
+                inp.view,
+                shown_from,
+                lambda s: s in dropped or s in pinned_seqs,
+                kept_for_users,
+                self.count_message,
+            )
+            self.ledger += items
+            if group is not None:
+                self.budget.take(group.tokens, "summary", force=True)
+                users.append(group)
         self.window_state = window.state
         self.masking_state = masking_state(plan, window.ledger)
         # measured as shown (old tool output masked): advice to compact when masking alone
@@ -378,4 +407,4 @@ class Selection:
         }
         if window.keep_from is not None:
             advice["keepFromSeq"] = window.keep_from
-        return sorted(window.groups + pinned, key=attrgetter("first_seq")), advice
+        return users + sorted(window.groups + pinned, key=attrgetter("first_seq")), advice
