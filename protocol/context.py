@@ -292,6 +292,9 @@ class MaskingPolicy(WireModel):
     most 160,000 tokens)."""
     preview_chars: int = Field(default=300, ge=0, le=4000)
     """Characters of the original result shown in its placeholder."""
+    keep_turns: int = Field(default=0, ge=0)
+    """The results of the newest ``keepTurns`` user turns in history are never masked,
+    whatever ``protectTokens`` says (the turn in progress, ``turn``, never is)."""
 
 
 class CacheSettings(WireModel):

@@ -6,7 +6,8 @@ Tool output is most of an agent's tokens, and an old observation is rarely neede
 - Measure tool output on one axis: the running sum of the tokens of every tool-result entry
   from the start of the history (kept by the store, so any position costs O(1)).  ``T`` is
   the total at the head.
-- The newest ``protect`` tokens of tool output are never masked.  The masked boundary is
+- The newest ``protect`` tokens of tool output are never masked, nor the results of the newest
+  ``keepTurns`` user turns (``masking.keepTurns``).  The masked boundary is
   ``M = floor((T - protect) / batch) * batch``: a result entry whose tool output ends at or
   before ``M`` is shown as a placeholder.  ``M`` moves only when ``T`` crosses the next
   multiple of ``batch``, so between moves the prompt prefix stays byte-identical and each move
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.transcript import Group, cached, observation_id
-from sidecar.store.history import SHAPE_ASSISTANT, SHAPE_CALLS, SHAPE_RESULTS
+from sidecar.store.history import SHAPE_ASSISTANT, SHAPE_CALLS, SHAPE_RESULTS, SHAPE_USER
 
 if TYPE_CHECKING:
     from protocol.context import MaskingPolicy
@@ -146,8 +147,10 @@ def plan_masking(
     protect = policy.protect_tokens if policy.protect_tokens is not None else protect_default
     batch = policy.batch_tokens if policy.batch_tokens is not None else max(batch_default, 1)
     total = view.tool_tokens_through(view.head)
-    boundary = max(total - protect, 0) // batch * batch
     line = total - protect
+    if policy.keep_turns:
+        line = min(line, view.tool_tokens_through(_turn_start(view, policy.keep_turns) - 1))
+    boundary = max(line, 0) // batch * batch
     ids = {
         key.removeprefix("item:")
         for key in (*controls.pinned, *controls.recovered)
@@ -165,6 +168,18 @@ def plan_masking(
         exempt_ids=frozenset(ids),
         recall=recall,
     )
+
+
+def _turn_start(view: HistoryView, turns: int) -> int:
+    """The seq of the ``turns``-th newest user turn in the view (1: none so old)."""
+    shapes = view.shapes
+    found = 0
+    for seq in range(view.head, 0, -1):
+        if shapes[seq - 1] == SHAPE_USER:
+            found += 1
+            if found == turns:
+                return seq
+    return 1
 
 
 def shown_tokens_between(view: HistoryView, plan: MaskPlan | None, first: int, last: int) -> int:

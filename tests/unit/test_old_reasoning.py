@@ -106,3 +106,33 @@ def test_old_reasoning_is_left_out_with_old_tool_output_and_the_current_loop_kee
     assert current["content"][0] == {**_thinking(50, "now"), "redacted": False}
     notes = [i for i in prompt["ledger"] if "older reasoning left out" in i["reason"]]
     assert len(notes) >= old
+
+
+def test_the_newest_turns_results_are_shown_whole_with_keep_turns() -> None:
+    """``masking.keepTurns``: the results of the newest user turns are never masked, however
+    small ``protectTokens`` is.  Mutation tried: ``keep_turns`` ignored in ``plan_masking``
+    (the newest turns' results masked with the rest): red."""
+    masking = {"protectTokens": 500, "batchTokens": 500}
+    profile = {"model": "test-model", "window": 60_000, "maxOutput": 256, "masking": masking}
+    shown: dict[int, set[int]] = {}
+    for keep in (0, 3):
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Store(Path(tmp))
+            try:
+                sid = new_session(store)
+                for i in range(8):
+                    append_entries(store, sid, _turn(i))
+                service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+                prompt = assemble_live(
+                    service,
+                    sid,
+                    [text("go on")],
+                    [],
+                    {**profile, "masking": {**masking, "keepTurns": keep}},
+                )
+            finally:
+                store.close()
+        masked = {i["fromSeq"] for i in prompt["ledger"] if i["visibility"] == "masked"}
+        shown[keep] = {seq for seq in range(3, 33, 4) if seq not in masked}  # result seqs
+    assert 23 not in shown[0] and 19 not in shown[0]  # the newest ~500-1,000 tokens only
+    assert {23, 27, 31} <= shown[3]  # the newest three turns' results, whole
