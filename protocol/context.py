@@ -247,6 +247,10 @@ class ToolDefinition(WireModel):
     """JSON Schema of the arguments; must be an object schema."""
 
 
+#: The default working budget of the history window (``HistoryWindow.working_tokens``).
+WORKING_TOKENS = 64_000
+
+
 class HistoryWindow(WireModel):
     """Where the transcript starts once it no longer fits.
 
@@ -258,20 +262,33 @@ class HistoryWindow(WireModel):
     max_messages: int | None = Field(default=None, ge=1)
     """Most transcript messages kept, counted over whole groups (default: no cap)."""
     max_tokens: int | None = Field(default=None, ge=1)
-    """Most transcript tokens kept (default: whatever the budget allows)."""
+    """Most transcript tokens kept (default: the working budget, ``workingTokens``)."""
+    working_tokens: int | None = Field(default=WORKING_TOKENS, ge=1)
+    """The working budget: most transcript tokens kept whatever the model's window, unless
+    ``maxTokens`` says less (``null``: whatever the budget allows).  Every request reads its
+    whole transcript from the cache, so a transcript held near a 200k (or 1M) window pays
+    for all of it on every request; what the model works with is its newest turns, and the
+    user's own messages (``keepUserMessages``).  ``docs/guide/context-policy.md`` gives what
+    it costs and shows at 40k, 64k and 100k."""
     quantum: float | None = Field(default=None, gt=0, le=1)
     """How far the window start moves when the transcript overflows, as a share of what
     overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
     ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many
     turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50
     messages would move the window, and re-write the cached prompt, every third turn)."""
-    keep_user_messages: bool = False
+    keep_user_messages: bool = True
     """Show the user's own messages that the window start or a compaction left out, verbatim,
     at the start of the transcript (what the user asked survives what the window hides; the
     text changes only when the start moves).  They take at most ``userMessagesShare`` of the
     input budget, kept for them; the oldest beyond it are left out."""
-    user_messages_share: float = Field(default=0.05, gt=0, le=0.5)
-    """The share of the input budget kept for those messages."""
+    user_messages_share: float = Field(default=0.2, gt=0, le=0.5)
+    """The share of the input budget kept for those messages (out of what the working budget
+    leaves free when there is one: a window smaller than it keeps none)."""
+
+    def token_cap(self) -> int | None:
+        """The tokens the transcript is held under: ``maxTokens``, else the working budget."""
+        caps = [c for c in (self.max_tokens, self.working_tokens) if c is not None]
+        return min(caps) if caps else None
 
 
 class MaskingPolicy(WireModel):

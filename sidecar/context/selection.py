@@ -343,22 +343,28 @@ class Selection:
             inp.profile.masking_policy(),
             available,
             inp.controls,
-            inp.profile.history_window.max_tokens,
+            inp.profile.history_window.token_cap(),
             recall=any(tool.get("name") == RECALL_TOOL for tool in inp.tools),
         )
         window_profile = inp.profile.history_window
         # kept for the user's messages the window hides (a fixed share: the grid stays put)
-        kept_for_users = (
-            int(available * window_profile.user_messages_share)
-            if window_profile.keep_user_messages
-            else 0
-        )
+        # the user's messages the window hides get a share of the budget: out of what the
+        # working budget leaves free, or kept from the window's room (a fixed share: the grid
+        # of the window's quanta stays put)
+        kept_for_users = reserved = 0
+        if window_profile.keep_user_messages:
+            kept_for_users = int(available * window_profile.user_messages_share)
+            if window_profile.working_tokens is not None:
+                free = self.budget.remaining - window_profile.working_tokens
+                kept_for_users = max(min(kept_for_users, free), 0)
+            else:
+                reserved = kept_for_users
         caps = Caps(
-            room=self.budget.remaining - kept_for_users,
-            steady_room=self.budget.remaining + self.budget.categories["userTurn"] - kept_for_users,
+            room=self.budget.remaining - reserved,
+            steady_room=self.budget.remaining + self.budget.categories["userTurn"] - reserved,
             available=available,
             max_messages=inp.profile.history_window.max_messages,
-            max_tokens=inp.profile.history_window.max_tokens,
+            max_tokens=window_profile.token_cap(),
             quantum=inp.profile.history_window.quantum,
             floor=inp.window_floor,
         )

@@ -53,7 +53,8 @@ def test_the_factor_is_a_margin_until_calibrated_then_the_worst_recent_ratio(
 def test_no_request_exceeds_the_window_as_the_provider_counts_it() -> None:
     turns = read_pi_turns(PI_BEFORE_COMPACTION)
     requests = requests_of(turns)
-    profile = {"model": "claude-opus-4-5"}
+    # the whole window's budget (no working budget): the factor is what keeps it inside
+    profile = {"model": "claude-opus-4-5", "historyWindow": {"workingTokens": None}}
     worst = 0.0
     over: list[tuple[int, int]] = []
     with tempfile.TemporaryDirectory() as tmp:

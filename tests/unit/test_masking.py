@@ -380,7 +380,9 @@ def test_the_shipped_default_batch_holds_the_prefix_for_many_turns_between_moves
     the prefix)."""
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
-        session = GrowingSession(Path(tmp), {"model": "claude-sonnet-4-5"}, [READ_FILE])
+        # the room of the whole window (the default working budget would cut the window too)
+        profile = {"model": "claude-sonnet-4-5", "historyWindow": {"workingTokens": None}}
+        session = GrowingSession(Path(tmp), profile, [READ_FILE])
         previous: bytes | None = None
         previous_masked: dict[int, dict[str, Any]] = {}
         moves = holds = 0

@@ -39,7 +39,7 @@ PROFILE: dict[str, Any] = {
     "model": "test-model",
     "window": 40_000,
     "maxOutput": 256,
-    "historyWindow": {"maxTokens": 3_000},
+    "historyWindow": {"maxTokens": 3_000, "workingTokens": None},
 }
 
 
@@ -104,7 +104,12 @@ def test_without_the_setting_the_window_hides_them() -> None:
 def test_the_share_bounds_them_and_the_oldest_are_left_out() -> None:
     profile = {
         **PROFILE,
-        "historyWindow": {"maxTokens": 3_000, "keepUserMessages": True, "userMessagesShare": 0.005},
+        "historyWindow": {
+            "maxTokens": 3_000,
+            "workingTokens": None,
+            "keepUserMessages": True,
+            "userMessagesShare": 0.005,
+        },
     }
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp))
