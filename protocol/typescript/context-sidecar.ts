@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "ee5830789094b917233649e59bf855a5" as const;
+export const SCHEMA_HASH = "143da1fd314c136a8cb6fb2fbbdc2006" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -596,14 +596,24 @@ export interface FrozenInput {
  *
  * The window start moves forward by a quantum, not one group at a time, and then holds
  * still until the transcript overflows again: the cached prompt prefix is re-written once
- * per quantum instead of on every turn.  The start is a pure function of the history, the
- * profile and the input; it always falls on a user turn.
+ * per quantum instead of on every turn.  It never moves back before where the session's
+ * window last started (kept in the store, per model), and always falls on a user turn.
  */
 export interface HistoryWindow {
   /** Most transcript messages kept, counted over whole groups (default: no cap). */
   maxMessages?: number | null;
-  /** Most transcript tokens kept (default: whatever the budget allows). */
+  /** Most transcript tokens kept (default: the working budget, ``workingTokens``). */
   maxTokens?: number | null;
+  /**
+   * The working budget: most transcript tokens kept whatever the model's window, unless
+   * ``maxTokens`` says less (``null``: whatever the budget allows).  Every request reads its
+   * whole transcript from the cache, so a transcript held near a 200k (or 1M) window pays
+   * for all of it on every request; what the model works with is its newest turns, and the
+   * user's own messages (``keepUserMessages``).  ``docs/guide/context-policy.md`` gives what
+   * it costs and shows at 40k, 64k and 100k.
+   * @default 64000
+   */
+  workingTokens?: number | null;
   /**
    * How far the window start moves when the transcript overflows, as a share of what
    * overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
@@ -612,6 +622,20 @@ export interface HistoryWindow {
    * messages would move the window, and re-write the cached prompt, every third turn).
    */
   quantum?: number | null;
+  /**
+   * Show the user's own messages that the window start or a compaction left out, verbatim,
+   * at the start of the transcript (what the user asked survives what the window hides; the
+   * text changes only when the start moves).  They take at most ``userMessagesShare`` of the
+   * input budget, kept for them; the oldest beyond it are left out.
+   * @default true
+   */
+  keepUserMessages?: boolean;
+  /**
+   * The share of the input budget kept for those messages (out of what the working budget
+   * leaves free when there is one: a window smaller than it keeps none).
+   * @default 0.2
+   */
+  userMessagesShare?: number;
 }
 
 /** A section supplied by the host (RAG results, editor state, ...). */
@@ -794,6 +818,12 @@ export interface MaskingPolicy {
    * @default 300
    */
   previewChars?: number;
+  /**
+   * The results of the newest ``keepTurns`` user turns in history are never masked,
+   * whatever ``protectTokens`` says (the turn in progress, ``turn``, never is).
+   * @default 0
+   */
+  keepTurns?: number;
 }
 
 /** Observation masking now (``sidecar/context/masking.py``). */

@@ -97,7 +97,14 @@ def hidden_user_messages(
             "role": "user",
             "content": content,
             "tokens": 0,
-            "provenance": [{"kind": "summary", "id": f"userMessages:{first}-{last}"}],
+            "provenance": [
+                {
+                    "kind": "summary",
+                    "id": f"userMessages:{first}-{last}",
+                    "fromSeq": first,
+                    "throughSeq": last,
+                }
+            ],
         }
         message["tokens"] = count(message)
         group = Group.build(first, last, f"userMessages:{first}-{last}", (message,), True, False)

@@ -54,7 +54,10 @@ def test_no_request_exceeds_the_window_as_the_provider_counts_it() -> None:
     turns = read_pi_turns(PI_BEFORE_COMPACTION)
     requests = requests_of(turns)
     # the whole window's budget (no working budget): the factor is what keeps it inside
-    profile = {"model": "claude-opus-4-5", "historyWindow": {"workingTokens": None}}
+    profile = {
+        "model": "claude-opus-4-5",
+        "historyWindow": {"workingTokens": None, "keepUserMessages": False},
+    }
     worst = 0.0
     over: list[tuple[int, int]] = []
     with tempfile.TemporaryDirectory() as tmp:

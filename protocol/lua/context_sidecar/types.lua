@@ -342,12 +342,15 @@
 ---
 --- The window start moves forward by a quantum, not one group at a time, and then holds
 --- still until the transcript overflows again: the cached prompt prefix is re-written once
---- per quantum instead of on every turn.  The start is a pure function of the history, the
---- profile and the input; it always falls on a user turn.
+--- per quantum instead of on every turn.  It never moves back before where the session's
+--- window last started (kept in the store, per model), and always falls on a user turn.
 ---@class context_sidecar.HistoryWindow
 ---@field maxMessages? integer # Most transcript messages kept, counted over whole groups (default: no cap).
----@field maxTokens? integer # Most transcript tokens kept (default: whatever the budget allows).
+---@field maxTokens? integer # Most transcript tokens kept (default: the working budget, ``workingTokens``).
+---@field workingTokens? integer # The working budget: most transcript tokens kept whatever the model's window, unless ``maxTokens`` says less (``null``: whatever the budget allows).  Every request reads its whole transcript from the cache, so a transcript held near a 200k (or 1M) window pays for all of it on every request; what the model works with is its newest turns, and the user's own messages (``keepUserMessages``).  ``docs/guide/context-policy.md`` gives what it costs and shows at 40k, 64k and 100k.
 ---@field quantum? number # How far the window start moves when the transcript overflows, as a share of what overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50 messages would move the window, and re-write the cached prompt, every third turn).
+---@field keepUserMessages? boolean # Show the user's own messages that the window start or a compaction left out, verbatim, at the start of the transcript (what the user asked survives what the window hides; the text changes only when the start moves).  They take at most ``userMessagesShare`` of the input budget, kept for them; the oldest beyond it are left out.
+---@field userMessagesShare? number # The share of the input budget kept for those messages (out of what the working budget leaves free when there is one: a window smaller than it keeps none).
 
 --- A section supplied by the host (RAG results, editor state, ...).
 ---@class context_sidecar.HostSource
@@ -470,6 +473,7 @@
 ---@field protectTokens? integer # Newest tool output kept whole (default: a twelfth of the room tool output has — the available input, or ``historyWindow.maxTokens`` when smaller —, at most 40,000 tokens).
 ---@field batchTokens? integer # Tool output masked per move of the boundary (default: five twelfths of that room, at most 160,000 tokens).
 ---@field previewChars? integer # Characters of the original result shown in its placeholder.
+---@field keepTurns? integer # The results of the newest ``keepTurns`` user turns in history are never masked, whatever ``protectTokens`` says (the turn in progress, ``turn``, never is).
 
 --- Observation masking now (``sidecar/context/masking.py``).
 ---@class context_sidecar.MaskingState
@@ -1316,7 +1320,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "ee5830789094b917233649e59bf855a5",
+  SCHEMA_HASH = "143da1fd314c136a8cb6fb2fbbdc2006",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
