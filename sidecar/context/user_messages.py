@@ -93,7 +93,7 @@ def hidden_user_messages(
             return None, ledger
         first, last = kept[0][0], kept[-1][0]
         content = [note, *(part for _, texts in kept for part in texts)]
-        message = {
+        message: dict[str, Any] = {
             "role": "user",
             "content": content,
             "tokens": 0,
@@ -106,7 +106,7 @@ def hidden_user_messages(
                 }
             ],
         }
-        message["tokens"] = count(message)
+        tokens = message["tokens"] = count(message)
         group = Group.build(first, last, f"userMessages:{first}-{last}", (message,), True, False)
         ledger.append(
             ledger_item(
@@ -115,7 +115,7 @@ def hidden_user_messages(
                 "visible",
                 f"{len(kept)} earlier user message(s) the window does not show, verbatim "
                 "(historyWindow.keepUserMessages)",
-                message["tokens"],
+                tokens,
                 first=first,
                 last=last,
             )

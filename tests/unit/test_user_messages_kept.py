@@ -132,5 +132,5 @@ def test_the_share_bounds_them_and_the_oldest_are_left_out() -> None:
 
 def _newest_hidden(prompt: dict[str, Any]) -> int:
     """The index of the newest user turn before the window start (4 entries a turn)."""
-    start = prompt["dashboard"]["historyWindow"]["startSeq"]
+    start = int(prompt["dashboard"]["historyWindow"]["startSeq"])
     return (start - 1) // 4 - 1
