@@ -276,14 +276,21 @@ class HistoryWindow(WireModel):
     ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many
     turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50
     messages would move the window, and re-write the cached prompt, every third turn)."""
-    keep_user_messages: bool = True
+    keep_user_messages: bool | None = None
     """Show the user's own messages that the window start or a compaction left out, verbatim,
     at the start of the transcript (what the user asked survives what the window hides; the
     text changes only when the start moves).  They take at most ``userMessagesShare`` of the
-    input budget, kept for them; the oldest beyond it are left out."""
+    input budget, kept for them; the oldest beyond it are left out.  Default: on, unless
+    ``maxMessages`` or ``maxTokens`` asks for a small window."""
     user_messages_share: float = Field(default=0.2, gt=0, le=0.5)
     """The share of the input budget kept for those messages (out of what the working budget
     leaves free when there is one: a window smaller than it keeps none)."""
+
+    def keeps_user_messages(self) -> bool:
+        """:attr:`keep_user_messages`, its default applied."""
+        if self.keep_user_messages is not None:
+            return self.keep_user_messages
+        return self.max_messages is None and self.max_tokens is None
 
     def token_cap(self) -> int | None:
         """The tokens the transcript is held under: ``maxTokens``, else the working budget."""

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "143da1fd314c136a8cb6fb2fbbdc2006" as const;
+export const SCHEMA_HASH = "edbd0ae856774818581d781a08fd0833" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -626,10 +626,10 @@ export interface HistoryWindow {
    * Show the user's own messages that the window start or a compaction left out, verbatim,
    * at the start of the transcript (what the user asked survives what the window hides; the
    * text changes only when the start moves).  They take at most ``userMessagesShare`` of the
-   * input budget, kept for them; the oldest beyond it are left out.
-   * @default true
+   * input budget, kept for them; the oldest beyond it are left out.  Default: on, unless
+   * ``maxMessages`` or ``maxTokens`` asks for a small window.
    */
-  keepUserMessages?: boolean;
+  keepUserMessages?: boolean | null;
   /**
    * The share of the input budget kept for those messages (out of what the working budget
    * leaves free when there is one: a window smaller than it keeps none).

@@ -352,7 +352,7 @@ class Selection:
         # working budget leaves free, or kept from the window's room (a fixed share: the grid
         # of the window's quanta stays put)
         kept_for_users = reserved = 0
-        if window_profile.keep_user_messages:
+        if window_profile.keeps_user_messages():
             kept_for_users = int(available * window_profile.user_messages_share)
             if window_profile.working_tokens is not None:
                 free = self.budget.remaining - window_profile.working_tokens
@@ -375,7 +375,7 @@ class Selection:
         self.ledger += window.ledger
         self.budget.take(window.tokens, "transcript", force=True)
         users: list[Group] = []
-        if window_profile.keep_user_messages:
+        if window_profile.keeps_user_messages():
             shown_from = (
                 window.groups[0].first_seq
                 if window.groups
