@@ -121,7 +121,7 @@ class Calibration:
             return None
         ratio = provider_tokens / our_tokens
         if not _BOUNDS[0] <= ratio <= _BOUNDS[1]:
-            logger.warning(
+            logger.info(  # a host's report, not the sidecar's fault: no warning on stderr
                 "usage of %s not recorded: %d provider tokens for %d counted",
                 model,
                 provider_tokens,
