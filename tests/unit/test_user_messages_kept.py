@@ -134,3 +134,27 @@ def _newest_hidden(prompt: dict[str, Any]) -> int:
     """The index of the newest user turn before the window start (4 entries a turn)."""
     start = int(prompt["dashboard"]["historyWindow"]["startSeq"])
     return (start - 1) // 4 - 1
+
+
+def test_the_default_working_budget_holds_the_transcript_under_64k_on_a_200k_window() -> None:
+    """``historyWindow.workingTokens`` (default 64,000): on a 200k-window model the transcript
+    stays under it, where without it the transcript fills the window's budget.  Mutation
+    tried: ``token_cap`` ignoring ``working_tokens``: red."""
+    used: dict[str, int] = {}
+    for name, window in (("default", {}), ("whole window", {"workingTokens": None})):
+        # nothing masked: the transcript's size is the window's business alone
+        profile = {"model": "claude-sonnet-4-5", "masking": "off", "historyWindow": window}
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Store(Path(tmp))
+            try:
+                sid = new_session(store)
+                service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+                for i in range(60):
+                    append_entries(store, sid, coding_turn(i, [1_500, 900]))
+                prompt = assemble_live(service, sid, [text("next?")], [], profile)
+            finally:
+                store.close()
+        used[name] = prompt["dashboard"]["categories"]["transcript"]
+        if name == "default":
+            assert prompt["dashboard"]["historyWindow"]["limit"] == 64_000
+    assert used["default"] <= 64_000 < used["whole window"]
