@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "b423210c9b9dc97955a4d2007528c551" as const;
+export const SCHEMA_HASH = "398f4d7e45332524b79bcdbed402e067" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -301,6 +301,21 @@ export interface ContextAssembleParams {
   sessionId: string;
   /** The turn being asked now (not yet in history). */
   userTurn: ContentPart[];
+  /**
+   * The turn in progress after its user message, when a host that runs its own loop
+   * assembles a later round of it (not yet in history): the model's tool calls and their
+   * results, in order.  Like the user turn, never evicted nor masked; the request ends on
+   * its last message (the results the model answers next).  Every result answers a call
+   * before it in the turn, and every call is answered before the next assistant message and
+   * by the end.
+   */
+  turn?: TurnMessage[];
+  /**
+   * The provider's count of the session's previous request assembled here (a host that
+   * runs its own loop reports it with its next assembly): the budget is calibrated per model
+   * family from it, so what is assembled fits the window as the provider counts it.
+   */
+  previousUsage?: ReportedUsage | null;
   profile?: PromptProfile;
   tools?: ToolDefinition[];
   sources?: HostSource[];
@@ -382,6 +397,22 @@ export interface ContextSourcesResult {
   diagnostics: Diagnostic[];
 }
 
+/**
+ * What the provider counts per token the sidecar counts, for one model family: the input
+ * budget is the window's room divided by ``factor``, so what is assembled fits the window
+ * as the provider counts it (``docs/guide/context-policy.md``).
+ */
+export interface CountCalibration {
+  /** The model catalog's family, else the model id (the key the ratios are kept under). */
+  family?: string | null;
+  factor: number;
+  /**
+   * Provider usages it was calibrated from (0: the margin for the family until then).
+   * @default 0
+   */
+  samples?: number;
+}
+
 export interface Dashboard {
   window: number;
   reservedOutput: number;
@@ -398,6 +429,8 @@ export interface Dashboard {
   historyWindow?: WindowState | null;
   /** ``null`` when masking is off. */
   masking?: MaskingState | null;
+  /** How the budget's counts were scaled to the provider's. */
+  calibration?: CountCalibration | null;
 }
 
 export interface DeleteResult {
@@ -563,14 +596,24 @@ export interface FrozenInput {
  *
  * The window start moves forward by a quantum, not one group at a time, and then holds
  * still until the transcript overflows again: the cached prompt prefix is re-written once
- * per quantum instead of on every turn.  The start is a pure function of the history, the
- * profile and the input; it always falls on a user turn.
+ * per quantum instead of on every turn.  It never moves back before where the session's
+ * window last started (kept in the store, per model), and always falls on a user turn.
  */
 export interface HistoryWindow {
   /** Most transcript messages kept, counted over whole groups (default: no cap). */
   maxMessages?: number | null;
-  /** Most transcript tokens kept (default: whatever the budget allows). */
+  /** Most transcript tokens kept (default: the working budget, ``workingTokens``). */
   maxTokens?: number | null;
+  /**
+   * The working budget: most transcript tokens kept whatever the model's window, unless
+   * ``maxTokens`` says less (``null``: whatever the budget allows).  Every request reads its
+   * whole transcript from the cache, so a transcript held near a 200k (or 1M) window pays
+   * for all of it on every request; what the model works with is its newest turns, and the
+   * user's own messages (``keepUserMessages``).  ``docs/guide/context-policy.md`` gives what
+   * it costs and shows at 40k, 64k and 100k.
+   * @default 64000
+   */
+  workingTokens?: number | null;
   /**
    * How far the window start moves when the transcript overflows, as a share of what
    * overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
@@ -579,6 +622,20 @@ export interface HistoryWindow {
    * messages would move the window, and re-write the cached prompt, every third turn).
    */
   quantum?: number | null;
+  /**
+   * Show the user's own messages that the window start or a compaction left out, verbatim,
+   * at the start of the transcript (what the user asked survives what the window hides; the
+   * text changes only when the start moves).  They take at most ``userMessagesShare`` of the
+   * input budget, kept for them; the oldest beyond it are left out.  Default: on, unless
+   * ``maxMessages`` or ``maxTokens`` asks for a small window.
+   */
+  keepUserMessages?: boolean | null;
+  /**
+   * The share of the input budget kept for those messages (out of what the working budget
+   * leaves free when there is one: a window smaller than it keeps none).
+   * @default 0.2
+   */
+  userMessagesShare?: number;
 }
 
 /** A section supplied by the host (RAG results, editor state, ...). */
@@ -814,6 +871,12 @@ export interface MaskingPolicy {
    * @default 300
    */
   previewChars?: number;
+  /**
+   * The results of the newest ``keepTurns`` user turns in history are never masked,
+   * whatever ``protectTokens`` says (the turn in progress, ``turn``, never is).
+   * @default 0
+   */
+  keepTurns?: number;
 }
 
 /** Observation masking now (``sidecar/context/masking.py``). */
@@ -1275,6 +1338,19 @@ export interface RecoverInput {
 export interface RegisterSourceParams {
   sessionId: string;
   source: HostSource;
+}
+
+/**
+ * What the provider counted for the session's previous assembled request: the budget's
+ * calibration (``docs/guide/context-policy.md``).
+ */
+export interface ReportedUsage {
+  /**
+   * The whole prompt as the provider counted it, cached or not (Anthropic:
+   * ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; OpenAI:
+   * ``prompt_tokens`` / ``input_tokens``; Gemini: ``promptTokenCount``).
+   */
+  promptTokens: number;
 }
 
 /**
@@ -2045,6 +2121,15 @@ export interface ToolResultStored {
   change?: FileChange | null;
   /** A command's exit code (absent when it timed out or was cancelled). */
   exitCode?: number | null;
+}
+
+/**
+ * One message of the turn in progress after its user message: the model's answer with
+ * its tool calls, or the results of those calls (``role: "user"``, ``toolResult`` parts).
+ */
+export interface TurnMessage {
+  role: "user" | "assistant";
+  content: ContentPart[];
 }
 
 export interface UnpinEntry {

@@ -68,6 +68,9 @@ class SessionMemory:
     keep_everything: KeepEverythingMeter | None = None
     """What its calls would have cost under keep-everything-then-compact
     (:mod:`sidecar.context.keep_everything_live`)."""
+    counted: tuple[str, int] | None = None
+    """(model, tokens we counted) of its previous ``context/assemble``: what the provider's
+    count a host reports with the next one (``previousUsage``) is compared with."""
 
     def release(self) -> None:
         """Let go of the prompts it holds (a dropped memory): the lowering memo and the units

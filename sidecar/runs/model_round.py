@@ -29,6 +29,7 @@ from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.context.keep_everything_live import compare_call
 from sidecar.context.service import lower_result
+from sidecar.context.window_floor import read_floor, record_start
 from sidecar.inputs.snapshots import EncodedSnapshot, encode_snapshot
 from sidecar.runs.compaction import Compaction
 from sidecar.runs.failures import RunStopped
@@ -90,8 +91,19 @@ class ModelRound:
         )
         if loop.s.delegation and loop.agent is None:
             built.inputs.tools = [*built.inputs.tools, *AGENT_TOOLS]
-        built.inputs.previous = self._previous_request()
-        result, messages_json, shape = assemble_with_json(built.inputs)  # messages spliced
+        inputs = built.inputs
+        inputs.previous = self._previous_request()
+        inputs.calibration = loop.context.calibration.factor(eff.profile.model)
+        if loop.agent is None:  # a sub-agent's window is not the session's
+            inputs.window_floor = read_floor(
+                loop.store.sessions, loop.session_id, eff.profile.model, inputs.view
+            )
+        result, messages_json, shape = assemble_with_json(inputs)  # messages spliced
+        if loop.agent is None:
+            start = result["dashboard"]["historyWindow"].get("startSeq")
+            record_start(
+                loop.store.sessions, loop.session_id, eff.profile.model, inputs.view, start
+            )
         self._assembled_shape = (result, shape)
         snapshot = {
             **{k: v for k, v in result.items() if k != "cache"},
@@ -196,6 +208,13 @@ class ModelRound:
                         stop = event.stop_reason
         except ProviderError as exc:
             raise RunStopped.from_provider(exc) from exc
+        if loop.agent is None and usage.get("inputTokens"):  # the budget's calibration
+            await in_thread(
+                loop.context.calibration.record,
+                profile.model,
+                usage["inputTokens"],
+                int(result["dashboard"]["used"]),
+            )
         totals = loop.journal.record.setdefault("usage", {})
         for key, value in usage.items():
             totals[key] = int(totals.get(key, 0)) + value
