@@ -121,7 +121,7 @@ def test_ignored_directories_are_never_entered(
         scanned.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(capture_mod.os, "scandir", spy)
+    monkeypatch.setattr(os, "scandir", spy)
     _capture(root, Store(tmp_path / "store"))
     assert scanned and not [p for p in scanned if "node_modules" in p or ".git" in p]
 
