@@ -70,6 +70,7 @@ def _capture(root: Path, store: Store, cache: StatCache | None = None, **kw: Any
         write=kw.pop("write", True),
         max_file_bytes=kw.pop("max_file_bytes", 1 << 20),
         global_excludes=kw.pop("global_excludes", None),
+        max_files=kw.pop("max_files", 1000),
     )
 
 
@@ -315,3 +316,17 @@ def test_the_journal_skips_a_torn_line(tmp_path: Path) -> None:
     journal.append({"type": "checkpoint", "checkpointId": "b"})
     assert [r["checkpointId"] for r in journal.read()] == ["a", "b"]
     assert json.loads(journal.path.read_bytes().splitlines()[-1])["checkpointId"] == "b"
+
+
+async def test_a_root_past_max_files_gets_no_checkpoint(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for i in range(5):
+        (root / f"f{i}").write_text("x")
+    store = Store(tmp_path / "store")
+    with pytest.raises(capture_mod.TooManyFiles):
+        _capture(root, store, max_files=4)
+    sid = await _session(store, root, maxFiles=4)
+    assert checkpoints_of(store).take(sid, reason="edit") is None
+    sid = await _session(store, root, maxFiles=5)
+    assert checkpoints_of(store).take(sid, reason="edit") is not None
