@@ -18,7 +18,8 @@ is dropped (its blob ids may name collected objects).
 
 With ``write=False`` nothing is stored (``checkpoint/list`` and ``checkpoint/diff`` compare
 the workspace now with a checkpoint): blob and tree ids are computed, the trees kept in
-memory for the comparison.
+memory for the comparison, and the stat cache learns nothing (it vouches only for files
+whose blobs are in the store).
 """
 
 from __future__ import annotations
@@ -278,7 +279,7 @@ def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) ->
         oid = _blob(walk, fd, name, key, is_link)
         if oid is None:
             continue
-        if key[0] < racy and key[1] < racy:
+        if walk.write and key[0] < racy and key[1] < racy:  # vouched for once it is stored
             now[name] = (key, oid, git_mode)
         entries.append((name, git_mode, oid))
         files += 1

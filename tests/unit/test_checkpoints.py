@@ -334,3 +334,19 @@ async def test_a_root_past_max_files_gets_no_checkpoint(tmp_path: Path, home: Pa
     assert checkpoints_of(store).take(sid, reason="edit") is None
     sid = await _session(store, root, maxFiles=5)
     assert checkpoints_of(store).take(sid, reason="edit") is not None
+
+
+async def test_a_look_without_storing_vouches_for_nothing(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    store = Store(tmp_path / "store")
+    sid = await _session(store, root)
+    service = checkpoints_of(store)
+    service.take(sid, reason="turn")
+    (root / "new.txt").write_text("written after the checkpoint\n")
+    time.sleep(2 * capture_mod.RACY_NS / 1e9)  # not racy: a cache would vouch for it
+    roots, settings, _ = service.session(sid)
+    service.capture(roots, settings, write=False)  # checkpoint/list, checkpoint/diff
+    record = service.take(sid, reason="edit")
+    assert record is not None
+    assert store.blobs.has(git_blob_id(b"written after the checkpoint\n"))
