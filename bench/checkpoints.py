@@ -124,7 +124,7 @@ def _growth(store: Store, service: object, sid: str, root: Path) -> Row:
     before = _size(store.root)
     objects_before = set(_objects(store))
     count = 100
-    for i in range(count):
+    for _ in range(count):
         changed.write_text(os.urandom(_CHANGED // 2).hex())  # text that compresses ~2x
         service.take(sid, reason="edit")
     grown = _size(store.root) - before

@@ -175,7 +175,8 @@ class Checkpoints:
                     known=self._known,
                     max_files=settings.max_files,
                 )
-                cache.save(cache_file)
+                if write:  # a look that stores nothing writes nothing (a read-only store)
+                    cache.save(cache_file)
             out.append(captured)
         return out
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from sidecar.checkpoints import capture as capture_mod
@@ -344,7 +345,7 @@ async def test_a_look_without_storing_vouches_for_nothing(tmp_path: Path, home: 
     service = checkpoints_of(store)
     service.take(sid, reason="turn")
     (root / "new.txt").write_text("written after the checkpoint\n")
-    time.sleep(2 * capture_mod.RACY_NS / 1e9)  # not racy: a cache would vouch for it
+    await anyio.sleep(2 * capture_mod.RACY_NS / 1e9)  # not racy: a cache would vouch for it
     roots, settings, _ = service.session(sid)
     service.capture(roots, settings, write=False)  # checkpoint/list, checkpoint/diff
     record = service.take(sid, reason="edit")
