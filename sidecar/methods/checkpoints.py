@@ -68,8 +68,8 @@ async def checkpoint_list(state: SidecarState, p: CheckpointListParams) -> dict[
     service = checkpoints_of(state.store)
 
     def work() -> dict[str, Any]:
-        records = service.records(p.session_id)
         service.session(p.session_id)  # session.not_found
+        records = service.records(p.session_id)
         newest = list(reversed(records))[: p.limit]
         out = []
         if newest:
@@ -87,6 +87,7 @@ async def checkpoint_diff(state: SidecarState, p: CheckpointDiffParams) -> dict[
     service = checkpoints_of(state.store)
 
     def work() -> dict[str, Any]:
+        service.session(p.session_id)  # session.not_found before checkpoint.not_found
         record = service.find(p.session_id, p.checkpoint_id)
         now, read_now = _now(service, p.session_id)
         found = diff.changes(record, now, service.tree_reader(), read_now)
@@ -99,6 +100,7 @@ async def checkpoint_diff(state: SidecarState, p: CheckpointDiffParams) -> dict[
 async def checkpoint_restore(state: SidecarState, p: CheckpointRestoreParams) -> dict[str, Any]:
     state.store.require_writable()
     service = checkpoints_of(state.store)
+    service.session(p.session_id)  # session.not_found before checkpoint.not_found
     record = await in_thread(service.find, p.session_id, p.checkpoint_id)
     answer: dict[str, Any] = {"status": "restored", "restored": [], "conflicts": []}
     if p.files:
