@@ -1,10 +1,14 @@
-"""``context-sidecar serve | acp | call | demo``.
+"""``context-sidecar serve | acp | call | demo | inspect | import | replay | gc``.
 
 - ``serve``: the sidecar itself, JSON-RPC over stdio (what editors start).
 - ``acp``: the same core as an Agent Client Protocol agent (what ACP editors start).
 - ``call METHOD [JSON]``: one request against a fresh sidecar, result printed as JSON —
   a curl for the protocol.
 - ``demo``: a real end-to-end scenario through a real sidecar process, printed readably.
+- ``import FILE``: an agent's session log (Claude Code, Codex, pi, OpenCode) into a session
+  (:mod:`sidecar.transcripts.importing`).
+- ``replay FILE``: a recorded agent session replayed, priced beside what the agent paid
+  (:mod:`sidecar.transcripts.replay_command`).
 
 The CLI writes to stdout with ``sys.stdout.write`` (``call`` and ``demo`` are clients, so
 their stdout is theirs); ``serve`` never writes to stdout outside the protocol.
@@ -97,6 +101,24 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("snapshot", help="snapshot id")
     inspect.add_argument("--against", default=None, help="diff against this snapshot id")
 
+    imp = sub.add_parser("import", help="read an agent's session log into a new session")
+    store_arg(imp)
+    imp.add_argument("file", type=Path, help="a Claude Code, Codex, pi or OpenCode log")
+    imp.add_argument(
+        "--format",
+        choices=("claude-code", "codex", "pi", "opencode"),
+        default=None,
+        help="the log's format (default: told from its content)",
+    )
+    imp.add_argument("--json", action="store_true", help="print the report as JSON")
+    imp.add_argument(
+        "--session-id", default=None, help="append to this existing session instead of a new one"
+    )
+
+    from sidecar.transcripts.replay_command import add_replay_parser
+
+    add_replay_parser(sub)
+
     gc = sub.add_parser("gc", help="collect blobs nothing refers to (see store/gc)")
     store_arg(gc)
     gc.add_argument("--keep-recent", type=int, default=20)
@@ -165,6 +187,16 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             store.close()
         return 0
+    if args.command == "import":
+        from sidecar.transcripts.importing import import_command
+
+        return asyncio.run(
+            import_command(args.file, args.format, args.store, args.json, args.session_id)
+        )
+    if args.command == "replay":
+        from sidecar.transcripts.replay_command import run_replay
+
+        return run_replay(args)
     if args.command == "gc":
         return asyncio.run(
             _call(

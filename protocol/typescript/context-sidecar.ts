@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "7494dc835f1b48f28b9d39b4e2751c1e" as const;
+export const SCHEMA_HASH = "40ffd6b634df525e0a99818923408535" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -761,6 +761,59 @@ export interface ItemRef {
   fromSeq?: number | null;
   throughSeq?: number | null;
   itemId?: string | null;
+}
+
+/**
+ * ``keepEverything`` on a session's own ``model.completed``: what the call would have
+ * cost under keep-everything-then-compact (Claude Code's way: the whole transcript until the
+ * window less the output reserve is reached, then a priced summary call and a 2,000-token
+ * summary plus the newest ~20,000 tokens; its marker layout), beside the call as sent, both
+ * priced by the reference cache simulator with entries expiring their TTL from the real
+ * times of the calls, output included.  A model, not a bill (``docs/guide/cache.md``).
+ * Absent for a sub-agent's call, for a model the price table does not list, and for bodies
+ * other than Anthropic Messages and OpenAI Chat Completions.
+ */
+export interface KeepEverythingCall {
+  /**
+   * USD this call would have cost under keep-everything (with the summary call a
+   * compaction made before it).
+   */
+  cost: number;
+  /** The prompt keep-everything would have sent (cl100k on each block's JSON). */
+  tokens: number;
+  /**
+   * Keep-everything compacted before this call.
+   * @default false
+   */
+  compacted?: boolean;
+  /**
+   * USD this call cost as sent, priced the same way (not ``predictedCache``, which knows no
+   * time).
+   */
+  ownCost: number;
+  /** The prompt sent, counted the same way. */
+  ownTokens: number;
+  /** When the call was priced, seconds since the epoch (the simulator's clock). */
+  at: number;
+  /** The session's calls so far, this one included. */
+  session: KeepEverythingTotals;
+}
+
+/**
+ * A session's model calls so far (as far as this process saw them), summed: what they
+ * cost as sent and under keep-everything-then-compact, priced alike.
+ */
+export interface KeepEverythingTotals {
+  calls: number;
+  /** USD under keep-everything-then-compact, summary calls included. */
+  cost: number;
+  /** USD as sent, priced by the same simulator with the same times. */
+  ownCost: number;
+  /**
+   * Summary calls keep-everything would have made.
+   * @default 0
+   */
+  compactions?: number;
 }
 
 export interface LedgerChange {

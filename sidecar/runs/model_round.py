@@ -5,14 +5,17 @@ settled: never evicted) — or, for a sub-agent of a host that assembles, asks t
 (``assembly/request``) —, compacts first when the assembly advises it
 (:mod:`sidecar.runs.compaction`), stores the prompt as a snapshot (``context.assembled``),
 lowers it for the provider with the cache prediction made on the body as sent, streams the
-answer (``model.delta``), adds the usage to the run's totals (``model.completed``) and stores
-the assistant message (``history.appended``).  It returns the tool calls the model asked for.
+answer (``model.delta``), adds the usage to the run's totals (``model.completed``, with what
+the call would have cost under keep-everything-then-compact beside it:
+:mod:`sidecar.context.keep_everything_live`) and stores the assistant message
+(``history.appended``).  It returns the tool calls the model asked for.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,7 @@ from protocol.errors import ErrorCode
 from sidecar.aio import in_cpu_lane, in_thread
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
+from sidecar.context.keep_everything_live import compare_call
 from sidecar.context.service import lower_result
 from sidecar.inputs.snapshots import EncodedSnapshot, encode_snapshot
 from sidecar.runs.compaction import Compaction
@@ -160,6 +164,7 @@ class ModelRound:
         answer = _Answer()
         usage: dict[str, int] = {}
         stop = "end_turn"
+        sent_at = time.time()
         try:
             async with aclosing(loop.provider.stream(body)) as stream:
                 async for event in stream:
@@ -197,6 +202,12 @@ class ModelRound:
         completed: dict[str, Any] = {"round": rounds, "stopReason": stop, "usage": usage}
         if predicted is not None:  # the prediction, next to what the provider reported
             completed["predictedCache"] = predicted
+        if target is not None and loop.agent is None:  # the same calls, kept everything
+            compared = await in_cpu_lane(
+                self._keep_everything, target, body, result, sent_at, usage.get("outputTokens", 0)
+            )
+            if compared is not None:
+                completed["keepEverything"] = compared
         loop.emit("model.completed", completed)
         content = answer.content()
         if content:
@@ -225,6 +236,25 @@ class ModelRound:
             session, provider, target, body, result, previous
         )
         return body, predicted
+
+    def _keep_everything(
+        self, target: str, body: dict[str, Any], result: dict[str, Any], at: float, output: int
+    ) -> dict[str, Any] | None:
+        """What this call would have cost under keep-everything-then-compact, beside what it
+        cost as sent (:mod:`sidecar.context.keep_everything_live`)."""
+        loop = self.loop
+        memory = loop.context.memory(loop.session_id)
+        memory.keep_everything, compared = compare_call(
+            memory.keep_everything,
+            loop.store.sessions,
+            loop.session_id,
+            target,
+            body,
+            result["modelLimits"],
+            at=at,
+            output_tokens=output,
+        )
+        return compared
 
     def _previous_request(self) -> RequestShape | None:
         """The request before this round's: the session's (a sub-agent: its own previous

@@ -459,6 +459,31 @@
 ---@field throughSeq? integer
 ---@field itemId? string
 
+--- ``keepEverything`` on a session's own ``model.completed``: what the call would have
+--- cost under keep-everything-then-compact (Claude Code's way: the whole transcript until the
+--- window less the output reserve is reached, then a priced summary call and a 2,000-token
+--- summary plus the newest ~20,000 tokens; its marker layout), beside the call as sent, both
+--- priced by the reference cache simulator with entries expiring their TTL from the real
+--- times of the calls, output included.  A model, not a bill (``docs/guide/cache.md``).
+--- Absent for a sub-agent's call, for a model the price table does not list, and for bodies
+--- other than Anthropic Messages and OpenAI Chat Completions.
+---@class context_sidecar.KeepEverythingCall
+---@field cost number # USD this call would have cost under keep-everything (with the summary call a compaction made before it).
+---@field tokens integer # The prompt keep-everything would have sent (cl100k on each block's JSON).
+---@field compacted? boolean # Keep-everything compacted before this call.
+---@field ownCost number # USD this call cost as sent, priced the same way (not ``predictedCache``, which knows no time).
+---@field ownTokens integer # The prompt sent, counted the same way.
+---@field at number # When the call was priced, seconds since the epoch (the simulator's clock).
+---@field session context_sidecar.KeepEverythingTotals # The session's calls so far, this one included.
+
+--- A session's model calls so far (as far as this process saw them), summed: what they
+--- cost as sent and under keep-everything-then-compact, priced alike.
+---@class context_sidecar.KeepEverythingTotals
+---@field calls integer
+---@field cost number # USD under keep-everything-then-compact, summary calls included.
+---@field ownCost number # USD as sent, priced by the same simulator with the same times.
+---@field compactions? integer # Summary calls keep-everything would have made.
+
 ---@class context_sidecar.LedgerChange
 ---@field itemId string
 ---@field kind string
@@ -1382,7 +1407,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "7494dc835f1b48f28b9d39b4e2751c1e",
+  SCHEMA_HASH = "40ffd6b634df525e0a99818923408535",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
