@@ -20,7 +20,6 @@ import logging
 import os
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,16 +79,18 @@ def settings_of(meta: dict[str, Any] | None) -> Settings:
     )
 
 
-_SERVICES: weakref.WeakKeyDictionary[Store, Checkpoints] = weakref.WeakKeyDictionary()
 _SERVICES_LOCK = threading.Lock()
+_ATTRIBUTE = "_checkpoints"
 
 
 def checkpoints_of(store: Store) -> Checkpoints:
-    """The store's checkpoint service in this process (made on first use)."""
+    """The store's checkpoint service in this process (made on first use, kept on the store
+    object: it goes with the store)."""
     with _SERVICES_LOCK:
-        service = _SERVICES.get(store)
+        service: Checkpoints | None = getattr(store, _ATTRIBUTE, None)
         if service is None:
-            service = _SERVICES[store] = Checkpoints(store)
+            service = Checkpoints(store)
+            setattr(store, _ATTRIBUTE, service)
         return service
 
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,15 @@ def _capture(root: Path, store: Store, cache: StatCache | None = None, **kw: Any
 
 
 @pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = Store(tmp_path / "store")
+    try:
+        yield opened
+    finally:
+        opened.close()  # no descriptor left for the tests after this one
+
+
+@pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
@@ -84,10 +94,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def test_a_capture_is_the_tree_git_writes(tmp_path: Path, home: Path) -> None:
+def test_a_capture_is_the_tree_git_writes(tmp_path: Path, home: Path, store: Store) -> None:
     root = tmp_path / "ws"
     _tree(root, home)
-    store = Store(tmp_path / "store")
     git_before = {p: p.read_bytes() for p in (root / ".git").rglob("*") if p.is_file()}
     captured = _capture(root, store, global_excludes=home / ".config" / "git" / "ignore")
     assert {p: p.read_bytes() for p in (root / ".git").rglob("*") if p.is_file()} == git_before
@@ -112,11 +121,10 @@ def test_a_capture_is_the_tree_git_writes(tmp_path: Path, home: Path) -> None:
 
 
 def test_ignored_directories_are_never_entered(
-    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, home: Path, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "ws"
     _tree(root, home)
-    store = Store(tmp_path / "store")
     opened: list[str] = []
     real = os.open
 
@@ -133,11 +141,10 @@ def test_ignored_directories_are_never_entered(
 
 
 def test_the_stat_cache_reads_only_what_changed(
-    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, home: Path, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "ws"
     _tree(root, home)
-    store = Store(tmp_path / "store")
     reads: list[str] = []
     real = capture_mod._read
 
@@ -165,12 +172,13 @@ def test_the_stat_cache_reads_only_what_changed(
     assert reads == ["a.py"]
 
 
-def test_a_file_over_the_bound_is_listed_not_captured(tmp_path: Path, home: Path) -> None:
+def test_a_file_over_the_bound_is_listed_not_captured(
+    tmp_path: Path, home: Path, store: Store
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "small.txt").write_text("small\n")
     (root / "huge.bin").write_bytes(b"h" * 5000)
-    store = Store(tmp_path / "store")
     captured = _capture(root, store, max_file_bytes=4096)
     assert captured.files == 1
     assert captured.not_captured == [{"path": "huge.bin", "size": 5000, "mode": "100644"}]
@@ -192,13 +200,14 @@ def _changes(service: Any, sid: str, record: dict[str, Any]) -> list[diff.Change
     return diff.changes(record, now, service.tree_reader(), service.tree_reader(extra))
 
 
-async def test_diff_says_what_changed_and_bounds_the_text(tmp_path: Path, home: Path) -> None:
+async def test_diff_says_what_changed_and_bounds_the_text(
+    tmp_path: Path, home: Path, store: Store
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.txt").write_text("one\ntwo\n")
     (root / "gone.txt").write_text("bye\n")
     (root / "bin.dat").write_bytes(b"\x00\x01")
-    store = Store(tmp_path / "store")
     sid = await _session(store, root)
     service = checkpoints_of(store)
     record = service.take(sid, reason="edit")
@@ -226,14 +235,13 @@ async def test_diff_says_what_changed_and_bounds_the_text(tmp_path: Path, home: 
 
 
 async def test_restore_puts_files_back_and_refuses_outside_edits(
-    tmp_path: Path, home: Path
+    tmp_path: Path, home: Path, store: Store
 ) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.txt").write_text("agent's\n")
     (root / "x.sh").write_text("#!/bin/sh\n")
     (root / "x.sh").chmod(0o755)
-    store = Store(tmp_path / "store")
     sid = await _session(store, root)
     service = checkpoints_of(store)
     record = service.take(sid, reason="edit")
@@ -260,10 +268,11 @@ async def test_restore_puts_files_back_and_refuses_outside_edits(
     assert journal[-6:] == ["checkpoint", "restore", *["restored"] * 3, "restoreEnd"]
 
 
-async def test_retention_keeps_the_newest_and_drops_the_old(tmp_path: Path, home: Path) -> None:
+async def test_retention_keeps_the_newest_and_drops_the_old(
+    tmp_path: Path, home: Path, store: Store
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    store = Store(tmp_path / "store")
     sid = await _session(store, root, keep=3, maxAgeDays=30)
     service = checkpoints_of(store)
     taken = []
@@ -286,11 +295,10 @@ async def test_retention_keeps_the_newest_and_drops_the_old(tmp_path: Path, home
 
 
 async def test_gc_keeps_what_checkpoints_reach_and_collects_the_rest(
-    tmp_path: Path, home: Path
+    tmp_path: Path, home: Path, store: Store
 ) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    store = Store(tmp_path / "store")
     sid = await _session(store, root, keep=1)
     service = checkpoints_of(store)
     (root / "f.txt").write_text("first\n")
@@ -323,12 +331,13 @@ def test_the_journal_skips_a_torn_line(tmp_path: Path) -> None:
     assert json.loads(journal.path.read_bytes().splitlines()[-1])["checkpointId"] == "b"
 
 
-async def test_a_root_past_max_files_gets_no_checkpoint(tmp_path: Path, home: Path) -> None:
+async def test_a_root_past_max_files_gets_no_checkpoint(
+    tmp_path: Path, home: Path, store: Store
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     for i in range(5):
         (root / f"f{i}").write_text("x")
-    store = Store(tmp_path / "store")
     with pytest.raises(capture_mod.TooManyFiles):
         _capture(root, store, max_files=4)
     sid = await _session(store, root, maxFiles=4)
@@ -337,10 +346,11 @@ async def test_a_root_past_max_files_gets_no_checkpoint(tmp_path: Path, home: Pa
     assert checkpoints_of(store).take(sid, reason="edit") is not None
 
 
-async def test_a_look_without_storing_vouches_for_nothing(tmp_path: Path, home: Path) -> None:
+async def test_a_look_without_storing_vouches_for_nothing(
+    tmp_path: Path, home: Path, store: Store
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    store = Store(tmp_path / "store")
     sid = await _session(store, root)
     service = checkpoints_of(store)
     service.take(sid, reason="turn")
