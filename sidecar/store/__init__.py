@@ -7,7 +7,9 @@ processes share one store root; each session is written by one of them at a time
     store.json     {"format": 1, "objectFormat": "sha1", "createdAt": ...}
     gc.lock        store-wide work (gc), one process at a time (flock), holder inside
     sessions/      see sessions.py; each session's writer.lock (flock), holder inside
-    blobs/         a bare git repository's layout; see blobs.py
+    blobs/         a bare git repository's layout; see blobs.py (workspace checkpoints'
+                   trees too: sidecar.checkpoints, beside the store)
+    checkpoints/   the checkpoints' stat caches and gc epoch (sidecar.checkpoints)
     trash/         deleted sessions
     profiles/      profiles (one JSON file each)
     presets/       presets

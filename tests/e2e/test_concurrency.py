@@ -281,6 +281,7 @@ class Shared:
     profile_id: str
     preset_id: str
     blob: str
+    checkpoint_id: str
 
 
 Build = Callable[[Shared], dict[str, Any]]
@@ -304,6 +305,12 @@ SESSION_WRITES: dict[str, Build] = {
         "script": {"rounds": [{"text": "y"}]},
     },
     "run/resume": lambda s: {"runId": s.run_id},
+    "checkpoint/restore": lambda s: {
+        "sessionId": s.sid,
+        "checkpointId": s.checkpoint_id,
+        "files": True,
+        "conversation": False,
+    },
 }
 
 #: Methods that write what any process may write (new sessions, content-addressed objects,
@@ -351,6 +358,9 @@ NO_STORE_WRITES: dict[str, Build] = {
     "server/info": lambda s: {},
     "server/ping": lambda s: {},
     "server/sleep": lambda s: {"ms": 1},
+    "checkpoint/list": lambda s: {"sessionId": s.sid},
+    "checkpoint/diff": lambda s: {"sessionId": s.sid, "checkpointId": s.checkpoint_id},
+    "store/stats": lambda s: {},
 }
 
 
@@ -423,6 +433,7 @@ async def _shared(writer: SidecarClient, workspace: Path) -> Shared:
         await asyncio.sleep(0.01)
     # the writer's own live assembly first: token counts are cached before the reader reads
     await writer.request("context/assemble", {"sessionId": sid, "userTurn": [text("x")]})
+    checkpoints = await writer.request("checkpoint/list", {"sessionId": sid})
     return Shared(
         sid=sid,
         input_id=frozen["inputId"],
@@ -431,6 +442,7 @@ async def _shared(writer: SidecarClient, workspace: Path) -> Shared:
         profile_id=profile["profileId"],
         preset_id=preset["presetId"],
         blob=frozen["input"]["attachments"][0]["blob"],
+        checkpoint_id=checkpoints["checkpoints"][0]["checkpointId"],  # the run's turn
     )
 
 

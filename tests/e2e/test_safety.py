@@ -326,7 +326,16 @@ SESSION_ID_PARAMS: dict[str, Params] = {
     "skills/activate": lambda c, v: {"sessionId": v, "name": "good"},
     "input/freeze": lambda c, v: {"sessionId": v, "userTurn": turn()},
     "run/start": lambda c, v: {"sessionId": v, "userTurn": turn(), "script": SCRIPT},
+    "checkpoint/list": lambda c, v: {"sessionId": v},
+    "checkpoint/diff": lambda c, v: {"sessionId": v, "checkpointId": "ckpt_x"},
+    "checkpoint/restore": lambda c, v: {
+        "sessionId": v,
+        "checkpointId": "ckpt_x",
+        "files": True,
+        "conversation": True,
+    },
 }
+CHECKPOINT_IDS = (*TRAVERSAL_IDS, "ckpt_../../x", "ckpt_..%2fx", "ckpt_ab\x00cd")
 
 
 ROWS: tuple[Row, ...] = (
@@ -334,6 +343,21 @@ ROWS: tuple[Row, ...] = (
     *(
         Row(method, "sessionId", build, SESSION_IDS, refused("session.not_found"))
         for method, build in SESSION_ID_PARAMS.items()
+    ),
+    # --- checkpoint ids: compared with the session's journal, never a path -------------------
+    Row(
+        "checkpoint/diff",
+        "checkpointId",
+        lambda c, v: {"sessionId": c.sid, "checkpointId": v},
+        CHECKPOINT_IDS,
+        refused("checkpoint.not_found"),
+    ),
+    Row(
+        "checkpoint/restore",
+        "checkpointId",
+        lambda c, v: {"sessionId": c.sid, "checkpointId": v, "files": True, "conversation": True},
+        CHECKPOINT_IDS,
+        refused("checkpoint.not_found"),
     ),
     Row(
         "snapshot/assemble",
