@@ -57,6 +57,9 @@ class ErrorCode:
     STORE_CORRUPT: Final = "store.corrupt"
     STORE_IO: Final = "store.io_error"
     BLOB_NOT_FOUND: Final = "blob.not_found"
+    # checkpoints of the workspace
+    CHECKPOINT_NOT_FOUND: Final = "checkpoint.not_found"
+    CHECKPOINT_NO_ROOTS: Final = "checkpoint.no_roots"
     # tokens and context
     TOKENIZER_UNKNOWN: Final = "tokens.unknown_tokenizer"
     BUDGET_EXCEEDED: Final = "context.budget_exceeded"

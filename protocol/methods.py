@@ -11,6 +11,15 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from protocol._base import WireModel
+from protocol.checkpoints import (
+    CheckpointDiffParams,
+    CheckpointDiffResult,
+    CheckpointListParams,
+    CheckpointListResult,
+    CheckpointRestoreParams,
+    CheckpointRestoreResult,
+    StoreStatsResult,
+)
 from protocol.context import (
     ContextAssembleParams,
     ContextAssembleResult,
@@ -248,6 +257,32 @@ STORE_GC = MethodSpec(
     StoreGcResult,
     "Collect blobs no session, kept snapshot or input refers to (explicit, never automatic).",
 )
+STORE_STATS = MethodSpec(
+    "store/stats",
+    EmptyParams,
+    StoreStatsResult,
+    "What the store holds: sessions, objects and their bytes, checkpoints.",
+)
+CHECKPOINT_LIST = MethodSpec(
+    "checkpoint/list",
+    CheckpointListParams,
+    CheckpointListResult,
+    "A session's checkpoints of its workspace, newest first, with how many files changed since.",
+)
+CHECKPOINT_DIFF = MethodSpec(
+    "checkpoint/diff",
+    CheckpointDiffParams,
+    CheckpointDiffResult,
+    "Per file, what changed from a checkpoint to the workspace now (bounded unified diffs).",
+)
+CHECKPOINT_RESTORE = MethodSpec(
+    "checkpoint/restore",
+    CheckpointRestoreParams,
+    CheckpointRestoreResult,
+    "Put the files back as a checkpoint holds them (checkpointed first, so it can be undone) "
+    "and/or fork the conversation before its turn; files changed outside the agent are "
+    "conflicts unless `force`.",
+)
 RUN_START = MethodSpec(
     "run/start", RunStartParams, RunStartResult, "Start a run: the model/tool loop for a turn."
 )
@@ -359,6 +394,10 @@ ALL_METHODS: tuple[MethodSpec[Any, Any], ...] = (
     PRESET_UPDATE,
     PRESET_DELETE,
     STORE_GC,
+    STORE_STATS,
+    CHECKPOINT_LIST,
+    CHECKPOINT_DIFF,
+    CHECKPOINT_RESTORE,
     RUN_START,
     RUN_GET,
     RUN_LIST,

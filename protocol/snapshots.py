@@ -147,6 +147,10 @@ class PromptSnapshot(AssembledPrompt):
     unknown_macros: list[str] = Field(default_factory=list)
     items: list[ContextItem] = Field(default_factory=list)
     """The attachments and pinned files the prompt carries (their blobs hold the content)."""
+    checkpoint_id: str | None = None
+    """The checkpoint of the workspace this snapshot's turn saw (``checkpoint/restore`` puts
+    those files back); ``null`` when none was taken (no roots, checkpoints off, or assembled
+    outside a run)."""
 
 
 class SnapshotAssembleParams(WireModel):

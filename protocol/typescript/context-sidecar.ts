@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "541613101b6133a62938f1a1d6d74043" as const;
+export const SCHEMA_HASH = "7494dc835f1b48f28b9d39b4e2751c1e" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -20,7 +20,7 @@ export interface ApprovalRequestParams {
   /** The approval mode that asked. */
   mode?: "ask" | "accept_edits" | "auto" | "plan" | "read_only" | "allow_all" | null;
   /** A built-in write or edit: what it would do (the diff to show). */
-  change?: FileChange | null;
+  change?: protocol__tools__FileChange | null;
   /** A built-in ``run_command``: the command and ``cwd`` it would run in. */
   command?: string | null;
   cwd?: string | null;
@@ -238,6 +238,97 @@ export interface CacheSettings {
   tailTtl?: "5m" | "1h" | null;
   /** OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default). */
   retention?: "in_memory" | "24h" | null;
+}
+
+export interface Checkpoint {
+  /** ``ckpt_`` + 26 characters, time-ordered. */
+  checkpointId: string;
+  sessionId: string;
+  /** The history seq it stands before: the session's head was ``seq - 1`` when it was taken. */
+  seq: number;
+  /** Seq of the user message of the turn it belongs to (``null``: taken outside a turn). */
+  turnSeq?: number | null;
+  createdAt: string;
+  reason: "turn" | "edit" | "command" | "restore";
+  runId?: string | null;
+  callId?: string | null;
+  /** The tool whose call it stands before (``edit`` and ``command`` checkpoints). */
+  tool?: string | null;
+  /** Files captured. */
+  files: number;
+  /**
+   * Files over ``checkpoints.maxFileBytes``: recorded by path and size, their content not
+   * kept (a restore leaves them alone).
+   */
+  notCaptured: number;
+  /** Files that differ between the checkpoint and the workspace now. */
+  changedFiles: number;
+}
+
+export interface CheckpointDiffParams {
+  sessionId: string;
+  checkpointId: string;
+  /**
+   * Bound on the unified diffs together; past it ``diff`` is ``null`` and ``truncated``.
+   * @default 262144
+   */
+  maxBytes?: number;
+}
+
+export interface CheckpointDiffResult {
+  checkpointId: string;
+  /** Restoring the checkpoint applies the reverse of these changes. */
+  files: protocol__checkpoints__FileChange[];
+  /** Some diffs were left out (``maxBytes``). */
+  truncated: boolean;
+}
+
+export interface CheckpointListParams {
+  sessionId: string;
+  /** @default 100 */
+  limit?: number;
+}
+
+export interface CheckpointListResult {
+  /** Newest first. */
+  checkpoints: Checkpoint[];
+  /** How many the session holds (retention keeps the last ``checkpoints.keep``). */
+  total: number;
+}
+
+export interface CheckpointRestoreParams {
+  sessionId: string;
+  checkpointId: string;
+  /** Put the workspace's files back as the checkpoint holds them. */
+  files: boolean;
+  /** Fork the session before the checkpoint's turn (nothing is deleted). */
+  conversation: boolean;
+  /**
+   * Overwrite files changed outside the agent since (conflicts).
+   * @default false
+   */
+  force?: boolean;
+}
+
+export interface CheckpointRestoreResult {
+  /** ``conflicts``: nothing was written, no checkpoint taken, no fork made. */
+  status: "restored" | "conflicts";
+  restored?: RestoredFile[];
+  conflicts?: RestoreConflict[];
+  notRestored?: UnrestoredFile[];
+  /** The ``restore`` checkpoint taken first: restoring it undoes this restore. */
+  undoCheckpointId?: string | null;
+  /** The new session when ``conversation`` was asked for. */
+  forkedSessionId?: string | null;
+}
+
+export interface CheckpointStats {
+  /** Checkpoints every session holds together. */
+  count: number;
+  /** Distinct trees and blobs they refer to. */
+  objects: number;
+  /** Bytes those objects take in the store (compressed, on disk). */
+  bytes: number;
 }
 
 /** When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show. */
@@ -512,22 +603,6 @@ export interface ErrorData {
   errors?: ParamError[] | null;
   /** Code-specific facts (the session id that was not found, the expected head seq, ...). */
   details?: { [key: string]: unknown } | null;
-}
-
-/**
- * A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
- * are left out, ``omitted`` says so).
- */
-export interface FileChange {
-  /** As the model named it (relative to the first workspace root when inside it). */
-  path: string;
-  /** Absent for a new file. */
-  oldText?: string | null;
-  newText?: string | null;
-  /** @default false */
-  created?: boolean;
-  /** @default false */
-  omitted?: boolean;
 }
 
 export interface ForkOrigin {
@@ -1143,6 +1218,12 @@ export interface PromptSnapshot {
   unknownMacros?: string[];
   /** The attachments and pinned files the prompt carries (their blobs hold the content). */
   items?: ContextItem[];
+  /**
+   * The checkpoint of the workspace this snapshot's turn saw (``checkpoint/restore`` puts
+   * those files back); ``null`` when none was taken (no roots, checkpoints off, or assembled
+   * outside a run).
+   */
+  checkpointId?: string | null;
 }
 
 /** Where a section or message came from. */
@@ -1239,6 +1320,17 @@ export interface RequestLatencies {
    * (and more than the bound before it); the last, those over the last bound.
    */
   counts: { [key: string]: number[] };
+}
+
+export interface RestoreConflict {
+  path: string;
+  /** E.g. "changed outside the agent since 2026-12-06T14:00:00.000Z". */
+  reason: string;
+}
+
+export interface RestoredFile {
+  path: string;
+  action: "written" | "deleted" | "created";
 }
 
 export interface Run {
@@ -1860,6 +1952,16 @@ export interface StoreGcResult {
   snapshotsDropped: number;
 }
 
+/** Answer of ``store/stats``: what the store holds. */
+export interface StoreStatsResult {
+  sessions: number;
+  /** Objects in the object database. */
+  blobs: number;
+  /** Bytes they take on disk. */
+  blobBytes: number;
+  checkpoints: CheckpointStats;
+}
+
 /** Plain text. */
 export interface TextPart {
   type: "text";
@@ -1989,7 +2091,7 @@ export interface ToolResultStored {
   truncated?: boolean;
   locations?: ToolLocation[];
   /** A write or an edit that was made: the file before and after. */
-  change?: FileChange | null;
+  change?: protocol__tools__FileChange | null;
   /** A command's exit code (absent when it timed out or was cancelled). */
   exitCode?: number | null;
 }
@@ -2022,6 +2124,11 @@ export interface UnpinInput {
   kind: "unpin";
   target: ItemRef;
   reason?: string | null;
+}
+
+export interface UnrestoredFile {
+  path: string;
+  reason: string;
 }
 
 export interface Variables {
@@ -2075,6 +2182,46 @@ export interface WindowState {
   quantum: number;
   /** Growth, in ``unit``, the transcript takes from this start before the start moves. */
   roomLeft: number;
+}
+
+export interface protocol__checkpoints__FileChange {
+  /** Relative to its root, ``/`` separators. */
+  path: string;
+  /** The session root it lies under. */
+  root: string;
+  /** From the checkpoint to now: ``added`` exists now and not in the checkpoint. */
+  change: "added" | "modified" | "deleted";
+  /** Git blob id in the checkpoint (``null``: absent, or not captured). */
+  before?: string | null;
+  /** Git blob id of the file now (``null``: absent). */
+  after?: string | null;
+  beforeMode?: "100644" | "100755" | "120000" | null;
+  afterMode?: "100644" | "100755" | "120000" | null;
+  /** @default false */
+  binary?: boolean;
+  /** Unified diff, checkpoint -> now (text files, bounded). */
+  diff?: string | null;
+  /**
+   * The checkpoint recorded the file without its content (over the size bound).
+   * @default false
+   */
+  notCaptured?: boolean;
+}
+
+/**
+ * A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
+ * are left out, ``omitted`` says so).
+ */
+export interface protocol__tools__FileChange {
+  /** As the model named it (relative to the first workspace root when inside it). */
+  path: string;
+  /** Absent for a new file. */
+  oldText?: string | null;
+  newText?: string | null;
+  /** @default false */
+  created?: boolean;
+  /** @default false */
+  omitted?: boolean;
 }
 
 /** Requests the client sends, by method name. */
@@ -2159,6 +2306,16 @@ export interface ClientRequests {
   "preset/delete": { params: DocumentRef; result: DeleteResult };
   /** Collect blobs no session, kept snapshot or input refers to (explicit, never automatic). */
   "store/gc": { params: StoreGcParams; result: StoreGcResult };
+  /** What the store holds: sessions, objects and their bytes, checkpoints. */
+  "store/stats": { params: EmptyParams; result: StoreStatsResult };
+  /** A session's checkpoints of its workspace, newest first, with how many files changed since. */
+  "checkpoint/list": { params: CheckpointListParams; result: CheckpointListResult };
+  /** Per file, what changed from a checkpoint to the workspace now (bounded unified diffs). */
+  "checkpoint/diff": { params: CheckpointDiffParams; result: CheckpointDiffResult };
+  /**
+   * Put the files back as a checkpoint holds them (checkpointed first, so it can be undone) and/or fork the conversation before its turn; files changed outside the agent are conflicts unless `force`.
+   */
+  "checkpoint/restore": { params: CheckpointRestoreParams; result: CheckpointRestoreResult };
   /** Start a run: the model/tool loop for a turn. */
   "run/start": { params: RunStartParams; result: RunStartResult };
   /** A run's state. */
@@ -2249,6 +2406,10 @@ export const METHODS = [
   { name: "preset/update", kind: "request", direction: "clientToServer" },
   { name: "preset/delete", kind: "request", direction: "clientToServer" },
   { name: "store/gc", kind: "request", direction: "clientToServer" },
+  { name: "store/stats", kind: "request", direction: "clientToServer" },
+  { name: "checkpoint/list", kind: "request", direction: "clientToServer" },
+  { name: "checkpoint/diff", kind: "request", direction: "clientToServer" },
+  { name: "checkpoint/restore", kind: "request", direction: "clientToServer" },
   { name: "run/start", kind: "request", direction: "clientToServer" },
   { name: "run/get", kind: "request", direction: "clientToServer" },
   { name: "run/list", kind: "request", direction: "clientToServer" },

@@ -11,18 +11,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sidecar.methods import context, inputs, runs, server, sessions, tokens
+from sidecar.methods import checkpoints, context, inputs, runs, server, sessions, tokens
 
 if TYPE_CHECKING:
     from sidecar.methods.route import Route
 
 __all__ = ["CONNECTION_FREE_ROUTES", "ROUTES"]
 
-_RUN_AWARE = frozenset({"session/delete", "session/release", "store/gc"})
+_RUN_AWARE = frozenset({"session/delete", "session/release", "store/gc", "checkpoint/restore"})
 
 CONNECTION_FREE_ROUTES: tuple[Route, ...] = tuple(
     r
-    for r in (*sessions.ROUTES, *context.ROUTES, *inputs.ROUTES, *tokens.ROUTES, *server.ROUTES)
+    for r in (
+        *sessions.ROUTES,
+        *context.ROUTES,
+        *inputs.ROUTES,
+        *checkpoints.ROUTES,
+        *tokens.ROUTES,
+        *server.ROUTES,
+    )
     if r.spec.name not in _RUN_AWARE
 )
 
@@ -30,6 +37,7 @@ ROUTES: tuple[Route, ...] = (
     *sessions.ROUTES,
     *context.ROUTES,
     *inputs.ROUTES,
+    *checkpoints.ROUTES,
     *runs.ROUTES,
     *tokens.ROUTES,
     *server.ROUTES,

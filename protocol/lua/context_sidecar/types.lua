@@ -11,7 +11,7 @@
 ---@field builtin? boolean # A built-in tool: the sidecar runs it once approved.
 ---@field effect? "read"|"edit"|"execute"|"mcp" # What a built-in call does, as the approval mode counts it.
 ---@field mode? "ask"|"accept_edits"|"auto"|"plan"|"read_only"|"allow_all" # The approval mode that asked.
----@field change? context_sidecar.FileChange # A built-in write or edit: what it would do (the diff to show).
+---@field change? context_sidecar.protocol__tools__FileChange # A built-in write or edit: what it would do (the diff to show).
 ---@field command? string # A built-in ``run_command``: the command and ``cwd`` it would run in.
 ---@field cwd? string
 ---@field escalation? "requested"|"blocked" # ``auto`` mode: why a command is asked about — the model asked to run it outside the sandbox (``requested``), or it failed in the sandbox in a way that shows the sandbox blocked it (``blocked``).  Approved, it runs outside the sandbox.
@@ -128,6 +128,58 @@
 ---@field historyTtl? "5m"|"1h" # The marker at the end of the masked history (default ``ttl``).
 ---@field tailTtl? "5m"|"1h" # Markers on the moving tail: the transcript before the new turn, the new turn, the previous request's last entry (default ``ttl``).
 ---@field retention? "in_memory"|"24h" # OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default).
+
+---@class context_sidecar.Checkpoint
+---@field checkpointId string # ``ckpt_`` + 26 characters, time-ordered.
+---@field sessionId string
+---@field seq integer # The history seq it stands before: the session's head was ``seq - 1`` when it was taken.
+---@field turnSeq? integer # Seq of the user message of the turn it belongs to (``null``: taken outside a turn).
+---@field createdAt string
+---@field reason "turn"|"edit"|"command"|"restore"
+---@field runId? string
+---@field callId? string
+---@field tool? string # The tool whose call it stands before (``edit`` and ``command`` checkpoints).
+---@field files integer # Files captured.
+---@field notCaptured integer # Files over ``checkpoints.maxFileBytes``: recorded by path and size, their content not kept (a restore leaves them alone).
+---@field changedFiles integer # Files that differ between the checkpoint and the workspace now.
+
+---@class context_sidecar.CheckpointDiffParams
+---@field sessionId string
+---@field checkpointId string
+---@field maxBytes? integer # Bound on the unified diffs together; past it ``diff`` is ``null`` and ``truncated``.
+
+---@class context_sidecar.CheckpointDiffResult
+---@field checkpointId string
+---@field files context_sidecar.protocol__checkpoints__FileChange[] # Restoring the checkpoint applies the reverse of these changes.
+---@field truncated boolean # Some diffs were left out (``maxBytes``).
+
+---@class context_sidecar.CheckpointListParams
+---@field sessionId string
+---@field limit? integer
+
+---@class context_sidecar.CheckpointListResult
+---@field checkpoints context_sidecar.Checkpoint[] # Newest first.
+---@field total integer # How many the session holds (retention keeps the last ``checkpoints.keep``).
+
+---@class context_sidecar.CheckpointRestoreParams
+---@field sessionId string
+---@field checkpointId string
+---@field files boolean # Put the workspace's files back as the checkpoint holds them.
+---@field conversation boolean # Fork the session before the checkpoint's turn (nothing is deleted).
+---@field force? boolean # Overwrite files changed outside the agent since (conflicts).
+
+---@class context_sidecar.CheckpointRestoreResult
+---@field status "restored"|"conflicts" # ``conflicts``: nothing was written, no checkpoint taken, no fork made.
+---@field restored? context_sidecar.RestoredFile[]
+---@field conflicts? context_sidecar.RestoreConflict[]
+---@field notRestored? context_sidecar.UnrestoredFile[]
+---@field undoCheckpointId? string # The ``restore`` checkpoint taken first: restoring it undoes this restore.
+---@field forkedSessionId? string # The new session when ``conversation`` was asked for.
+
+---@class context_sidecar.CheckpointStats
+---@field count integer # Checkpoints every session holds together.
+---@field objects integer # Distinct trees and blobs they refer to.
+---@field bytes integer # Bytes those objects take in the store (compressed, on disk).
 
 --- When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show.
 ---@class context_sidecar.Clock
@@ -293,15 +345,6 @@
 ---@field retryAfterMs? integer # A hint for retryable errors such as ``server.overloaded`` or ``store.locked``.
 ---@field errors? context_sidecar.ParamError[] # For ``params.invalid``: every problem found, not just the first.
 ---@field details? table<string, any> # Code-specific facts (the session id that was not found, the expected head seq, ...).
-
---- A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
---- are left out, ``omitted`` says so).
----@class context_sidecar.FileChange
----@field path string # As the model named it (relative to the first workspace root when inside it).
----@field oldText? string # Absent for a new file.
----@field newText? string
----@field created? boolean
----@field omitted? boolean
 
 ---@class context_sidecar.ForkOrigin
 ---@field sessionId string
@@ -666,6 +709,7 @@
 ---@field parameters? table<string, any> # Generation parameters after macro evaluation (merged into lowered bodies).
 ---@field unknownMacros? string[]
 ---@field items? context_sidecar.ContextItem[] # The attachments and pinned files the prompt carries (their blobs hold the content).
+---@field checkpointId? string # The checkpoint of the workspace this snapshot's turn saw (``checkpoint/restore`` puts those files back); ``null`` when none was taken (no roots, checkpoints off, or assembled outside a run).
 
 --- Where a section or message came from.
 ---@class context_sidecar.Provenance
@@ -724,6 +768,14 @@
 ---@class context_sidecar.RequestLatencies
 ---@field boundsMs number[] # Upper bounds of the buckets, in milliseconds, increasing (each 1.25x the previous).
 ---@field counts table<string, integer[]> # Per method, ``len(boundsMs) + 1`` counts: requests that took at most ``boundsMs[i]`` (and more than the bound before it); the last, those over the last bound.
+
+---@class context_sidecar.RestoreConflict
+---@field path string
+---@field reason string # E.g. "changed outside the agent since 2026-12-06T14:00:00.000Z".
+
+---@class context_sidecar.RestoredFile
+---@field path string
+---@field action "written"|"deleted"|"created"
 
 ---@class context_sidecar.Run
 ---@field runId string
@@ -1089,6 +1141,13 @@
 ---@field dryRun boolean
 ---@field snapshotsDropped integer
 
+--- Answer of ``store/stats``: what the store holds.
+---@class context_sidecar.StoreStatsResult
+---@field sessions integer
+---@field blobs integer # Objects in the object database.
+---@field blobBytes integer # Bytes they take on disk.
+---@field checkpoints context_sidecar.CheckpointStats
+
 --- Plain text.
 ---@class context_sidecar.TextPart
 ---@field type "text"
@@ -1165,7 +1224,7 @@
 ---@field content? table<string, any>[] # What the model reads (already bounded).
 ---@field truncated? boolean # The result was cut to its bound; its text says how to read on.
 ---@field locations? context_sidecar.ToolLocation[]
----@field change? context_sidecar.FileChange # A write or an edit that was made: the file before and after.
+---@field change? context_sidecar.protocol__tools__FileChange # A write or an edit that was made: the file before and after.
 ---@field exitCode? integer # A command's exit code (absent when it timed out or was cancelled).
 
 ---@class context_sidecar.UnpinEntry
@@ -1184,6 +1243,10 @@
 ---@field kind "unpin"
 ---@field target context_sidecar.ItemRef
 ---@field reason? string
+
+---@class context_sidecar.UnrestoredFile
+---@field path string
+---@field reason string
 
 ---@class context_sidecar.Variables
 ---@field ["local"]? table<string, any>
@@ -1215,6 +1278,27 @@
 ---@field limit integer # That cap's limit (the budget's room for the transcript, or the profile's cap).
 ---@field quantum integer # How far the start moves when it moves, in ``unit``.
 ---@field roomLeft integer # Growth, in ``unit``, the transcript takes from this start before the start moves.
+
+---@class context_sidecar.protocol__checkpoints__FileChange
+---@field path string # Relative to its root, ``/`` separators.
+---@field root string # The session root it lies under.
+---@field change "added"|"modified"|"deleted" # From the checkpoint to now: ``added`` exists now and not in the checkpoint.
+---@field before? string # Git blob id in the checkpoint (``null``: absent, or not captured).
+---@field after? string # Git blob id of the file now (``null``: absent).
+---@field beforeMode? "100644"|"100755"|"120000"
+---@field afterMode? "100644"|"100755"|"120000"
+---@field binary? boolean
+---@field diff? string # Unified diff, checkpoint -> now (text files, bounded).
+---@field notCaptured? boolean # The checkpoint recorded the file without its content (over the size bound).
+
+--- A write or an edit of a built-in tool: the file before and after (texts over 256 KiB
+--- are left out, ``omitted`` says so).
+---@class context_sidecar.protocol__tools__FileChange
+---@field path string # As the model named it (relative to the first workspace root when inside it).
+---@field oldText? string # Absent for a new file.
+---@field newText? string
+---@field created? boolean
+---@field omitted? boolean
 
 --- Requests the client sends, by method name.
 ---@class context_sidecar.ClientRequests
@@ -1256,6 +1340,10 @@
 ---@field ["preset/update"] { params: context_sidecar.PresetUpdateParams, result: context_sidecar.Preset } # Replace a preset.
 ---@field ["preset/delete"] { params: context_sidecar.DocumentRef, result: context_sidecar.DeleteResult } # Delete a preset.
 ---@field ["store/gc"] { params: context_sidecar.StoreGcParams, result: context_sidecar.StoreGcResult } # Collect blobs no session, kept snapshot or input refers to (explicit, never automatic).
+---@field ["store/stats"] { params: context_sidecar.EmptyParams, result: context_sidecar.StoreStatsResult } # What the store holds: sessions, objects and their bytes, checkpoints.
+---@field ["checkpoint/list"] { params: context_sidecar.CheckpointListParams, result: context_sidecar.CheckpointListResult } # A session's checkpoints of its workspace, newest first, with how many files changed since.
+---@field ["checkpoint/diff"] { params: context_sidecar.CheckpointDiffParams, result: context_sidecar.CheckpointDiffResult } # Per file, what changed from a checkpoint to the workspace now (bounded unified diffs).
+---@field ["checkpoint/restore"] { params: context_sidecar.CheckpointRestoreParams, result: context_sidecar.CheckpointRestoreResult } # Put the files back as a checkpoint holds them (checkpointed first, so it can be undone) and/or fork the conversation before its turn; files changed outside the agent are conflicts unless `force`.
 ---@field ["run/start"] { params: context_sidecar.RunStartParams, result: context_sidecar.RunStartResult } # Start a run: the model/tool loop for a turn.
 ---@field ["run/get"] { params: context_sidecar.RunGetParams, result: context_sidecar.Run } # A run's state.
 ---@field ["run/list"] { params: context_sidecar.RunListParams, result: context_sidecar.RunListResult } # Runs, newest first.
@@ -1268,7 +1356,7 @@
 ---@field ["server/ping"] { params: context_sidecar.EmptyParams, result: context_sidecar.ServerPingResult } # Trivial round trip.
 ---@field ["server/sleep"] { params: context_sidecar.ServerSleepParams, result: context_sidecar.ServerSleepResult } # Answer after a delay (cancellable); for testing client timeouts and cancellation.
 
----@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/release"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.ClientRequestMethod "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/release"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"store/stats"|"checkpoint/list"|"checkpoint/diff"|"checkpoint/restore"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 --- Notifications the client sends, by method name.
 ---@class context_sidecar.ClientNotifications
@@ -1290,11 +1378,11 @@
 
 ---@alias context_sidecar.ServerNotificationMethod "run/event"|"run/lagged"
 
----@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/release"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"run/lagged"|"tool/execute"|"assembly/request"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
+---@alias context_sidecar.MethodName "session/create"|"session/list"|"session/get"|"session/append"|"session/read"|"session/fork"|"session/rename"|"session/delete"|"session/release"|"session/pin"|"session/unpin"|"session/drop"|"session/recover"|"session/compact"|"context/sources"|"context/assemble"|"context/registerSource"|"context/unregisterSource"|"skills/list"|"skills/activate"|"input/freeze"|"input/get"|"snapshot/assemble"|"snapshot/get"|"snapshot/lower"|"snapshot/diff"|"blob/read"|"profile/create"|"profile/get"|"profile/list"|"profile/update"|"profile/delete"|"preset/create"|"preset/get"|"preset/list"|"preset/update"|"preset/delete"|"store/gc"|"store/stats"|"checkpoint/list"|"checkpoint/diff"|"checkpoint/restore"|"run/start"|"run/get"|"run/list"|"run/subscribe"|"run/unsubscribe"|"run/cancel"|"run/resume"|"run/event"|"run/lagged"|"tool/execute"|"assembly/request"|"approval/request"|"tokens/count"|"server/info"|"server/ping"|"server/sleep"
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "541613101b6133a62938f1a1d6d74043",
+  SCHEMA_HASH = "7494dc835f1b48f28b9d39b4e2751c1e",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
@@ -1334,6 +1422,10 @@ return {
     { name = "preset/update", kind = "request", direction = "clientToServer" },
     { name = "preset/delete", kind = "request", direction = "clientToServer" },
     { name = "store/gc", kind = "request", direction = "clientToServer" },
+    { name = "store/stats", kind = "request", direction = "clientToServer" },
+    { name = "checkpoint/list", kind = "request", direction = "clientToServer" },
+    { name = "checkpoint/diff", kind = "request", direction = "clientToServer" },
+    { name = "checkpoint/restore", kind = "request", direction = "clientToServer" },
     { name = "run/start", kind = "request", direction = "clientToServer" },
     { name = "run/get", kind = "request", direction = "clientToServer" },
     { name = "run/list", kind = "request", direction = "clientToServer" },
