@@ -3,8 +3,8 @@
 - ``initialize``: protocol version 1 (the only one; a client asking for another gets 1, as
   the spec says, and decides), ``loadSession``, images and embedded context in prompts, no
   MCP over HTTP/SSE, ``session/list``, ``/close``, ``/resume``, ``/delete``, ``agentInfo``,
-  ``session/fork``, no ``authMethods`` (credentials come from the profile's ``connectionRef``, never from the
-  editor).
+  ``session/fork``, no ``authMethods`` (credentials come from the profile's
+  ``connectionRef``, never from the editor).
 - ``session/new {cwd}``: a session in the store rooted at ``cwd`` (plus
   ``additionalDirectories``), so instruction files and skills are found as for any session.
   Its stdio ``mcpServers`` are connected (:mod:`sidecar.acp.mcp_servers`) before the answer;
