@@ -11,3 +11,16 @@ export {
 export * from "./types.js";
 export { RECOVERABLE_VISIBILITIES, recoverableItems, ledgerChanges, assemblyDiff, type AssemblyDiff } from "./explain.js";
 export { toolCall, toolApproval, toolResult, planUpdated, approvalSummary } from "./tools.js";
+export {
+  REWIND_CHOICES,
+  checkpointAt,
+  diffCheckpoint,
+  listCheckpoints,
+  previewRewind,
+  readBlobText,
+  restoreCheckpoint,
+  restoreFlags,
+  rewindTo,
+  type RewindChoice,
+  type RewindPreview,
+} from "./rewind.js";
