@@ -1,0 +1,116 @@
+// "Rewind to here" on a user message of the chat: what would change first, in VS Code's diff
+// editor (the file now on the left, as the rewind would leave it on the right: a virtual
+// document of the `context-sidecar-checkpoint` scheme holding the checkpoint's blob; one file in
+// `vscode.diff`, several in the multi-file diff editor, `vscode.changes`), then the choice
+// (code / conversation / both) in a quick pick, then `checkpoint/restore` through the host
+// library's `rewindTo`. Files changed outside the agent since are conflicts: a modal names them
+// and offers to overwrite them ("force"); dismissed, nothing is done.
+import * as path from "node:path";
+
+import * as vscode from "vscode";
+
+import { previewRewind, readBlobText, rewindTo, type CheckpointDiffResult, type RewindChoice, type SidecarHost } from "../host";
+
+type FileChange = CheckpointDiffResult["files"][number];
+
+export const CHECKPOINT_SCHEME = "context-sidecar-checkpoint";
+/** The modal's button that overwrites files changed outside the agent. */
+export const FORCE = "Overwrite them (force)";
+/** The diffs shown together, and the text read for them (bytes of unified diff asked for). */
+const MAX_DIFF_FILES = 50;
+const MAX_DIFF_BYTES = 512 * 1024;
+
+const UNDO: Record<FileChange["change"], string> = { added: "deleted", modified: "put back", deleted: "recreated" };
+
+/** What a rewind did, for the chat: a notice, and the conversation's fork (if one was made). */
+export interface RewindOutcome {
+  notice: string;
+  forkedSessionId?: string;
+}
+
+interface Choice extends vscode.QuickPickItem {
+  choice: RewindChoice;
+}
+
+export class RewindReview implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  /** The virtual documents' text by uri path (`/<checkpointId>/<root index>/<path>`). */
+  private readonly texts = new Map<string, string>();
+  private readonly disposables: vscode.Disposable[];
+
+  constructor() {
+    this.disposables = [vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, this)];
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.path) ?? "";
+  }
+
+  /** The rewind to the user message stored at `seq` (`text`: the message, for the titles);
+   *  undefined when the user dismissed it. */
+  async rewind(host: SidecarHost, sessionId: string, seq: number, text: string): Promise<RewindOutcome | undefined> {
+    const { checkpoint, diff } = await previewRewind(host, sessionId, seq, MAX_DIFF_BYTES);
+    const files = diff?.files ?? [];
+    const label = `"${firstLine(text)}"`;
+    if (checkpoint && files.length > 0) await this.showDiff(host, checkpoint.checkpointId, files, label);
+    const changed = files.length === 0 ? "no file changed since" : `${files.length} file${files.length === 1 ? "" : "s"} changed since: ${files.map((f) => f.path).slice(0, 6).join(", ")}${files.length > 6 ? ", …" : ""}`;
+    const items: Choice[] = [
+      { choice: "both", label: "Code and conversation", detail: `Put the files back (${changed}) and fork the conversation before this message` },
+      { choice: "code", label: "Code", detail: `Put the files back as they were when this message was sent (${changed}); the conversation goes on` },
+      { choice: "conversation", label: "Conversation", detail: "Fork the conversation before this message, to edit it and send it again; the files stay as they are" },
+    ];
+    const picked = await vscode.window.showQuickPick(items, { title: `Rewind to before ${label}`, placeHolder: "What to rewind (the diff shows what the files would become)" });
+    if (!picked) return undefined;
+    let result = await rewindTo(host, sessionId, seq, picked.choice);
+    if (result.status === "conflicts") {
+      const conflicts = result.conflicts ?? [];
+      const names = conflicts.map((c) => `${c.path}: ${c.reason}`).join("\n");
+      const answer = await vscode.window.showWarningMessage(
+        `${conflicts.length} file${conflicts.length === 1 ? " was" : "s were"} changed outside the agent since; nothing was rewound.`,
+        { modal: true, detail: `${names}\n\nOverwrite them with the checkpoint's content?` },
+        FORCE,
+      );
+      if (answer !== FORCE) return { notice: `**Not rewound**: changed outside the agent since:\n\n${conflicts.map((c) => `- \`${c.path}\`: ${c.reason}`).join("\n")}` };
+      result = await rewindTo(host, sessionId, seq, picked.choice, true);
+    }
+    const lines = [`**Rewound** to before ${label} (${picked.label.toLowerCase()}).`];
+    if (picked.choice !== "conversation") {
+      const restored = result.restored ?? [];
+      lines.push(restored.length === 0 ? "The files were already as they were then." : `Files: ${restored.map((r) => `\`${r.path}\` ${r.action}`).join(", ")}.`);
+      for (const n of result.notRestored ?? []) lines.push(`Not restored: \`${n.path}\` (${n.reason}).`);
+      if (result.undoCheckpointId && restored.length > 0) lines.push(`Undo: \`checkpoint/restore\` of \`${result.undoCheckpointId}\` (taken before rewinding).`);
+    }
+    if (result.forkedSessionId) lines.push(`The conversation before it is a new session (this one is kept); its prompt is in the box to edit and send again.`);
+    return { notice: lines.join("\n\n"), ...(result.forkedSessionId ? { forkedSessionId: result.forkedSessionId } : {}) };
+  }
+
+  private async showDiff(host: SidecarHost, checkpointId: string, files: readonly FileChange[], label: string): Promise<void> {
+    const shown = files.filter((f) => !f.binary && !f.notCaptured).slice(0, MAX_DIFF_FILES);
+    const roots = [...new Set(files.map((f) => f.root))];
+    const pairs: [vscode.Uri, vscode.Uri, vscode.Uri][] = [];
+    for (const file of shown) {
+      const key = `/${checkpointId}/${roots.indexOf(file.root)}/${file.path}`;
+      const onDisk = vscode.Uri.file(path.join(file.root, ...file.path.split("/")));
+      const now = file.change === "deleted" ? vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `${key}.now` }) : onDisk;
+      const then = vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: key });
+      this.texts.set(`${key}.now`, "");
+      this.texts.set(key, file.before ? await readBlobText(host, file.before) : "");
+      pairs.push([onDisk, now, then]);
+    }
+    if (pairs.length === 1) {
+      const [, now, then] = pairs[0]!;
+      const file = shown[0]!;
+      await vscode.commands.executeCommand("vscode.diff", now, then, `${file.path}: now ↔ rewound (${file.change} since, would be ${UNDO[file.change]})`, { preview: true });
+    } else if (pairs.length > 1) {
+      await vscode.commands.executeCommand("vscode.changes", `Rewind to before ${label}: now ↔ rewound`, pairs);
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0]!.trim();
+  return line.length > 48 ? `${line.slice(0, 47)}…` : line;
+}
