@@ -42,6 +42,7 @@ __all__ = [
     "NotAFile",
     "open_dir",
     "open_file",
+    "open_parent",
     "parts_below",
     "start_dir",
     "write_atomic",
@@ -133,6 +134,21 @@ def open_dir(root: Path, path: Path) -> int:
     if not _WALKS:
         return os.open(path, _DIR)
     return _walk(root, names)
+
+
+def open_parent(root: Path, path: Path, *, create: bool = False) -> tuple[int, str]:
+    """A descriptor of the directory holding ``path`` (inside ``root``, not ``root`` itself),
+    reached by descriptor from ``root`` — its missing directories made one by one with
+    ``create`` — and the last name: for a caller that renames, links or unlinks that name
+    itself (a checkpoint's restore).  The caller closes the descriptor."""
+    names = parts_below(root, path)
+    if not names:
+        raise NotAFile(stat.S_IFDIR)
+    if not _WALKS:  # pragma: no cover - no dir_fd (Windows)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path.parent, _DIR), names[-1]
+    return _walk(root, names[:-1], create=create), names[-1]
 
 
 def start_dir(dir_fd: int, path: Path) -> str:

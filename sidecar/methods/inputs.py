@@ -29,6 +29,7 @@ from protocol.snapshots import (
     StoreGcResult,
 )
 from sidecar.aio import in_cpu_lane, in_thread
+from sidecar.checkpoints import checkpoints_of
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import request_shape
 from sidecar.errors import NotFoundError
@@ -149,7 +150,14 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
 
 
 async def snapshot_get(state: SidecarState, p: SnapshotGetParams) -> dict[str, Any]:
-    return await anyio.to_thread.run_sync(load_snapshot, state.store.blobs, p.snapshot_id)
+    from sidecar.methods.checkpoints import turn_checkpoint_of
+
+    def work() -> dict[str, Any]:
+        snapshot = load_snapshot(state.store.blobs, p.snapshot_id)
+        checkpoint = turn_checkpoint_of(state, snapshot["sessionId"], snapshot["inputId"])
+        return snapshot | {"checkpointId": checkpoint} if checkpoint else snapshot
+
+    return await anyio.to_thread.run_sync(work)
 
 
 async def snapshot_lower(state: SidecarState, p: SnapshotLowerParams) -> dict[str, Any]:
@@ -242,7 +250,11 @@ async def gc(state: SidecarState, p: StoreGcParams) -> StoreGcResult:
         state.store.require_writable()
     return await anyio.to_thread.run_sync(
         lambda: collect(
-            state.store, keep_recent=p.keep_recent, grace_seconds=p.grace_seconds, dry_run=p.dry_run
+            state.store,
+            keep_recent=p.keep_recent,
+            grace_seconds=p.grace_seconds,
+            dry_run=p.dry_run,
+            also_keep=checkpoints_of(state.store),
         )
     )
 

@@ -22,6 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from protocol.errors import ErrorCode
+from sidecar.runs.checkpointing import turn_checkpoint
 from sidecar.runs.failures import RunStopped
 from sidecar.runs.live_lookup import learn_limits
 from sidecar.runs.loop_state import LoopState
@@ -74,6 +75,7 @@ class RunLoop(LoopState):
         self.tool_round = ToolRound(self, None if delegate is None else partial(delegate, self))
 
     async def run(self) -> None:
+        await turn_checkpoint(self)  # the workspace as the turn found it
         # before the first assembly: the model's limits from its provider, once per process
         await learn_limits(self.provider, self.s.effective.profile)
         rounds = 0

@@ -23,9 +23,10 @@ and resuming one, driving it to its one terminal event, cancelling it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -125,6 +126,17 @@ class RunManager:
             except SidecarError:
                 continue  # held by a live process, or gone
             sessions.release_now(session_id)
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, session_id: str, what: str) -> AsyncIterator[None]:
+        """Work on the session's workspace with no run of this process on it (a checkpoint's
+        restore): ``session.busy`` while one is active, and none starts meanwhile."""
+        self._claim(session_id)
+        self._busy[session_id] = what
+        try:
+            yield
+        finally:
+            self._busy.pop(session_id, None)
 
     async def release_session(self, session_id: str) -> bool:
         """``session/release``: give the session back for another process to write;

@@ -3,7 +3,9 @@
 Each call is announced (``tool.callRequested``), then run where it lives: a sub-agent call
 (``agent_delegate`` / ``agent_handoff``, :data:`AGENT_TOOLS`) by the delegate the loop was
 given, a built-in workspace tool in the sidecar (:mod:`sidecar.runs.builtin`), any other
-through the host (``approval/request`` when the run requires it, then ``tool/execute``).
+through the host (``approval/request`` when the run requires it, then ``tool/execute``).  A
+call that may change the workspace has a checkpoint before it and its after-state recorded
+(:mod:`sidecar.runs.checkpointing`).
 Its result is stored as the turn's next user message (``tool.resultStored``).  A tool that
 fails, times out or answers something that is not a result becomes an error result the model
 sees; so does, in a resumed run, a built-in command that had started before the sidecar
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from protocol._base import dump_wire, parse_wire
 from protocol.errors import ErrorCode
 from protocol.runs import ToolExecuteResult
+from sidecar.runs.checkpointing import after_call, before_call
 from sidecar.runs.failures import RunStopped
 
 if TYPE_CHECKING:
@@ -100,6 +103,20 @@ class ToolRound:
             await self.store_result(call, [{"type": "text", "text": f"not run: {reason}"}], True)
 
     async def _tool(self, call: ToolCall) -> None:
+        s = self.loop.s
+        if call.name in AGENT_TOOL_NAMES and self.loop.agent is None and s.delegation:
+            await self._run(call)
+            return
+        key = f"{call.name}:{json.dumps(call.arguments, sort_keys=True)}"
+        repeated = self._calls.get(key, 0) + 1 >= LOOP_REPEATS
+        mutating = not repeated and call.call_id not in s.interrupted
+        if mutating and await before_call(self.loop, call):
+            await self._run(call)
+            await after_call(self.loop, call)  # what the call left (a restore's conflicts)
+            return
+        await self._run(call)
+
+    async def _run(self, call: ToolCall) -> None:
         s = self.loop.s
         if call.name in AGENT_TOOL_NAMES and self.loop.agent is None and s.delegation:
             if self.delegate is None:

@@ -13,6 +13,7 @@ running meanwhile in another process counts it as new (its grace age) and keeps 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import zlib
@@ -35,12 +36,13 @@ _TEMP_PREFIX = ".tmp-"
 _temp_ids = itertools.count()  # next() is atomic under the GIL: one name per write
 
 
-def git_blob_id(data: bytes, object_format: ObjectFormat = "sha1") -> str:
-    """The git object id of ``data`` as a blob (what ``git hash-object`` prints)."""
+def git_blob_id(data: bytes, object_format: ObjectFormat = "sha1", kind: str = "blob") -> str:
+    """The git object id of ``data`` as a blob (what ``git hash-object`` prints); ``kind``
+    ``tree`` for a tree object (the workspace checkpoints, :mod:`sidecar.checkpoints`)."""
     import hashlib  # here: loading OpenSSL is a tenth of opening the store
 
     h = hashlib.new(object_format)
-    h.update(b"blob %d\0" % len(data))
+    h.update(b"%s %d\0" % (kind.encode(), len(data)))
     h.update(data)
     return h.hexdigest()
 
@@ -82,17 +84,21 @@ class BlobStore:
             )
         return self._objects / blob_id[:2] / blob_id[2:]
 
-    def put(self, data: bytes, *, blob_id: str | None = None) -> str:
+    def put(
+        self, data: bytes, *, blob_id: str | None = None, kind: str = "blob", durable: bool = True
+    ) -> str:
         """Store ``data``; return its id.  Storing the same bytes twice writes once.
         ``blob_id``: ``git_blob_id(data)`` in this store's format, when the caller has it
         already (it hashed the bytes where hashing belongs: in the CPU lane).
+        ``durable=False``: neither the object nor its directory is fsynced (a caller storing
+        thousands at once makes them durable together, ``os.sync``); still atomic.
 
         Safe when several threads store the same bytes at once: each writes its own
         temporary file (a shared name let one writer truncate the file another had just
         renamed into place, and fail the other's rename), and whichever rename lands last
         replaces a complete object with an identical one."""
         if blob_id is None:
-            blob_id = git_blob_id(data, self.object_format)
+            blob_id = git_blob_id(data, self.object_format, kind)
         path = self._path(blob_id)
         if path.exists():
             try:
@@ -110,10 +116,13 @@ class BlobStore:
         else:
             fsync_dir(self._objects)  # the new fan-out directory itself must be durable
         tmp_name = f"{_TEMP_PREFIX}{os.getpid()}-{next(_temp_ids)}-{path.name}"
-        payload = zlib.compress(b"blob %d\0" % len(data) + data, 1)
+        payload = zlib.compress(b"%s %d\0" % (kind.encode(), len(data)) + data, 1)
         self._writing.add(tmp_name)
         try:
-            write_file_atomic(path, payload, tmp_name=tmp_name, mode=0o444)
+            if durable:
+                write_file_atomic(path, payload, tmp_name=tmp_name, mode=0o444)
+            else:
+                _write_quick(path.with_name(tmp_name), path, payload)
         finally:
             self._writing.discard(tmp_name)
         return blob_id
@@ -128,8 +137,9 @@ class BlobStore:
         except NotFoundError:
             return False
 
-    def get(self, blob_id: str) -> bytes:
-        """The bytes of a blob; ``blob.not_found`` if absent, ``store.corrupt`` if damaged."""
+    def get(self, blob_id: str, kind: str = "blob") -> bytes:
+        """The bytes of a blob (or of a ``tree`` object with ``kind``); ``blob.not_found`` if
+        absent, ``store.corrupt`` if damaged or of another kind."""
         path = self._path(blob_id)
         try:
             raw = zlib.decompress(path.read_bytes())
@@ -140,6 +150,23 @@ class BlobStore:
         except zlib.error as exc:
             raise StoreCorruptError(f"blob {blob_id} is damaged: {exc}") from exc
         header, sep, data = raw.partition(b"\0")
-        if not sep or header != b"blob %d" % len(data):
+        if not sep or header != b"%s %d" % (kind.encode(), len(data)):
             raise StoreCorruptError(f"blob {blob_id} has a bad header", details={"blob": blob_id})
         return data
+
+
+def _write_quick(tmp: Path, path: Path, payload: bytes) -> None:
+    """``payload`` at ``path`` by a temporary file and a rename, without fsync."""
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

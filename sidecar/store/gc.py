@@ -9,6 +9,9 @@ The keep-set is everything something live refers to:
   snapshot carries;
 - every run record's frozen input, the blobs it names, and the script it was started with
   (``run/resume`` needs them for as long as the run is kept);
+- every object a workspace checkpoint refers to (its trees, down to their blobs), and what a
+  mutating call left (``also_keep``: :mod:`sidecar.checkpoints`, whose retention decides
+  which checkpoints a session keeps);
 - anything younger than ``grace_seconds`` (an input being frozen right now is not referenced
   by anything yet).
 
@@ -31,7 +34,7 @@ import contextlib
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from protocol.error_codes import ErrorCode
 from protocol.snapshots import StoreGcResult
@@ -42,7 +45,7 @@ from sidecar.store.lock import FileLock, holder_record
 if TYPE_CHECKING:
     from sidecar.store import Store
 
-__all__ = ["collect"]
+__all__ = ["Keeper", "collect"]
 
 _BLOB_KEYS = {"blob", "hash", "inputId", "scriptBlob"}
 
@@ -58,10 +61,29 @@ def _refs(node: Any, out: set[str], hex_len: int) -> None:
             _refs(value, out, hex_len)
 
 
-def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool) -> StoreGcResult:
-    """Collect what nothing keeps (see the module docstring), under the store's gc lock."""
+class Keeper(Protocol):
+    """What else keeps objects: the workspace checkpoints (``sidecar.checkpoints``, beside
+    the store: the store does not import it)."""
+
+    def reachable(self) -> set[str]: ...
+
+    def bump_epoch(self) -> None:
+        """Objects were collected: caches naming objects by id must be dropped."""
+        ...
+
+
+def collect(
+    store: Store,
+    *,
+    keep_recent: int,
+    grace_seconds: int,
+    dry_run: bool,
+    also_keep: Keeper | None = None,
+) -> StoreGcResult:
+    """Collect what nothing keeps (see the module docstring), under the store's gc lock;
+    ``also_keep``: every object it names is kept too (and it is told when any was collected)."""
     if dry_run:
-        return _collect(store, keep_recent=keep_recent, grace_seconds=grace_seconds, dry_run=True)
+        return _collect(store, keep_recent, grace_seconds, True, also_keep)
     store.require_writable()
     lock = FileLock(store.gc_lock.path)  # its own descriptor: one gc per process too
     if not lock.try_acquire(holder_record(store.sessions.face, now_iso())):
@@ -72,15 +94,20 @@ def collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool
             retry_after_ms=1000,
         )
     try:
-        return _collect(store, keep_recent=keep_recent, grace_seconds=grace_seconds, dry_run=False)
+        result = _collect(store, keep_recent, grace_seconds, False, also_keep)
+        if also_keep is not None and result.collected:
+            also_keep.bump_epoch()
+        return result
     finally:
         lock.release()
 
 
-def _collect(store: Store, *, keep_recent: int, grace_seconds: int, dry_run: bool) -> StoreGcResult:
+def _collect(
+    store: Store, keep_recent: int, grace_seconds: int, dry_run: bool, also_keep: Keeper | None
+) -> StoreGcResult:
     blobs = store.blobs
     hex_len = 40 if blobs.object_format == "sha1" else 64
-    keep: set[str] = set()
+    keep: set[str] = set() if also_keep is None else also_keep.reachable()
     dropped = 0
     for session_id in store.sessions.session_ids():
         history = store.root / "sessions" / session_id / "history.jsonl"

@@ -23,6 +23,7 @@ CORE = (
     "sidecar/context",
     "sidecar/inputs",
     "sidecar/store",
+    "sidecar/checkpoints",
 )
 FACES = ("sidecar.rpc", "sidecar.acp")
 FORBIDDEN = ("acp", "mcp", "pygls", "lsprotocol", *FACES)
