@@ -215,17 +215,19 @@ class Rewind:
             "/rewind %s %s in %s: %s", number, request.mode, session_id, result.get("status")
         )
         if result["status"] == "conflicts":
+            conflicts = result.get("conflicts") or []
             lines = [
-                f"**Not restored**: {len(result['conflicts'])} file(s) changed outside the "
+                f"**Not restored**: {len(conflicts)} file(s) changed outside the "
                 "agent since; nothing was written and no session was forked.",
                 "",
-                *(f"- `{c['path']}`: {c['reason']}" for c in result["conflicts"]),
+                *(f"- `{c['path']}`: {c['reason']}" for c in conflicts),
                 "",
                 f"`/rewind {number} {request.mode} force` overwrites them.",
             ]
             return "\n".join(lines) + "\n"
-        lines = [f"**Rewound** to checkpoint {number} ({_why(checkpoint)}).", ""]
+        lines = [f"**Rewound** to checkpoint {number} ({_why(checkpoint)})."]
         if files:
+            lines.append("")
             restored = result.get("restored") or []
             if restored:
                 lines.append(f"Files restored ({len(restored)}):")
@@ -234,7 +236,10 @@ class Rewind:
                 ]
             else:
                 lines.append("The files were already as the checkpoint holds them.")
-            lines += [f"- `{n['path']}` not restored: {n['reason']}" for n in result["notRestored"]]
+            lines += [
+                f"- `{n['path']}` not restored: {n['reason']}"
+                for n in result.get("notRestored") or []
+            ]
             undo = result.get("undoCheckpointId")
             if undo and restored:
                 lines += ["", await self._undo_line(session_id, str(undo))]

@@ -97,7 +97,7 @@ test("rewind a workspace and a conversation from the host library", { timeout: 6
     const refused = await rewindTo(host, sessionId, second, "both");
     assert.equal(refused.status, "conflicts");
     assert.deepEqual((refused.conflicts ?? []).map((c) => c.path), ["a.txt"]);
-    assert.equal(refused.forkedSessionId, null);
+    assert.ok(!refused.forkedSessionId, "no fork");
     assert.equal(fs.readFileSync(file("a.txt"), "utf8"), "by hand\n");
     assert.ok(fs.existsSync(file("b.txt")));
 

@@ -423,7 +423,7 @@ local ok, err = xpcall(function()
   check(contains(picks[2].float, "a.txt: modified since, would be put back")
     and contains(picks[2].float, "notes.txt: deleted since, would be recreated")
     and contains(picks[2].float, "b.txt: added since, would be deleted")
-    and contains(picks[2].float, "-two") and contains(picks[2].float, "+three"),
+    and contains(picks[2].float, "-two") and contains(picks[2].float, "+by hand"),
     "the float shows what restoring would change:\n" .. picks[2].float)
   check(contains(picks[3].prompt, "a.txt"), "the conflict is named: " .. picks[3].prompt)
   check(vim.fn.readfile(rw .. "/a.txt")[1] == "two" and vim.fn.readfile(rw .. "/notes.txt")[1] == "untracked notes"
