@@ -14,6 +14,7 @@ export { toolCall, toolApproval, toolResult, planUpdated, approvalSummary } from
 export {
   REWIND_CHOICES,
   checkpointAt,
+  takenAfter,
   diffCheckpoint,
   listCheckpoints,
   previewRewind,

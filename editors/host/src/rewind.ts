@@ -3,13 +3,17 @@
 // rewind "to here" (files, conversation or both) from a message, and a whole blob's text (the
 // file as a checkpoint holds it, for a diff editor).
 //
-// Decision: the files "at" user message `seq` are those of the oldest checkpoint taken at or
-// after it (`checkpoint.seq >= seq`): nothing the agent did between the message and that
-// checkpoint changed a file, or there would be an older one. A turn that changed nothing has no
-// checkpoint of its own: its files are the next turn's checkpoint's, and its conversation is
-// forked here with `session/fork {atSeq: seq - 1}` (what `checkpoint/restore` does for a turn's
-// own checkpoint). No checkpoint after the message at all: the agent changed nothing since,
-// and a files rewind has nothing to do.
+// Decision: the files "at" user message `seq` are those of the oldest checkpoint (in time: the
+// list's order) taken after the message was stored. A checkpoint's `seq` is the entry it stands
+// before: an `edit`, `command` or `restore` checkpoint was taken when the head was `seq - 1`
+// (after the message when `seq > message`), a `turn` checkpoint stands before its own user
+// message (`seq == turnSeq`) but is taken after it, when its run starts. Every change the
+// sidecar makes (a mutating call, a restore) comes after a checkpoint, so nothing changed the
+// files between the message and that checkpoint (but a hand edit: a conflict). A message with
+// no checkpoint of its own (appended without a run) has the next one's files, and its
+// conversation is forked here with `session/fork {atSeq: seq - 1}` (what `checkpoint/restore`
+// does for a turn's own checkpoint). No checkpoint after the message at all: nothing changed
+// since, and a files rewind has nothing to do.
 import type { SidecarHost } from "./client.js";
 import type {
   Checkpoint,
@@ -49,13 +53,16 @@ export function restoreCheckpoint(
   return host.request("checkpoint/restore", { sessionId, checkpointId, ...restoreFlags(choice), force }, signal);
 }
 
+/** Whether `checkpoint` was taken after user message `seq` was stored (see above). */
+export function takenAfter(checkpoint: Checkpoint, seq: number): boolean {
+  return checkpoint.reason === "turn" ? checkpoint.seq >= seq : checkpoint.seq > seq;
+}
+
 /** The checkpoint holding the files as they were when user message `seq` was sent (see above),
  *  from a `checkpoint/list` answer (newest first); undefined when none was taken since. */
 export function checkpointAt(checkpoints: readonly Checkpoint[], seq: number): Checkpoint | undefined {
   let found: Checkpoint | undefined;
-  for (const checkpoint of checkpoints) {
-    if (checkpoint.seq >= seq && (found === undefined || checkpoint.seq <= found.seq)) found = checkpoint;
-  }
+  for (const checkpoint of checkpoints) if (takenAfter(checkpoint, seq)) found = checkpoint; // the last is the oldest
   return found;
 }
 

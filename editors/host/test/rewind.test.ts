@@ -31,14 +31,18 @@ test("restoreFlags and checkpointAt", () => {
   assert.deepEqual(restoreFlags("code"), { files: true, conversation: false });
   assert.deepEqual(restoreFlags("conversation"), { files: false, conversation: true });
   assert.deepEqual(restoreFlags("both"), { files: true, conversation: true });
-  const at = (seq: number, turnSeq: number | null) => ({
-    checkpointId: `ckpt_${seq}`, sessionId: "s", seq, turnSeq, createdAt: "t", reason: "edit" as const, files: 1, notCaptured: 0, changedFiles: 0,
+  type Reason = "turn" | "edit" | "command" | "restore";
+  const at = (id: string, seq: number, turnSeq: number | null, reason: Reason) => ({
+    checkpointId: id, sessionId: "s", seq, turnSeq, createdAt: "t", reason, files: 1, notCaptured: 0, changedFiles: 0,
   });
-  const newestFirst = [at(9, 7), at(5, 4), at(3, 1), at(2, 1)];
-  assert.equal(checkpointAt(newestFirst, 1)?.checkpointId, "ckpt_2");
-  assert.equal(checkpointAt(newestFirst, 4)?.checkpointId, "ckpt_5");
-  assert.equal(checkpointAt(newestFirst, 6)?.checkpointId, "ckpt_9"); // a turn that changed nothing
-  assert.equal(checkpointAt(newestFirst, 10), undefined);
+  // turn 1 (message 1): its turn checkpoint, an edit; turn 2 (message 4): its turn checkpoint;
+  // a restore at head 6; message 7 changes nothing; a restore at head 8
+  const newestFirst = [at("r9", 9, 4, "restore"), at("r7", 7, 1, "restore"), at("t4", 4, 4, "turn"), at("e3", 3, 1, "edit"), at("t1", 1, 1, "turn")];
+  assert.equal(checkpointAt(newestFirst, 1)?.checkpointId, "t1");
+  assert.equal(checkpointAt(newestFirst, 4)?.checkpointId, "t4");
+  assert.equal(checkpointAt(newestFirst, 6)?.checkpointId, "r7"); // the restore after it, at head 6
+  assert.equal(checkpointAt(newestFirst, 7)?.checkpointId, "r9"); // not r7: taken before message 7
+  assert.equal(checkpointAt(newestFirst, 9), undefined);
 });
 
 test("rewind a workspace and a conversation from the host library", { timeout: 60_000 }, async () => {
@@ -126,6 +130,23 @@ test("rewind a workspace and a conversation from the host library", { timeout: 6
     assert.deepEqual(first.restored, []);
     assert.equal((await host.request("session/get", { sessionId: first.forkedSessionId! })).headSeq, users[0]! - 1);
     assert.equal(fs.readFileSync(file("a.txt"), "utf8"), "by hand\n");
+
+    // a turn with no checkpoint (appended, no run): its conversation is forked by session/fork,
+    // and its files have nothing to put back
+    const appended = await host.request("session/append", {
+      sessionId,
+      entries: [
+        { kind: "message", role: "user", content: [{ type: "text", text: "just talk" }] },
+        { kind: "message", role: "assistant", content: [{ type: "text", text: "ok" }] },
+      ],
+    });
+    const talk = appended.appended[0]!.seq;
+    assert.equal(checkpointAt((await listCheckpoints(host, sessionId)).checkpoints, talk), undefined);
+    const talked = await rewindTo(host, sessionId, talk, "both");
+    assert.equal(talked.status, "restored");
+    assert.deepEqual([talked.restored, talked.checkpointId], [[], null]);
+    const talkFork = await host.request("session/get", { sessionId: talked.forkedSessionId! });
+    assert.deepEqual([talkFork.headSeq, talkFork.forkedFrom?.sessionId], [talk - 1, sessionId]);
   } finally {
     await host.close();
   }
