@@ -60,6 +60,7 @@ class ErrorCode:
     # checkpoints of the workspace
     CHECKPOINT_NOT_FOUND: Final = "checkpoint.not_found"
     CHECKPOINT_NO_ROOTS: Final = "checkpoint.no_roots"
+    CHECKPOINT_TOO_LARGE: Final = "checkpoint.too_large"
     # tokens and context
     TOKENIZER_UNKNOWN: Final = "tokens.unknown_tokenizer"
     BUDGET_EXCEEDED: Final = "context.budget_exceeded"

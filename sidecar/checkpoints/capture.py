@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-__all__ = ["RACY_NS", "RootCapture", "StatCache", "capture_root"]
+__all__ = ["RACY_NS", "RootCapture", "StatCache", "TooManyFiles", "capture_root"]
 
 RACY_NS = 50_000_000
 """A file whose mtime or ctime is this close to the capture's start is hashed again next time
@@ -48,6 +48,11 @@ _MANY = 32
 """More new objects than this in one capture: written without fsync each, then ``os.sync``."""
 
 CacheKey = tuple[int, int, int, int, int]
+
+
+class TooManyFiles(Exception):
+    """The root holds more entries than a checkpoint walks (``checkpoints.maxFiles``): a
+    root such as a home directory is refused rather than walked for minutes."""
 
 
 @dataclass(slots=True)
@@ -105,6 +110,7 @@ class _Walk:
     """Objects to store: (body, id, kind)."""
     files: int = 0
     not_captured: list[dict[str, Any]] = field(default_factory=list)
+    entries_left: int = 0
 
 
 def capture_root(
@@ -116,10 +122,13 @@ def capture_root(
     max_file_bytes: int,
     global_excludes: Path | None,
     known: set[str] | None = None,
+    max_files: int = 200_000,
 ) -> RootCapture:
     """The files of ``root`` as a git tree (see the module docstring).  ``known``: object ids
-    this process has stored already (not checked or written again); grown with the new ones."""
+    this process has stored already (not checked or written again); grown with the new ones.
+    :class:`TooManyFiles` past ``max_files`` entries walked (files and directories)."""
     walk = _Walk(blobs, cache, write, max_file_bytes, time.time_ns(), set())
+    walk.entries_left = max_files
     rules = base_rules(root, global_excludes)
     tree = _directory(walk, str(root), "", rules)
     if tree is None:
@@ -163,6 +172,9 @@ def _directory(walk: _Walk, path: str, rel: str, rules: list[Rules]) -> str | No
             items = list(scan)
     except OSError:
         return None
+    walk.entries_left -= len(items)
+    if walk.entries_left < 0:
+        raise TooManyFiles(f"more than the bound of entries under {path}")
     entries: list[Entry] = []
     for item in items:
         name = item.name

@@ -6,15 +6,17 @@ the journals of the sessions it has written.  Everything here blocks (walks, has
 callers run it in a worker thread.
 
 Settings are the session's, under ``meta.checkpoints`` (``session/create``'s ``meta``):
-``enabled`` (default true; a session without roots has none), ``maxFileBytes`` (10 MiB),
-``keep`` (the newest 100 per session) and ``maxAgeDays`` (30; a checkpoint older is dropped
-unless it is among the newest ``keep``... and younger ones beyond ``keep`` are dropped too:
-the bound is whichever is smaller).
+``enabled`` (default true; a session without roots has none), ``maxFileBytes`` (10 MiB: a
+larger file is listed, not captured), ``keep`` (the newest 100 per session), ``maxAgeDays``
+(30: older ones are dropped even among the newest ``keep``) and ``maxFiles`` (200,000
+entries walked per root: past it no checkpoint is taken, and ``checkpoint/list`` and
+``checkpoint/diff`` answer ``checkpoint.too_large``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import xxhash
 
 from protocol.error_codes import ErrorCode
-from sidecar.checkpoints.capture import RootCapture, StatCache, capture_root
+from sidecar.checkpoints.capture import RootCapture, StatCache, TooManyFiles, capture_root
 from sidecar.checkpoints.ignore import global_excludes
 from sidecar.checkpoints.records import FILE, Journal
 from sidecar.checkpoints.trees import DIR, decode_tree
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
     from sidecar.store import Store
 
 __all__ = ["Checkpoints", "Settings", "checkpoints_of", "settings_of"]
+
+logger = logging.getLogger(__name__)
 
 _DIR = "checkpoints"
 _EPOCH = "epoch"
@@ -51,6 +55,7 @@ class Settings:
     max_file_bytes: int = 10 * 1024 * 1024
     keep: int = 100
     max_age_days: float = 30.0
+    max_files: int = 200_000
 
 
 def settings_of(meta: dict[str, Any] | None) -> Settings:
@@ -71,6 +76,7 @@ def settings_of(meta: dict[str, Any] | None) -> Settings:
         max_file_bytes=int(num("maxFileBytes", base.max_file_bytes, 0)),
         keep=int(num("keep", base.keep, 1)),
         max_age_days=float(num("maxAgeDays", base.max_age_days, 0)),
+        max_files=int(num("maxFiles", base.max_files, 1)),
     )
 
 
@@ -167,6 +173,7 @@ class Checkpoints:
                     max_file_bytes=settings.max_file_bytes,
                     global_excludes=excludes,
                     known=self._known,
+                    max_files=settings.max_files,
                 )
                 cache.save(cache_file)
             out.append(captured)
@@ -192,7 +199,11 @@ class Checkpoints:
             return None
         self.store.sessions.hold(session_id)
         if captured is None:
-            captured = self.capture(roots, settings, write=True)
+            try:
+                captured = self.capture(roots, settings, write=True)
+            except TooManyFiles as exc:
+                logger.warning("no checkpoint of session %s: %s", session_id, exc)
+                return None
         record = {
             "type": "checkpoint",
             "checkpointId": new_id("ckpt"),
@@ -221,7 +232,10 @@ class Checkpoints:
         if not roots or not settings.enabled:
             return
         self.store.sessions.hold(session_id)
-        captured = self.capture(roots, settings, write=True)
+        try:
+            captured = self.capture(roots, settings, write=True)
+        except TooManyFiles:
+            return
         record = {
             "type": "after",
             "createdAt": now_iso(),

@@ -10,6 +10,7 @@ from protocol import methods as m
 from protocol.error_codes import ErrorCode
 from sidecar.aio import in_thread
 from sidecar.checkpoints import Checkpoints, checkpoints_of, diff, restore
+from sidecar.checkpoints.capture import TooManyFiles
 from sidecar.errors import InvalidRequestError
 from sidecar.methods.route import route
 
@@ -35,11 +36,22 @@ def _now(service: Checkpoints, session_id: str) -> tuple[list[RootCapture], Any]
             f"session {session_id} has no workspace roots",
             details={"sessionId": session_id},
         )
-    now = service.capture(roots, settings, write=False)
+    try:
+        now = service.capture(roots, settings, write=False)
+    except TooManyFiles as exc:
+        raise _too_large(session_id, exc) from None
     extra: dict[str, bytes] = {}
     for captured in now:
         extra.update(captured.trees)
     return now, service.tree_reader(extra)
+
+
+def _too_large(session_id: str, exc: TooManyFiles) -> InvalidRequestError:
+    return InvalidRequestError(
+        ErrorCode.CHECKPOINT_TOO_LARGE,
+        f"session {session_id}'s roots hold more than checkpoints.maxFiles entries",
+        details={"sessionId": session_id, "at": str(exc)},
+    )
 
 
 def _wire(record: dict[str, Any], changed: int) -> dict[str, Any]:
@@ -98,9 +110,12 @@ async def checkpoint_restore(state: SidecarState, p: CheckpointRestoreParams) ->
                 details={"sessionId": p.session_id},
             )
         async with state.runs.exclusive(p.session_id, "restoring"):
-            answer |= await in_thread(
-                lambda: restore.restore_files(service, p.session_id, record, force=p.force)
-            )
+            try:
+                answer |= await in_thread(
+                    lambda: restore.restore_files(service, p.session_id, record, force=p.force)
+                )
+            except TooManyFiles as exc:
+                raise _too_large(p.session_id, exc) from None
         if answer["status"] == "conflicts":
             return answer
     if p.conversation:

@@ -1,0 +1,332 @@
+"""Checkpoints of a workspace (``sidecar.checkpoints``) on a real store on disk: capture as
+git sees the tree, the stat cache, what is not captured or not read, diff, restore with its
+conflicts, retention and what gc keeps.  ``git`` runs here only to say what git itself would
+write for the same tree (on a copy the product never sees)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.checkpoints import capture as capture_mod
+from sidecar.checkpoints import checkpoints_of, diff, restore
+from sidecar.checkpoints.capture import StatCache, capture_root
+from sidecar.store import Store
+from sidecar.store.blobs import git_blob_id
+from sidecar.store.gc import collect
+
+pytestmark = pytest.mark.anyio
+
+OLD = time.time() - 3600
+
+
+def _git_env(home: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
+
+def _tree(root: Path, home: Path) -> None:
+    (root / "src" / "deep").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("print('a')\n")
+    (root / "src" / "deep" / "b.txt").write_bytes(b"bytes\x00and more")
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "link").symlink_to("src/a.py")
+    (root / ".gitignore").write_text("node_modules/\n*.log\n!keep.log\n")
+    (root / "src" / ".gitignore").write_text("*.tmp\n")
+    (root / "src" / "x.tmp").write_text("ignored by src/.gitignore\n")
+    (root / "a.log").write_text("ignored\n")
+    (root / "keep.log").write_text("re-included\n")
+    (root / "secret.key").write_text("ignored by info/exclude\n")
+    (root / "global.bak").write_text("ignored by the global excludes\n")
+    (root / "node_modules" / "p").mkdir(parents=True)
+    (root / "node_modules" / "p" / "i.js").write_text("x\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True, env=_git_env(home))
+    (root / ".git" / "info" / "exclude").write_text("*.key\n")
+    (home / ".config" / "git").mkdir(parents=True, exist_ok=True)
+    (home / ".config" / "git" / "ignore").write_text("*.bak\n")
+    for path in root.rglob("*"):
+        if ".git" not in path.parts:
+            os.utime(path, (OLD, OLD), follow_symlinks=False)
+    time.sleep(2 * capture_mod.RACY_NS / 1e9)  # the ctimes set just now are no longer racy
+
+
+def _capture(root: Path, store: Store, cache: StatCache | None = None, **kw: Any) -> Any:
+    return capture_root(
+        root,
+        blobs=store.blobs,
+        cache=cache if cache is not None else StatCache(),
+        write=kw.pop("write", True),
+        max_file_bytes=kw.pop("max_file_bytes", 1 << 20),
+        global_excludes=kw.pop("global_excludes", None),
+        max_files=kw.pop("max_files", 1000),
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    return home
+
+
+def test_a_capture_is_the_tree_git_writes(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "ws"
+    _tree(root, home)
+    store = Store(tmp_path / "store")
+    git_before = {p: p.read_bytes() for p in (root / ".git").rglob("*") if p.is_file()}
+    captured = _capture(root, store, global_excludes=home / ".config" / "git" / "ignore")
+    assert {p: p.read_bytes() for p in (root / ".git").rglob("*") if p.is_file()} == git_before
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, symlinks=True)
+    env = _git_env(home)
+    subprocess.run(["git", "add", "-A"], cwd=copy, check=True, env=env)
+    written = subprocess.run(
+        ["git", "write-tree"], cwd=copy, check=True, env=env, capture_output=True, text=True
+    ).stdout.strip()
+    assert captured.tree == written
+    assert captured.files == 7  # a.py, b.txt, run.sh, link, two .gitignore, keep.log
+    # every object is in the store, readable by git itself
+    listing = subprocess.run(
+        ["git", "--git-dir", str(store.blobs.root), "ls-tree", "-r", captured.tree],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "100755 blob" in listing and "120000 blob" in listing
+    assert not store.blobs.has(git_blob_id(b"x\n"))  # node_modules/p/i.js
+
+
+def test_ignored_directories_are_never_entered(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "ws"
+    _tree(root, home)
+    scanned: list[str] = []
+    real = os.scandir
+
+    def spy(path: Any) -> Any:
+        scanned.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", spy)
+    _capture(root, Store(tmp_path / "store"))
+    assert scanned and not [p for p in scanned if "node_modules" in p or ".git" in p]
+
+
+def test_the_stat_cache_reads_only_what_changed(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "ws"
+    _tree(root, home)
+    store = Store(tmp_path / "store")
+    reads: list[str] = []
+    real = capture_mod._read
+
+    def counted(path: str, st: os.stat_result) -> bytes | None:
+        reads.append(path)
+        return real(path, st)
+
+    monkeypatch.setattr(capture_mod, "_read", counted)
+    cache = StatCache()
+    first = _capture(root, store, cache)
+    assert len(reads) == 7  # every regular file once (global.bak too: no global excludes)
+    reads.clear()
+    again = _capture(root, store, cache)
+    assert reads == [] and again.tree == first.tree
+    (root / "src" / "a.py").write_text("print('b')\n")
+    os.utime(root / "src" / "a.py", (OLD + 5, OLD + 5))
+    reads.clear()
+    changed = _capture(root, store, cache)
+    assert reads == [str(root / "src" / "a.py")] and changed.tree != first.tree
+    # a file written just now is hashed again next time (racily clean)
+    (root / "src" / "a.py").write_text("print('c')\n")
+    _capture(root, store, cache)
+    reads.clear()
+    _capture(root, store, cache)
+    assert reads == [str(root / "src" / "a.py")]
+
+
+def test_a_file_over_the_bound_is_listed_not_captured(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "small.txt").write_text("small\n")
+    (root / "huge.bin").write_bytes(b"h" * 5000)
+    store = Store(tmp_path / "store")
+    captured = _capture(root, store, max_file_bytes=4096)
+    assert captured.files == 1
+    assert captured.not_captured == [{"path": "huge.bin", "size": 5000, "mode": "100644"}]
+    assert not store.blobs.has(git_blob_id(b"h" * 5000))
+
+
+async def _session(store: Store, root: Path, **settings: Any) -> str:
+    meta = {"checkpoints": settings} if settings else None
+    session = await store.sessions.create(
+        title="t", workspace_roots=[str(root)], profile_id=None, meta=meta
+    )
+    return session.session_id
+
+
+def _changes(service: Any, sid: str, record: dict[str, Any]) -> list[diff.Change]:
+    roots, settings, _ = service.session(sid)
+    now = service.capture(roots, settings, write=False)
+    extra = {k: v for c in now for k, v in c.trees.items()}
+    return diff.changes(record, now, service.tree_reader(), service.tree_reader(extra))
+
+
+async def test_diff_says_what_changed_and_bounds_the_text(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("one\ntwo\n")
+    (root / "gone.txt").write_text("bye\n")
+    (root / "bin.dat").write_bytes(b"\x00\x01")
+    store = Store(tmp_path / "store")
+    sid = await _session(store, root)
+    service = checkpoints_of(store)
+    record = service.take(sid, reason="edit")
+    assert record is not None
+    (root / "a.txt").write_text("one\nTWO\n")
+    (root / "gone.txt").unlink()
+    (root / "new" / "n.txt").parent.mkdir()
+    (root / "new" / "n.txt").write_text("hi\n")
+    (root / "bin.dat").write_bytes(b"\x00\x02")
+    found = _changes(service, sid, record)
+    assert {c.path: c.kind for c in found} == {
+        "a.txt": "modified",
+        "gone.txt": "deleted",
+        "new/n.txt": "added",
+        "bin.dat": "modified",
+    }
+    files, truncated = diff.file_changes(found, store.blobs, 1 << 20)
+    by_path = {f["path"]: f for f in files}
+    assert not truncated
+    assert "-two\n+TWO\n" in by_path["a.txt"]["diff"]
+    assert by_path["bin.dat"]["binary"] and by_path["bin.dat"]["diff"] is None
+    assert by_path["gone.txt"]["after"] is None and by_path["gone.txt"]["before"]
+    files, truncated = diff.file_changes(found, store.blobs, 40)
+    assert truncated and sum(len(f["diff"] or "") for f in files) <= 40
+
+
+async def test_restore_puts_files_back_and_refuses_outside_edits(
+    tmp_path: Path, home: Path
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("agent's\n")
+    (root / "x.sh").write_text("#!/bin/sh\n")
+    (root / "x.sh").chmod(0o755)
+    store = Store(tmp_path / "store")
+    sid = await _session(store, root)
+    service = checkpoints_of(store)
+    record = service.take(sid, reason="edit")
+    assert record is not None
+    (root / "a.txt").write_text("changed by the agent\n")
+    (root / "x.sh").chmod(0o644)
+    (root / "made").mkdir()
+    (root / "made" / "m.txt").write_text("made\n")
+    service.record_after(sid, run_id="run_1", call_id="c1")
+    (root / "later.txt").write_text("made by hand, after the agent\n")
+    refused = restore.restore_files(service, sid, record, force=False)
+    assert refused == {
+        "status": "conflicts",
+        "conflicts": [{"path": "later.txt", "reason": refused["conflicts"][0]["reason"]}],
+    }
+    assert (root / "later.txt").exists() and len(service.records(sid)) == 1
+    (root / "later.txt").unlink()
+    done = restore.restore_files(service, sid, record, force=False)
+    assert done["status"] == "restored"
+    assert (root / "a.txt").read_text() == "agent's\n"
+    assert (root / "x.sh").stat().st_mode & 0o111
+    assert not (root / "made").exists()
+    journal = [r["type"] for r in service.journal(sid).read()]
+    assert journal[-6:] == ["checkpoint", "restore", *["restored"] * 3, "restoreEnd"]
+
+
+async def test_retention_keeps_the_newest_and_drops_the_old(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    store = Store(tmp_path / "store")
+    sid = await _session(store, root, keep=3, maxAgeDays=30)
+    service = checkpoints_of(store)
+    taken = []
+    for i in range(14):
+        (root / "f.txt").write_text(f"version {i}\n")
+        record = service.take(sid, reason="edit")
+        assert record is not None
+        taken.append(record["checkpointId"])
+    kept = [r["checkpointId"] for r in service.records(sid)]
+    # rewritten once the bound was passed by the slack (10): the newest 3 then, and since
+    assert kept == taken[10:]
+    # one older than maxAgeDays goes at the next checkpoint, whatever the count
+    journal = service.journal(sid)
+    records = journal.read()
+    records[-1] = {**records[-1], "createdAt": "2020-01-01T00:00:00.000Z"}
+    records.append({**records[-1], "createdAt": "2020-01-01T00:00:00.000Z", "checkpointId": "x"})
+    journal.rewrite(records[1:])
+    service.take(sid, reason="edit")
+    assert all(not r["createdAt"].startswith("2020") for r in service.records(sid))
+
+
+async def test_gc_keeps_what_checkpoints_reach_and_collects_the_rest(
+    tmp_path: Path, home: Path
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    store = Store(tmp_path / "store")
+    sid = await _session(store, root, keep=1)
+    service = checkpoints_of(store)
+    (root / "f.txt").write_text("first\n")
+    first = service.take(sid, reason="edit")
+    assert first is not None
+    for i in range(12):
+        (root / "f.txt").write_text(f"later {i}\n")
+        service.take(sid, reason="edit")
+    epoch = service.epoch()
+    result = collect(store, keep_recent=20, grace_seconds=0, dry_run=False, also_keep=service)
+    assert result.collected > 0
+    assert not store.blobs.has(git_blob_id(b"first\n"))  # only the dropped checkpoints had it
+    newest = service.records(sid)[-1]
+    assert store.blobs.has(newest["roots"][0]["tree"])
+    assert store.blobs.has(git_blob_id(b"later 11\n"))
+    assert service.epoch() == epoch + 1  # the stat caches made before are dropped
+    stats = service.stats()
+    assert stats["count"] == len(service.records(sid)) and stats["objects"] >= 2
+
+
+def test_the_journal_skips_a_torn_line(tmp_path: Path) -> None:
+    from sidecar.checkpoints.records import Journal
+
+    journal = Journal(tmp_path / "checkpoints.jsonl")
+    journal.append({"type": "checkpoint", "checkpointId": "a"})
+    with open(journal.path, "ab") as fh:
+        fh.write(b'{"type": "checkpoint", "checkpo')  # a kill -9 mid-write
+    journal.append({"type": "checkpoint", "checkpointId": "b"})
+    assert [r["checkpointId"] for r in journal.read()] == ["a", "b"]
+    assert json.loads(journal.path.read_bytes().splitlines()[-1])["checkpointId"] == "b"
+
+
+async def test_a_root_past_max_files_gets_no_checkpoint(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for i in range(5):
+        (root / f"f{i}").write_text("x")
+    store = Store(tmp_path / "store")
+    with pytest.raises(capture_mod.TooManyFiles):
+        _capture(root, store, max_files=4)
+    sid = await _session(store, root, maxFiles=4)
+    assert checkpoints_of(store).take(sid, reason="edit") is None
+    sid = await _session(store, root, maxFiles=5)
+    assert checkpoints_of(store).take(sid, reason="edit") is not None
