@@ -336,6 +336,8 @@ def _said(exc: RequestError) -> str | None:
     code = data.get("code")
     if code == ErrorCode.CHECKPOINT_NO_ROOTS:
         return "This session has no workspace root: there is nothing to rewind.\n"
+    if code == ErrorCode.CHECKPOINT_TOO_LARGE:
+        return f"No checkpoints here: {exc}.\n"
     if code == ErrorCode.CHECKPOINT_NOT_FOUND:
         return "That checkpoint is gone (retention, or `store/gc`): `/rewind` lists them.\n"
     return None
