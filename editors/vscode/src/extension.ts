@@ -49,7 +49,7 @@ export function activate(context: vscode.ExtensionContext): ContextSidecarApi {
   let forward: (event: RunEvent) => void = () => undefined;
   const chatView = new ChatView(context.extensionUri, logger);
   const edits = new EditReview();
-  const rewinds = new RewindReview();
+  const rewinds = new RewindReview(() => current.ensure());
   // Runs started in the chat ask in their tool cards (and a write or an edit in the diff
   // editor); the others (*Run Prompt*) with a quick pick.
   const approvals: Approvals = new Approvals({

@@ -4,12 +4,23 @@
 // `vscode.diff`, several in the multi-file diff editor, `vscode.changes`), then the choice
 // (code / conversation / both) in a quick pick, then `checkpoint/restore` through the host
 // library's `rewindTo`. Files changed outside the agent since are conflicts: a modal names them
-// and offers to overwrite them ("force"); dismissed, nothing is done.
+// and offers to overwrite them ("force"); dismissed, nothing is done. A files rewind is undone by
+// *Context Sidecar: Undo Last Rewind* (contextSidecar.undoRewind): the checkpoint the restore
+// took first, restored the same way.
 import * as path from "node:path";
 
 import * as vscode from "vscode";
 
-import { previewRewind, readBlobText, rewindTo, type CheckpointDiffResult, type RewindChoice, type SidecarHost } from "../host";
+import {
+  previewRewind,
+  readBlobText,
+  restoreCheckpoint,
+  rewindTo,
+  type CheckpointDiffResult,
+  type CheckpointRestoreResult,
+  type RewindChoice,
+  type SidecarHost,
+} from "../host";
 
 type FileChange = CheckpointDiffResult["files"][number];
 
@@ -36,9 +47,14 @@ export class RewindReview implements vscode.TextDocumentContentProvider, vscode.
   /** The virtual documents' text by uri path (`/<checkpointId>/<root index>/<path>`). */
   private readonly texts = new Map<string, string>();
   private readonly disposables: vscode.Disposable[];
+  /** The last files rewind: its session and the checkpoint that undoes it. */
+  private lastUndo: { sessionId: string; checkpointId: string; label: string } | undefined;
 
-  constructor() {
-    this.disposables = [vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, this)];
+  constructor(private readonly host: () => Promise<SidecarHost>) {
+    this.disposables = [
+      vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, this),
+      vscode.commands.registerCommand("contextSidecar.undoRewind", () => this.undo()),
+    ];
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
@@ -60,24 +76,24 @@ export class RewindReview implements vscode.TextDocumentContentProvider, vscode.
     ];
     const picked = await vscode.window.showQuickPick(items, { title: `Rewind to before ${label}`, placeHolder: "What to rewind (the diff shows what the files would become)" });
     if (!picked) return undefined;
-    let result = await rewindTo(host, sessionId, seq, picked.choice);
+    const result = await withForce(
+      (force) => rewindTo(host, sessionId, seq, picked.choice, force),
+      "nothing was rewound",
+    );
     if (result.status === "conflicts") {
-      const conflicts = result.conflicts ?? [];
-      const names = conflicts.map((c) => `${c.path}: ${c.reason}`).join("\n");
-      const answer = await vscode.window.showWarningMessage(
-        `${conflicts.length} file${conflicts.length === 1 ? " was" : "s were"} changed outside the agent since; nothing was rewound.`,
-        { modal: true, detail: `${names}\n\nOverwrite them with the checkpoint's content?` },
-        FORCE,
-      );
-      if (answer !== FORCE) return { notice: `**Not rewound**: changed outside the agent since:\n\n${conflicts.map((c) => `- \`${c.path}\`: ${c.reason}`).join("\n")}` };
-      result = await rewindTo(host, sessionId, seq, picked.choice, true);
+      const conflicts = (result.conflicts ?? []).map((c) => `- \`${c.path}\`: ${c.reason}`);
+      return { notice: `**Not rewound**: changed outside the agent since:\n\n${conflicts.join("\n")}` };
     }
+    await this.closeDiffs();
     const lines = [`**Rewound** to before ${label} (${picked.label.toLowerCase()}).`];
     if (picked.choice !== "conversation") {
       const restored = result.restored ?? [];
       lines.push(restored.length === 0 ? "The files were already as they were then." : `Files: ${restored.map((r) => `\`${r.path}\` ${r.action}`).join(", ")}.`);
       for (const n of result.notRestored ?? []) lines.push(`Not restored: \`${n.path}\` (${n.reason}).`);
-      if (result.undoCheckpointId && restored.length > 0) lines.push(`Undo: \`checkpoint/restore\` of \`${result.undoCheckpointId}\` (taken before rewinding).`);
+      if (result.undoCheckpointId && restored.length > 0) {
+        this.lastUndo = { sessionId, checkpointId: result.undoCheckpointId, label };
+        lines.push(`Undo with *Context Sidecar: Undo Last Rewind* (checkpoint \`${result.undoCheckpointId}\`, taken before rewinding).`);
+      }
     }
     if (result.forkedSessionId) lines.push(`The conversation before it is a new session (this one is kept); its prompt is in the box to edit and send again.`);
     return { notice: lines.join("\n\n"), ...(result.forkedSessionId ? { forkedSessionId: result.forkedSessionId } : {}) };
@@ -105,9 +121,54 @@ export class RewindReview implements vscode.TextDocumentContentProvider, vscode.
     }
   }
 
+  /** contextSidecar.undoRewind: the files back as they were before the last files rewind. */
+  async undo(): Promise<CheckpointRestoreResult | undefined> {
+    const last = this.lastUndo;
+    if (!last) {
+      void vscode.window.showInformationMessage("Context Sidecar: no rewind to undo in this window.");
+      return undefined;
+    }
+    const host = await this.host();
+    const result = await withForce((force) => restoreCheckpoint(host, last.sessionId, last.checkpointId, "code", force), "nothing was undone");
+    if (result.status === "conflicts") return result;
+    this.lastUndo = undefined;
+    const restored = result.restored ?? [];
+    void vscode.window.showInformationMessage(`Context Sidecar: rewind to before ${last.label} undone (${restored.length} file${restored.length === 1 ? "" : "s"}).`);
+    return result;
+  }
+
+  /** Close the diff editors of checkpoints (after a rewind they show what is done). */
+  private async closeDiffs(): Promise<void> {
+    const groups = vscode.window.tabGroups;
+    if (!groups) return;
+    const ours = (uri: unknown): boolean => (uri as vscode.Uri | undefined)?.scheme === CHECKPOINT_SCHEME;
+    const tabs = groups.all
+      .flatMap((g) => g.tabs)
+      .filter((tab) => {
+        const input = tab.input as { modified?: unknown; textDiffs?: { modified?: unknown }[] } | undefined;
+        return ours(input?.modified) || (input?.textDiffs ?? []).some((d) => ours(d.modified));
+      });
+    if (tabs.length > 0) await groups.close(tabs);
+  }
+
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** `restore(false)`; on conflicts a modal names them and offers FORCE: `restore(true)`, else
+ *  the conflicts (nothing was done). */
+async function withForce(restore: (force: boolean) => Promise<CheckpointRestoreResult>, refused: string): Promise<CheckpointRestoreResult> {
+  const result = await restore(false);
+  if (result.status !== "conflicts") return result;
+  const conflicts = result.conflicts ?? [];
+  const names = conflicts.map((c) => `${c.path}: ${c.reason}`).join("\n");
+  const answer = await vscode.window.showWarningMessage(
+    `${conflicts.length} file${conflicts.length === 1 ? " was" : "s were"} changed outside the agent since; ${refused}.`,
+    { modal: true, detail: `${names}\n\nOverwrite them with the checkpoint's content?` },
+    FORCE,
+  );
+  return answer === FORCE ? restore(true) : result;
 }
 
 function firstLine(text: string): string {

@@ -145,7 +145,8 @@ test("Rewind to here: the diff first, a conflict, force, the files and the conve
   assert.ok((await host.request("session/get", { sessionId: source })).headSeq > second.seq!, "the source was cut");
   assert.ok(user(FIRST) && !user(SECOND), "the fork shows the first turn only");
   assert.equal(view.posted.filter((m) => m.type === "setPrompt").at(-1)?.["text"], SECOND);
-  assert.match(notices().at(-1)!, /Undo: `checkpoint\/restore` of `ckpt_/);
+  assert.match(notices().at(-1)!, /Undo with \*Context Sidecar: Undo Last Rewind\*/);
+  assert.equal(ui.executed.filter((c) => c.id === "vscode.changes").length, 2, "the second rewind showed its diff too");
 
   // a conversation rewind to the first message of the fork: files untouched, another fork
   ui.answerQuickPick = async (call) => call.items.find((i) => i.choice === "conversation");
@@ -155,4 +156,12 @@ test("Rewind to here: the diff first, a conflict, force, the files and the conve
   assert.equal(fs.readFileSync(file("a.txt"), "utf8"), "two\n");
   assert.equal(user(FIRST), undefined);
   assert.equal(view.posted.filter((m) => m.type === "setPrompt").at(-1)?.["text"], FIRST);
+
+  // Undo Last Rewind: the files as they were before the forced rewind (the hand edit back)
+  const undo = ui.commands.get("contextSidecar.undoRewind") as unknown as () => Promise<{ status: string } | undefined>;
+  const undone = await undo();
+  assert.equal(undone?.status, "restored");
+  assert.deepEqual([fs.readFileSync(file("a.txt"), "utf8"), fs.existsSync(file("notes.txt")), fs.existsSync(file("b.txt"))], ["by hand\n", false, true]);
+  assert.match(ui.infos.at(-1) ?? "", /undone \(3 files\)/);
+  assert.equal(await undo(), undefined, "undone once");
 });
