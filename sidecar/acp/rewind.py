@@ -245,14 +245,15 @@ class Rewind:
                 lines += ["", await self._undo_line(session_id, str(undo))]
         forked = result.get("forkedSessionId")
         if conversation and forked:
-            turn = (
-                await self._turn_text(session_id, int(checkpoint["turnSeq"]))
-                if (checkpoint.get("turnSeq") is not None)
-                else ""
-            )
+            raw_turn = checkpoint.get("turnSeq")
+            turn_seq = int(raw_turn) if raw_turn is not None else None
+            head = int((await self.methods.call("session/get", {"sessionId": forked}))["headSeq"])
+            before_turn = turn_seq is not None and head == turn_seq - 1
+            turn = await self._turn_text(session_id, turn_seq) if turn_seq and before_turn else ""
+            what = "before that turn" if before_turn else f"through seq {head}"
             lines += [
                 "",
-                f"The conversation before that turn is a new session, `{forked}` (this one is "
+                f"The conversation {what} is a new session, `{forked}` (this one is "
                 "unchanged): open it from your editor's list of sessions (ACP `session/load` "
                 "of that id).",
             ]

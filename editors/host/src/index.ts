@@ -12,6 +12,7 @@ export * from "./types.js";
 export { RECOVERABLE_VISIBILITIES, recoverableItems, ledgerChanges, assemblyDiff, type AssemblyDiff } from "./explain.js";
 export { toolCall, toolApproval, toolResult, planUpdated, approvalSummary } from "./tools.js";
 export {
+  NO_FILE_REWIND,
   REWIND_CHOICES,
   checkpointAt,
   takenAfter,

@@ -14,7 +14,7 @@
 // conversation is forked here with `session/fork {atSeq: seq - 1}` (what `checkpoint/restore`
 // does for a turn's own checkpoint). No checkpoint after the message at all: nothing changed
 // since, and a files rewind has nothing to do.
-import type { SidecarHost } from "./client.js";
+import { SidecarError, type SidecarHost } from "./client.js";
 import type {
   Checkpoint,
   CheckpointDiffResult,
@@ -66,14 +66,30 @@ export function checkpointAt(checkpoints: readonly Checkpoint[], seq: number): C
   return found;
 }
 
-/** What rewinding to a user message would do: its checkpoint and the diff (none: no file changed). */
+/** The `data.code`s of a session whose files cannot be rewound at all (its conversation can). */
+export const NO_FILE_REWIND: ReadonlySet<string> = new Set(["checkpoint.no_roots", "checkpoint.too_large"]);
+
+/** The session's checkpoints (newest first), or why its files cannot be rewound. */
+async function checkpointsOf(host: SidecarHost, sessionId: string): Promise<{ checkpoints: Checkpoint[]; unavailable?: SidecarError }> {
+  try {
+    return { checkpoints: (await listCheckpoints(host, sessionId, 1000)).checkpoints };
+  } catch (err) {
+    if (err instanceof SidecarError && NO_FILE_REWIND.has(err.dataCode ?? "")) return { checkpoints: [], unavailable: err };
+    throw err;
+  }
+}
+
+/** What rewinding to a user message would do: its checkpoint and the diff (none: no file
+ *  changed); `unavailable`: why the files cannot be rewound (no workspace root, too large). */
 export interface RewindPreview {
   checkpoint: Checkpoint | undefined;
   diff: CheckpointDiffResult | undefined;
+  unavailable?: string;
 }
 
 export async function previewRewind(host: SidecarHost, sessionId: string, seq: number, maxBytes?: number): Promise<RewindPreview> {
-  const { checkpoints } = await listCheckpoints(host, sessionId, 1000);
+  const { checkpoints, unavailable } = await checkpointsOf(host, sessionId);
+  if (unavailable) return { checkpoint: undefined, diff: undefined, unavailable: unavailable.message };
   const checkpoint = checkpointAt(checkpoints, seq);
   const diff = checkpoint ? await diffCheckpoint(host, sessionId, checkpoint.checkpointId, maxBytes) : undefined;
   return { checkpoint, diff };
@@ -81,7 +97,9 @@ export async function previewRewind(host: SidecarHost, sessionId: string, seq: n
 
 /** A rewind to user message `seq`: `checkpoint/restore` of its checkpoint, and the
  *  conversation forked before the message (by the restore when the checkpoint is the message's
- *  own turn's, else by `session/fork`). With conflicts and no `force`, nothing is done. */
+ *  own turn's, else by `session/fork`). With conflicts and no `force`, nothing is done. A
+ *  session whose files cannot be rewound (`NO_FILE_REWIND`) rejects `code` and `both` with
+ *  that error; its conversation is forked. */
 export async function rewindTo(
   host: SidecarHost,
   sessionId: string,
@@ -89,10 +107,12 @@ export async function rewindTo(
   choice: RewindChoice,
   force = false,
 ): Promise<CheckpointRestoreResult & { checkpointId: string | null }> {
-  const { checkpoints } = await listCheckpoints(host, sessionId, 1000);
+  const { checkpoints, unavailable } = await checkpointsOf(host, sessionId);
   const checkpoint = checkpointAt(checkpoints, seq);
   const { files, conversation } = restoreFlags(choice);
-  const own = checkpoint !== undefined && checkpoint.turnSeq === seq;
+  if (unavailable && files) throw unavailable;
+  // the restore forks before the checkpoint it restores: before the message for its own turn's
+  const own = checkpoint !== undefined && checkpoint.reason === "turn" && checkpoint.turnSeq === seq;
   let result: CheckpointRestoreResult = { status: "restored", restored: [], conflicts: [], notRestored: [], undoCheckpointId: null, forkedSessionId: null };
   if (checkpoint && (files || (conversation && own))) {
     const restoreChoice: RewindChoice = files && conversation && own ? "both" : files ? "code" : "conversation";

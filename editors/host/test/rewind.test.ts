@@ -147,6 +147,14 @@ test("rewind a workspace and a conversation from the host library", { timeout: 6
     assert.deepEqual([talked.restored, talked.checkpointId], [[], null]);
     const talkFork = await host.request("session/get", { sessionId: talked.forkedSessionId! });
     assert.deepEqual([talkFork.headSeq, talkFork.forkedFrom?.sessionId], [talk - 1, sessionId]);
+
+    // a session with no workspace root has no checkpoint: no files to put back, its conversation forks
+    const bare = await host.request("session/create", { title: "no roots" });
+    await host.request("session/append", { sessionId: bare.sessionId, entries: [{ kind: "message", role: "user", content: [{ type: "text", text: "hi" }] }] });
+    assert.deepEqual(await previewRewind(host, bare.sessionId, 1), { checkpoint: undefined, diff: undefined });
+    const bareFork = await rewindTo(host, bare.sessionId, 1, "both");
+    assert.deepEqual(bareFork.restored, []);
+    assert.equal((await host.request("session/get", { sessionId: bareFork.forkedSessionId! })).headSeq, 0);
   } finally {
     await host.close();
   }

@@ -64,16 +64,20 @@ export class RewindReview implements vscode.TextDocumentContentProvider, vscode.
   /** The rewind to the user message stored at `seq` (`text`: the message, for the titles);
    *  undefined when the user dismissed it. */
   async rewind(host: SidecarHost, sessionId: string, seq: number, text: string): Promise<RewindOutcome | undefined> {
-    const { checkpoint, diff } = await previewRewind(host, sessionId, seq, MAX_DIFF_BYTES);
+    const { checkpoint, diff, unavailable } = await previewRewind(host, sessionId, seq, MAX_DIFF_BYTES);
     const files = diff?.files ?? [];
     const label = `"${firstLine(text)}"`;
     if (checkpoint && files.length > 0) await this.showDiff(host, checkpoint.checkpointId, files, label);
     const changed = files.length === 0 ? "no file changed since" : `${files.length} file${files.length === 1 ? "" : "s"} changed since: ${files.map((f) => f.path).slice(0, 6).join(", ")}${files.length > 6 ? ", …" : ""}`;
-    const items: Choice[] = [
-      { choice: "both", label: "Code and conversation", detail: `Put the files back (${changed}) and fork the conversation before this message` },
-      { choice: "code", label: "Code", detail: `Put the files back as they were when this message was sent (${changed}); the conversation goes on` },
-      { choice: "conversation", label: "Conversation", detail: "Fork the conversation before this message, to edit it and send it again; the files stay as they are" },
-    ];
+    const conversation: Choice = { choice: "conversation", label: "Conversation", detail: "Fork the conversation before this message, to edit it and send it again; the files stay as they are" };
+    // files that cannot be rewound (too large a workspace): the conversation only, and why
+    const items: Choice[] = unavailable
+      ? [{ ...conversation, description: `files: ${unavailable}` }]
+      : [
+          { choice: "both", label: "Code and conversation", detail: `Put the files back (${changed}) and fork the conversation before this message` },
+          { choice: "code", label: "Code", detail: `Put the files back as they were when this message was sent (${changed}); the conversation goes on` },
+          conversation,
+        ];
     const picked = await vscode.window.showQuickPick(items, { title: `Rewind to before ${label}`, placeHolder: "What to rewind (the diff shows what the files would become)" });
     if (!picked) return undefined;
     const result = await withForce(
