@@ -134,9 +134,10 @@ end
 --- The answer's lines: what was restored, how to undo it, the fork.
 ---@param result context_sidecar.CheckpointRestoreResult
 ---@param choice context_sidecar.RewindChoice
----@param turn string
+---@param turn string  the turn's prompt when the fork ends right before it, else ""
+---@param fork_head? integer  the fork's head seq
 ---@return string[]
-function M.report_lines(result, choice, turn)
+function M.report_lines(result, choice, turn, fork_head)
   local lines = {}
   if choice.files then
     local restored = result.restored or {}
@@ -154,7 +155,8 @@ function M.report_lines(result, choice, turn)
     end
   end
   if result.forkedSessionId then
-    lines[#lines + 1] = "the conversation before that turn is session " .. result.forkedSessionId .. " (now current)"
+    local what = turn ~= "" and "before that turn" or ("through seq " .. tostring(fork_head))
+    lines[#lines + 1] = "the conversation " .. what .. " is session " .. result.forkedSessionId .. " (now current)"
     if turn ~= "" then
       lines[#lines + 1] = "its prompt, to send again: :ContextSidecar run " .. turn
     end
@@ -194,7 +196,14 @@ function M.restore(session_id, checkpoint, choice, force, done)
     end)
     return
   end
-  local turn = checkpoint.turnSeq and M.turn_text(session_id, checkpoint.turnSeq) or ""
+  local turn, fork_head = "", nil
+  if result.forkedSessionId then
+    local fork = require("context_sidecar.api").session_get({ sessionId = result.forkedSessionId })
+    fork_head = fork and fork.headSeq
+    if checkpoint.turnSeq and fork_head == checkpoint.turnSeq - 1 then
+      turn = M.turn_text(session_id, checkpoint.turnSeq)
+    end
+  end
   if result.forkedSessionId then
     local cs = require("context_sidecar")
     cs.state.session_id = result.forkedSessionId
@@ -203,7 +212,7 @@ function M.restore(session_id, checkpoint, choice, force, done)
   if choice.files then
     pcall(vim.cmd.checktime) -- buffers of restored files show them
   end
-  notify("rewound (" .. choice.choice .. "): " .. table.concat(M.report_lines(result, choice, turn), "; "))
+  notify("rewound (" .. choice.choice .. "): " .. table.concat(M.report_lines(result, choice, turn, fork_head), "; "))
   done(result)
 end
 
