@@ -22,7 +22,7 @@ from typing import Any
 
 from bench.common import Options, Row, machine, render_table
 
-SUITES = ("assembly", "rpc", "store", "cache", "tools")
+SUITES = ("assembly", "rpc", "store", "cache", "tools", "checkpoints")
 DEFAULT_OUT = Path("bench/results/bench.json")
 
 

@@ -18,7 +18,8 @@ is dropped (its blob ids may name collected objects).
 
 With ``write=False`` nothing is stored (``checkpoint/list`` and ``checkpoint/diff`` compare
 the workspace now with a checkpoint): blob and tree ids are computed, the trees kept in
-memory for the comparison.
+memory for the comparison, and the stat cache learns nothing (it vouches only for files
+whose blobs are in the store).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sidecar.checkpoints.ignore import Rules, base_rules, rules_in
+from sidecar.checkpoints.ignore import Rules, base_rules, rules_at
 from sidecar.checkpoints.trees import DIR, EXEC, FILE, LINK, Entry, encode_tree
 from sidecar.store.blobs import BlobStore, git_blob_id
 
@@ -45,6 +46,8 @@ RACY_NS = 50_000_000
 """A file whose mtime or ctime is this close to the capture's start is hashed again next time
 (file-system clocks tick coarsely: a write right after the hash may keep the same times)."""
 _MANY = 32
+_MAX_TREES = 200_000
+"""Trees remembered by their entries (an unchanged directory is not encoded again)."""
 """More new objects than this in one capture: written without fsync each, then ``os.sync``."""
 
 CacheKey = tuple[int, int, int, int, int]
@@ -57,19 +60,26 @@ class TooManyFiles(Exception):
 
 @dataclass(slots=True)
 class StatCache:
-    """One root's stat cache: relative path -> (stat key, blob id)."""
+    """One root's stat cache: per directory (relative, ``""`` or ``a/b/``), per name, the
+    stat key and blob id of each file hashed; and, in memory only, what makes an unchanged
+    directory cheap: its names' ignore verdicts (for as long as the rules above it are the
+    same), the trees it gave (by their entries), its ``.gitignore``'s rules."""
 
     epoch: int = 0
-    entries: dict[str, tuple[CacheKey, str]] = field(default_factory=dict)
+    entries: dict[str, dict[str, tuple[CacheKey, str, str]]] = field(default_factory=dict)
+    """``{directory: {name: (stat key, blob id, git mode)}}``."""
     changed: bool = False
+    verdicts: dict[str, tuple[tuple[str, ...], dict[str, bool]]] = field(default_factory=dict)
+    trees: dict[tuple[Entry, ...], tuple[str, bytes]] = field(default_factory=dict)
+    ignore_files: dict[str, tuple[CacheKey, Rules | None]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path, epoch: int) -> StatCache:
         try:
             raw: Any = marshal.loads(path.read_bytes())
-            if raw["epoch"] == epoch and isinstance(raw["entries"], dict):
+            if raw["epoch"] == epoch and raw.get("format") == 3:
                 return cls(epoch, raw["entries"])
-        except (OSError, ValueError, EOFError, TypeError, KeyError):
+        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
             pass
         return cls(epoch)
 
@@ -79,8 +89,9 @@ class StatCache:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        data = {"format": 3, "epoch": self.epoch, "entries": self.entries}
         with contextlib.suppress(OSError):
-            tmp.write_bytes(marshal.dumps({"epoch": self.epoch, "entries": self.entries}))
+            tmp.write_bytes(marshal.dumps(data))
             os.replace(tmp, path)
             self.changed = False
 
@@ -103,14 +114,18 @@ class _Walk:
     cache: StatCache
     write: bool
     max_file_bytes: int
-    started_ns: int
-    seen: set[str]
+    racy: int
+    """Files whose mtime or ctime is at or past this (ns) are not vouched for next time."""
+    visited: set[str] = field(default_factory=set)
     trees: dict[str, bytes] = field(default_factory=dict)
     pending: list[tuple[bytes, str, str]] = field(default_factory=list)
     """Objects to store: (body, id, kind)."""
     files: int = 0
     not_captured: list[dict[str, Any]] = field(default_factory=list)
     entries_left: int = 0
+
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def capture_root(
@@ -126,18 +141,25 @@ def capture_root(
 ) -> RootCapture:
     """The files of ``root`` as a git tree (see the module docstring).  ``known``: object ids
     this process has stored already (not checked or written again); grown with the new ones.
-    :class:`TooManyFiles` past ``max_files`` entries walked (files and directories)."""
-    walk = _Walk(blobs, cache, write, max_file_bytes, time.time_ns(), set())
+    :class:`TooManyFiles` past ``max_files`` entries walked (files and directories).
+
+    The walk goes by descriptor (``scandir`` of a directory's descriptor, each subdirectory
+    opened from its parent without following a symlink): a stat resolves one name, not the
+    whole path, and nothing outside the root is reached through a swapped directory."""
+    walk = _Walk(blobs, cache, write, max_file_bytes, time.time_ns() - RACY_NS)
     walk.entries_left = max_files
     rules = base_rules(root, global_excludes)
-    tree = _directory(walk, str(root), "", rules)
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root itself is trusted, as given
+    try:
+        tree = _directory(walk, fd, str(root), "", rules)
+    finally:
+        os.close(fd)
     if tree is None:
         body = encode_tree([])
         tree = git_blob_id(body, blobs.object_format, "tree")
         walk.trees[tree] = body
-    if cache.entries.keys() - walk.seen:  # files gone since: forget them
-        for gone in cache.entries.keys() - walk.seen:
-            del cache.entries[gone]
+    for gone in [d for d in cache.entries if d not in walk.visited]:  # directories gone since
+        del cache.entries[gone]
         cache.changed = True
     new = 0
     if write:
@@ -163,66 +185,129 @@ def _ignored(rules: list[Rules], rel: str) -> bool:
     return False
 
 
-def _directory(walk: _Walk, path: str, rel: str, rules: list[Rules]) -> str | None:
-    """The tree id of the directory ``path`` (``None``: nothing in it is captured)."""
-    own = rules_in(path, rel)
+def _rules_of(walk: _Walk, fd: int, rel: str) -> Rules | None:
+    """The directory's ``.gitignore`` rules, compiled again only when the file changed."""
+    try:
+        st = os.stat(".gitignore", dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return None
+    key: CacheKey = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+    known = walk.cache.ignore_files.get(rel)
+    if known is not None and known[0] == key:
+        return known[1]
+    rules = rules_at(fd, rel)
+    walk.cache.ignore_files[rel] = (key, rules)
+    return rules
+
+
+def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) -> str | None:
+    """The tree id of the directory held by ``fd`` (``path`` names it in messages;
+    ``None``: nothing in it is captured)."""
+    own = _rules_of(walk, fd, rel)
     here = [*rules, own] if own is not None else rules
     try:
-        with os.scandir(path) as scan:
+        with os.scandir(fd) as scan:
             items = list(scan)
     except OSError:
         return None
     walk.entries_left -= len(items)
     if walk.entries_left < 0:
         raise TooManyFiles(f"more than the bound of entries under {path}")
+    cache = walk.cache
+    walk.visited.add(rel)
+    signature = tuple(r.token for r in here)
+    memo = cache.verdicts.get(rel)
+    if memo is None or memo[0] != signature:
+        memo = cache.verdicts[rel] = (signature, {})
+    verdicts = memo[1]
+    old = cache.entries.get(rel) or {}
+    now: dict[str, tuple[CacheKey, str, str]] = {}
+    racy = walk.racy
+    max_bytes = walk.max_file_bytes
     entries: list[Entry] = []
+    files = 0
     for item in items:
         name = item.name
         if name == ".git":
             continue
         try:
-            st = item.stat(follow_symlinks=False)
+            is_dir = item.is_dir(follow_symlinks=False)
         except OSError:
             continue
-        mode = st.st_mode
-        if stat.S_ISDIR(mode):
+        if is_dir:
             sub_rel = f"{rel}{name}/"
-            if here and _ignored(here, sub_rel):
+            keep = verdicts.get(sub_rel)
+            if keep is None:
+                keep = verdicts[sub_rel] = not (here and _ignored(here, sub_rel))
+            if not keep:
                 continue
-            sub = _directory(walk, item.path, sub_rel, here)
+            try:
+                sub_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue  # gone, or swapped for a symlink since the listing
+            try:
+                sub = _directory(walk, sub_fd, f"{path}/{name}", sub_rel, here)
+            finally:
+                os.close(sub_fd)
             if sub is not None:
                 entries.append((name, DIR, sub))
             continue
-        is_link = stat.S_ISLNK(mode)
-        if not (is_link or stat.S_ISREG(mode)):
+        keep = verdicts.get(name)
+        if keep is None:
+            keep = verdicts[name] = not (here and _ignored(here, rel + name))
+        if not keep:
             continue
-        file_rel = rel + name
-        if here and _ignored(here, file_rel):
+        try:
+            st = item.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
+        cached = old.get(name)
+        if cached is not None and cached[0] == key:  # unchanged: not read (the stat cache)
+            now[name] = cached
+            entries.append((name, cached[2], cached[1]))
+            files += 1
+            continue
+        mode = key[4]
+        is_link = stat.S_ISLNK(mode)
+        if not is_link and not stat.S_ISREG(mode):
             continue
         git_mode = LINK if is_link else EXEC if mode & stat.S_IXUSR else FILE
-        if not is_link and st.st_size > walk.max_file_bytes:
-            walk.not_captured.append({"path": file_rel, "size": st.st_size, "mode": git_mode})
+        if not is_link and key[2] > max_bytes:
+            walk.not_captured.append({"path": rel + name, "size": key[2], "mode": git_mode})
             continue
-        oid = _blob(walk, item.path, file_rel, st, is_link)
-        if oid is not None:
-            entries.append((name, git_mode, oid))
-            walk.files += 1
+        oid = _blob(walk, fd, name, key, is_link)
+        if oid is None:
+            continue
+        if walk.write and key[0] < racy and key[1] < racy:  # vouched for once it is stored
+            now[name] = (key, oid, git_mode)
+        entries.append((name, git_mode, oid))
+        files += 1
+    walk.files += files
+    if len(now) != len(old) or now.keys() != old.keys():
+        cache.changed = True
+    if now or old:
+        cache.entries[rel] = now
+    if len(verdicts) > 2 * len(items) + 16:  # names gone since: forget them
+        verdicts.clear()
     if not entries:
         return None
-    body = encode_tree(entries)
-    tree_id = git_blob_id(body, walk.blobs.object_format, "tree")
-    walk.trees[tree_id] = body
-    return tree_id
+    shape = tuple(entries)
+    made = cache.trees.get(shape)
+    if made is None:
+        body = encode_tree(entries)
+        made = (git_blob_id(body, walk.blobs.object_format, "tree"), body)
+        if len(cache.trees) > _MAX_TREES:
+            cache.trees.clear()
+        cache.trees[shape] = made
+    walk.trees[made[0]] = made[1]
+    return made[0]
 
 
-def _blob(walk: _Walk, path: str, rel: str, st: os.stat_result, is_link: bool) -> str | None:
-    key: CacheKey = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
-    walk.seen.add(rel)
-    cached = walk.cache.entries.get(rel)
-    if cached is not None and cached[0] == key:
-        return cached[1]
+def _blob(walk: _Walk, fd: int, name: str, key: CacheKey, is_link: bool) -> str | None:
+    """Hash (and keep, to store) a file the stat cache does not vouch for."""
     try:
-        data = os.fsencode(os.readlink(path)) if is_link else _read(path, st)
+        data = os.fsencode(os.readlink(name, dir_fd=fd)) if is_link else _read(fd, name, key[3])
     except OSError:
         return None
     if data is None:
@@ -230,22 +315,16 @@ def _blob(walk: _Walk, path: str, rel: str, st: os.stat_result, is_link: bool) -
     oid = git_blob_id(data, walk.blobs.object_format)
     if walk.write:
         walk.pending.append((data, oid, "blob"))
-    racy = walk.started_ns - RACY_NS
-    if st.st_mtime_ns < racy and st.st_ctime_ns < racy:
-        walk.cache.entries[rel] = (key, oid)
-        walk.cache.changed = True
-    elif cached is not None:
-        del walk.cache.entries[rel]
-        walk.cache.changed = True
+    walk.cache.changed = True
     return oid
 
 
-def _read(path: str, st: os.stat_result) -> bytes | None:
-    """The bytes of a regular file, or ``None`` when it is no longer the file ``st`` saw."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+def _read(dir_fd: int, name: str, inode: int) -> bytes | None:
+    """The bytes of a regular file, or ``None`` when it is no longer the file stat saw."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         now = os.fstat(fd)
-        if not stat.S_ISREG(now.st_mode) or now.st_ino != st.st_ino:
+        if not stat.S_ISREG(now.st_mode) or now.st_ino != inode:
             return None
         chunks = []
         while chunk := os.read(fd, 1 << 20):

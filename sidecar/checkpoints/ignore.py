@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pathspec
 
-__all__ = ["Rules", "base_rules", "global_excludes", "rules_in"]
+__all__ = ["Rules", "base_rules", "global_excludes", "rules_at", "rules_in"]
 
 _GROUP = re.compile(r"\(\?P<[a-z_]+>")
 
@@ -39,6 +39,9 @@ class Rules:
     """``(include, regex)``; ``include`` False for a ``!negation``."""
     prefix: str = ""
     """For a file above the root: where the root lies below the file's directory."""
+    token: str = ""
+    """Says which rules these are (their file's patterns, base and prefix): a capture keeps
+    the verdicts of a directory for as long as the tokens of its rules are the same."""
 
     def verdict(self, rel: str) -> bool | None:
         """True: ignored; False: re-included; None: no pattern here speaks of ``rel``
@@ -65,12 +68,14 @@ def _compile(lines: list[str], base: str) -> Rules | None:
     if not patterns:
         return None
     joined = "|".join(f"(?:{_GROUP.sub('(?:', r.pattern)})" for _, r in patterns)
-    return Rules(base, re.compile(joined), patterns)
+    token = f"{base}\0" + "\0".join(f"{int(i)}{r.pattern}" for i, r in patterns)
+    return Rules(base, re.compile(joined), patterns, token=token)
 
 
-def _read_regular(path: str) -> list[str] | None:
+def _read_regular(path: str, dir_fd: int | None = None) -> list[str] | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(path, flags, dir_fd=dir_fd)
     except OSError:
         return None
     try:
@@ -85,6 +90,12 @@ def _read_regular(path: str) -> list[str] | None:
 def rules_in(directory: str, base: str) -> Rules | None:
     """The rules of ``directory/.gitignore`` (``base``: the directory relative to the root)."""
     lines = _read_regular(os.path.join(directory, ".gitignore"))
+    return _compile(lines, base) if lines else None
+
+
+def rules_at(dir_fd: int, base: str) -> Rules | None:
+    """:func:`rules_in` for the directory held by ``dir_fd``."""
+    lines = _read_regular(".gitignore", dir_fd)
     return _compile(lines, base) if lines else None
 
 
@@ -125,12 +136,12 @@ def base_rules(root: Path, global_file: Path | None) -> list[Rules]:
         lines = _read_regular(path)
         rules = _compile(lines, "") if lines else None
         if rules is not None:
-            out.append(replace(rules, prefix=prefix))
+            out.append(replace(rules, prefix=prefix, token=f"{prefix}\0{rules.token}"))
     if top is not None and top != root:
         for parent in reversed(root.parents):
             if parent == top or top in parent.parents:
                 prefix = root.relative_to(parent).as_posix() + "/"
                 rules = rules_in(str(parent), "")
                 if rules is not None:
-                    out.append(replace(rules, prefix=prefix))
+                    out.append(replace(rules, prefix=prefix, token=f"{prefix}\0{rules.token}"))
     return out

@@ -38,6 +38,10 @@ _COMMAND_WORDS = ("command", "shell", "terminal", "exec", "bash", "run")
 def mutating(loop: LoopState, name: str) -> str | None:
     """``edit`` or ``command`` when a call of ``name`` may change the workspace, else None."""
     effect = EFFECTS.get(name)
+    builtin = loop.s.builtin
+    if effect is not None and builtin is not None and builtin.offers(name):
+        if builtin.mode.verdict(effect) == "refuse":
+            return None  # refused without running (plan, read_only): nothing to undo
     if effect is not None:
         return {"edit": "edit", "execute": "command"}.get(effect)
     if name in loop.s.approval_required:

@@ -115,16 +115,20 @@ def test_ignored_directories_are_never_entered(
 ) -> None:
     root = tmp_path / "ws"
     _tree(root, home)
-    scanned: list[str] = []
-    real = os.scandir
+    store = Store(tmp_path / "store")
+    opened: list[str] = []
+    real = os.open
 
-    def spy(path: Any) -> Any:
-        scanned.append(str(path))
-        return real(path)
+    def spy(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        opened.append(str(path))
+        return real(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(os, "scandir", spy)
-    _capture(root, Store(tmp_path / "store"))
-    assert scanned and not [p for p in scanned if "node_modules" in p or ".git" in p]
+    monkeypatch.setattr(os, "open", spy)
+    _capture(root, store)
+    monkeypatch.undo()
+    assert "src" in opened and "deep" in opened
+    entered = [p for p in opened if p not in (".gitignore", str(root / ".git/info/exclude"))]
+    assert not [p for p in entered if "node_modules" in p or ".git" in p or p in ("p", "i.js")]
 
 
 def test_the_stat_cache_reads_only_what_changed(
@@ -136,9 +140,9 @@ def test_the_stat_cache_reads_only_what_changed(
     reads: list[str] = []
     real = capture_mod._read
 
-    def counted(path: str, st: os.stat_result) -> bytes | None:
-        reads.append(path)
-        return real(path, st)
+    def counted(dir_fd: int, name: str, inode: int) -> bytes | None:
+        reads.append(name)
+        return real(dir_fd, name, inode)
 
     monkeypatch.setattr(capture_mod, "_read", counted)
     cache = StatCache()
@@ -151,13 +155,13 @@ def test_the_stat_cache_reads_only_what_changed(
     os.utime(root / "src" / "a.py", (OLD + 5, OLD + 5))
     reads.clear()
     changed = _capture(root, store, cache)
-    assert reads == [str(root / "src" / "a.py")] and changed.tree != first.tree
+    assert reads == ["a.py"] and changed.tree != first.tree
     # a file written just now is hashed again next time (racily clean)
     (root / "src" / "a.py").write_text("print('c')\n")
     _capture(root, store, cache)
     reads.clear()
     _capture(root, store, cache)
-    assert reads == [str(root / "src" / "a.py")]
+    assert reads == ["a.py"]
 
 
 def test_a_file_over_the_bound_is_listed_not_captured(tmp_path: Path, home: Path) -> None:
@@ -330,3 +334,19 @@ async def test_a_root_past_max_files_gets_no_checkpoint(tmp_path: Path, home: Pa
     assert checkpoints_of(store).take(sid, reason="edit") is None
     sid = await _session(store, root, maxFiles=5)
     assert checkpoints_of(store).take(sid, reason="edit") is not None
+
+
+async def test_a_look_without_storing_vouches_for_nothing(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    store = Store(tmp_path / "store")
+    sid = await _session(store, root)
+    service = checkpoints_of(store)
+    service.take(sid, reason="turn")
+    (root / "new.txt").write_text("written after the checkpoint\n")
+    time.sleep(2 * capture_mod.RACY_NS / 1e9)  # not racy: a cache would vouch for it
+    roots, settings, _ = service.session(sid)
+    service.capture(roots, settings, write=False)  # checkpoint/list, checkpoint/diff
+    record = service.take(sid, reason="edit")
+    assert record is not None
+    assert store.blobs.has(git_blob_id(b"written after the checkpoint\n"))
