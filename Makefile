@@ -39,7 +39,7 @@ vscode-test: $(STAMP) $(VSC)/node_modules/.installed
 # ~/.cache/context-sidecar by e2e/install-code-server.sh: ~2.5 min from clean on 2 cores, then
 # reused) with the packaged .vsix, driven by Debian's chromium through playwright-core: a tool call
 # approved in its card, an edit accepted in the diff editor, a cancel mid-stream, the transcript
-# after a reload (~30 s). Screenshots in .artifacts/vscode-e2e/.
+# after a reload, a rewind to before the edit (~30 s). Screenshots in .artifacts/vscode-e2e/.
 vscode-e2e: $(STAMP) $(VSC)/node_modules/.installed dashboard-deps
 	cd $(VSC) && $(NPM) run --silent build && $(NPM) run --silent package >/dev/null
 	cd $(VSC) && SIDECAR_PYTHON=$(CURDIR)/$(PY) node e2e/chat.e2e.mjs

@@ -3,8 +3,8 @@
 - ``initialize``: protocol version 1 (the only one; a client asking for another gets 1, as
   the spec says, and decides), ``loadSession``, images and embedded context in prompts, no
   MCP over HTTP/SSE, ``session/list``, ``/close``, ``/resume``, ``/delete``, ``agentInfo``,
-  no ``authMethods`` (credentials come from the profile's ``connectionRef``, never from the
-  editor).
+  ``session/fork``, no ``authMethods`` (credentials come from the profile's
+  ``connectionRef``, never from the editor).
 - ``session/new {cwd}``: a session in the store rooted at ``cwd`` (plus
   ``additionalDirectories``), so instruction files and skills are found as for any session.
   Its stdio ``mcpServers`` are connected (:mod:`sidecar.acp.mcp_servers`) before the answer;
@@ -46,6 +46,7 @@ from acp.schema import (
     ClientCapabilities,
     CloseSessionResponse,
     DeleteSessionResponse,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -58,6 +59,7 @@ from acp.schema import (
     SessionCapabilities,
     SessionCloseCapabilities,
     SessionDeleteCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -238,6 +240,7 @@ class SidecarAgent:
                     close=SessionCloseCapabilities(),
                     resume=SessionResumeCapabilities(),
                     delete=SessionDeleteCapabilities(),
+                    fork=SessionForkCapabilities(),
                 ),
             ),
             agent_info=Implementation(
@@ -276,6 +279,17 @@ class SidecarAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> ResumeSessionResponse:
         return await self.sessions.resume(cwd, session_id, mcp_servers)
+
+    @answers
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ForkSessionResponse:
+        return await self.sessions.fork(session_id, cwd, mcp_servers)
 
     @answers
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:

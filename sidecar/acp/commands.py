@@ -17,6 +17,8 @@ does exactly what an editor plugin on ``serve`` would:
   absolute inside it): from the next turn on it is in every prompt.
 - ``/snapshot``: ``input/freeze`` + ``snapshot/assemble`` (stored, in the session's snapshot
   index): its id and a paragraph on what changed against the session's previous snapshot.
+- ``/rewind [N [code|conversation|both] [force]]``: the session's checkpoints of its workspace,
+  what restoring one would change, and the restore (:mod:`sidecar.acp.rewind`).
 
 A command and its answer are not history: the model never sees them and ``session/load``
 does not replay them.  What they change (a compaction, a pin) is history as usual.
@@ -43,6 +45,7 @@ from protocol._base import dump_wire
 from protocol.inputs import InputFreezeParams
 from sidecar.acp.dashboard import context_markdown, snapshot_markdown
 from sidecar.acp.errors import acp_code
+from sidecar.acp.rewind import HINT, Rewind
 from sidecar.inputs.loading import load_profile
 from sidecar.inputs.profiles import resolve
 from sidecar.runs.compaction import SUMMARY_PROMPT, checkpoint_summary
@@ -84,6 +87,13 @@ COMMANDS: tuple[AvailableCommand, ...] = (
         name="snapshot",
         description="Store a snapshot of the prompt as it assembles now, with its diff "
         "against the previous one",
+    ),
+    AvailableCommand(
+        name="rewind",
+        description="List the checkpoints of the workspace taken before each turn, edit and "
+        "command; `/rewind N code|conversation|both` restores the files, forks the "
+        "conversation before that turn, or both",
+        input=AvailableCommandInput(root=UnstructuredCommandInput(hint=HINT)),
     ),
 )
 _NAMES = frozenset(c.name for c in COMMANDS)
@@ -131,6 +141,7 @@ class SlashCommands:
         self.model_of = model_of
         """The model binding a session's prompts run with (:mod:`sidecar.acp.config`)."""
         self.runs = runs
+        self.rewind = Rewind(methods)
         self.tools_of: Callable[[str], list[dict[str, Any]]] = lambda _session_id: []
         """The tool definitions a prompt of the session offers (set by the agent): ``/context``
         shows, and predicts the cache of, the request a prompt would send."""
@@ -144,6 +155,8 @@ class SlashCommands:
             return await self._compact(session_id, played)
         if name == "pin":
             return await self._pin(session_id, argument)
+        if name == "rewind":
+            return _answer(await self.rewind.answer(session_id, argument))
         return await self._snapshot(session_id)
 
     # --- the session's profile -----------------------------------------------------------

@@ -213,7 +213,7 @@ async def _serve(options: AcpOptions, choice: ModelChoice, out_fd: int) -> int:
             )
             agent.spawn = spawn
             tg.start_soon(agent.forward_run_events)
-            agent.serve_methods = ServeMethods(state)
+            agent.serve_methods = agent.sessions.methods = ServeMethods(state)
             agent.commands = SlashCommands(agent.serve_methods, agent.config.model_of, agent.runs)
             agent.commands.tools_of = agent.run_settings.tool_definitions
             conn = AgentSideConnection(

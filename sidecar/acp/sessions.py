@@ -1,5 +1,5 @@
-"""The sessions of an ACP connection: opened (``session/new``, ``/load``, ``/resume``), closed
-and deleted — and who may write them when several processes share the store.
+"""The sessions of an ACP connection: opened (``session/new``, ``/load``, ``/resume``,
+``/fork``), closed and deleted — and who may write them when several processes share the store.
 
 Many windows, one store (:mod:`sidecar.store.session_state`): each session is written by one
 process at a time.  ``session/load`` of a session no live process holds takes it over (the
@@ -9,6 +9,13 @@ naming the holder) until that window closes it or goes.  ``session/close`` cance
 session's prompt (and waits for its answer), closes its MCP servers, forgets its "always
 allow" answers and gives the session back for another process to write; ``session/delete``
 closes it, then moves it to the store's trash.
+
+``session/fork`` (ACP's unstable ``fork_session``) is ``serve``'s ``session/fork`` of the whole
+history: a new session, held here, with the source's history, roots, title and settings (its
+``meta``: model and approval mode); the source is only read, so a session another window holds
+(or one answering a prompt here) can be forked.  As ``session/load`` does with its ``cwd``, the
+fork keeps the source's workspace roots: ``cwd`` and ``additionalDirectories`` only locate the
+MCP servers given for the fork.  Nothing is replayed: the client has the history it forked.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 from acp.schema import (
     AgentMessageChunk,
+    ForkSessionResponse,
     LoadSessionResponse,
     NewSessionResponse,
     ResumeSessionResponse,
@@ -37,6 +45,7 @@ if TYPE_CHECKING:
 
     from sidecar.acp.approvals import Approvals
     from sidecar.acp.config import ModelChoice, SessionConfig
+    from sidecar.acp.extensions import ServeMethods
     from sidecar.acp.mapping import SessionUpdate
     from sidecar.acp.mcp_servers import McpServers
     from sidecar.runs.manager import RunManager
@@ -73,6 +82,8 @@ class AcpSessions:
         self._end_turn = end_turn
         self.runs: RunManager
         """Set with the agent's (see :mod:`sidecar.acp.serve`)."""
+        self.methods: ServeMethods
+        """``serve``'s methods (set with the runs)."""
 
     async def new(
         self, cwd: str, mcp_servers: list[Any] | None, additional_directories: list[str] | None
@@ -122,6 +133,19 @@ class AcpSessions:
         self.advertise(session_id, await self.mcp.open(session_id, mcp_servers, cwd), elsewhere)
         return ResumeSessionResponse(
             config_options=self.config.options(session_id), modes=self.config.modes(session_id)
+        )
+
+    async def fork(
+        self, session_id: str, cwd: str, mcp_servers: list[Any] | None
+    ) -> ForkSessionResponse:
+        forked = await self.methods.call("session/fork", {"sessionId": session_id})
+        fork_id = str(forked["sessionId"])
+        logger.info("session %s forked from %s", fork_id, session_id)
+        self.advertise(fork_id, await self.mcp.open(fork_id, mcp_servers, cwd))
+        return ForkSessionResponse(
+            session_id=fork_id,
+            config_options=self.config.options(fork_id),
+            modes=self.config.modes(fork_id),
         )
 
     async def close(self, session_id: str) -> None:

@@ -360,7 +360,7 @@ async def test_commands_usage_and_extension_methods(tmp_path: Path) -> None:
         # the commands are advertised once the session exists
         await asyncio.wait_for(editor.commands_arrived.wait(), 30)
         advertised = editor.commands[sid].available_commands
-        assert [c.name for c in advertised] == ["context", "compact", "pin", "snapshot"]
+        assert [c.name for c in advertised] == ["context", "compact", "pin", "snapshot", "rewind"]
         pin = next(c for c in advertised if c.name == "pin")
         assert pin.input is not None and pin.input.root.hint
 

@@ -9,6 +9,7 @@ from acp.schema import ImageContentBlock, TextContentBlock, UsageUpdate
 
 from sidecar.acp.commands import COMMANDS, available_commands, parse_command
 from sidecar.acp.dashboard import snapshot_markdown
+from sidecar.acp.rewind import RewindRequest, parse_rewind
 from sidecar.acp.usage import META_KEY, UsageMeter
 
 
@@ -24,7 +25,22 @@ def test_only_our_commands_are_commands() -> None:
     assert parse_command([ImageContentBlock(type="image", data="", mime_type="image/png")]) is None
     assert parse_command([]) is None
     names = [c.name for c in available_commands().available_commands]
-    assert names == [c.name for c in COMMANDS] == ["context", "compact", "pin", "snapshot"]
+    assert (
+        names == [c.name for c in COMMANDS] == ["context", "compact", "pin", "snapshot", "rewind"]
+    )
+
+
+def test_rewind_arguments() -> None:
+    assert parse_command([text("/rewind 3 code")]) == ("rewind", "3 code")
+    assert parse_rewind("") == RewindRequest()
+    assert parse_rewind("3") == RewindRequest("3")
+    assert parse_rewind("3 code") == RewindRequest("3", "code")
+    assert parse_rewind("3 files") == RewindRequest("3", "code")
+    assert parse_rewind(" 12  Conversation ") == RewindRequest("12", "conversation")
+    assert parse_rewind("3 both force") == RewindRequest("3", "both", force=True)
+    assert parse_rewind("ckpt_01ABC code") == RewindRequest("ckpt_01ABC", "code")
+    for wrong in ("three", "3 everything", "3 code extra", "3 force", "code 3"):
+        assert isinstance(parse_rewind(wrong), str), wrong  # the usage, said
 
 
 def event(kind: str, **payload: Any) -> dict[str, Any]:

@@ -132,9 +132,11 @@ describe("the official ACP TypeScript SDK against `context-sidecar acp`", () => 
 type Zod = { safeParse(value: unknown): { success: boolean; data?: unknown; error?: unknown } };
 type Raw = { id?: unknown; method?: string; params?: unknown; result?: unknown; error?: unknown };
 
-/** The SDK's own schema (its zod models; the package exports the types, not the models). */
+/** The SDK's own schema (its zod models; the package exports the types, not the models): the
+ * unstable one, a superset of the stable one, because the agent speaks ACP's unstable protocol
+ * for `session/fork` (its `sessionCapabilities.fork` is in no stable schema yet). */
 async function sdkSchema(): Promise<Record<string, Zod>> {
-  const file = path.join(REPO, "editors/host/node_modules/@agentclientprotocol/sdk/dist/v1/schema/zod.gen.js");
+  const file = path.join(REPO, "editors/host/node_modules/@agentclientprotocol/sdk/dist/v1/unstable/schema/zod.gen.js");
   return (await import(pathToFileURL(file).href)) as Record<string, Zod>;
 }
 

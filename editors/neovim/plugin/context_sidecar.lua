@@ -3,13 +3,13 @@ if vim.g.loaded_context_sidecar then
 end
 vim.g.loaded_context_sidecar = true
 
-local subcommands = { "start", "stop", "sessions", "assemble", "run", "cancel", "dashboard", "snapshot", "recover" }
+local subcommands = { "start", "stop", "sessions", "assemble", "run", "cancel", "dashboard", "snapshot", "recover", "rewind" }
 
 vim.api.nvim_create_user_command("ContextSidecar", function(opts)
   require("context_sidecar").command(opts.args)
 end, {
   nargs = "+",
-  desc = "context-sidecar: start|stop|sessions|assemble|run <text>|cancel|dashboard|snapshot|recover",
+  desc = "context-sidecar: start|stop|sessions|assemble|run <text>|cancel|dashboard|snapshot|recover|rewind",
   complete = function(arg_lead, cmd_line)
     if cmd_line:match("^%s*%S+%s+%S+%s") then
       return {}

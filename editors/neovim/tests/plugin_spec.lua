@@ -41,7 +41,7 @@ local ok, err = xpcall(function()
   }), "the float compares the call and the session with keep-everything:\n" .. table.concat(keep_lines, "\n"))
   check(#require("context_sidecar.explain").keep_everything_lines(vim.NIL) == 0, "and says nothing without the figure")
   local completions = vim.fn.getcompletion("ContextSidecar ", "cmdline")
-  check(vim.tbl_contains(completions, "assemble") and vim.tbl_contains(completions, "snapshot"),
+  check(vim.tbl_contains(completions, "assemble") and vim.tbl_contains(completions, "rewind"),
     "subcommands complete: " .. table.concat(completions, ","))
 
   local tool_calls = {}
@@ -366,6 +366,85 @@ local ok, err = xpcall(function()
   local after_float = buf_text(vim.api.nvim_get_current_buf())
   check(contains(after_float, picked.itemId .. ": masked -> visible"), "the diff shows it coming back:\n" .. after_float)
   vim.cmd("close")
+
+  -- :ContextSidecar rewind: two turns change a workspace (an edit, a new file, a command that
+  -- deletes an untracked file); the checkpoint before the second turn is picked, its diff shown,
+  -- a hand edit is a conflict until "force", and the files and the conversation come back
+  local rw = vim.fn.tempname()
+  vim.fn.mkdir(rw, "p")
+  vim.fn.writefile({ "one" }, rw .. "/a.txt")
+  vim.fn.writefile({ "untracked notes" }, rw .. "/notes.txt")
+  local rw_session = api.session_create({ title = "rewind", workspaceRoots = { rw } })
+  cs.state.session_id = rw_session.sessionId
+  local mode = cs.config.builtin_tools
+  cs.config.builtin_tools = "allow_all"
+  local function rewind_turn(text, rounds)
+    local id = cs.run(text, { script = { rounds = rounds } })
+    local b = vim.api.nvim_get_current_buf()
+    check(vim.wait(20000, function() return contains(buf_text(b), "run.completed") end, 10),
+      "rewind turn completed:\n" .. buf_text(b))
+    check(api.run_get({ runId = id }).status == "completed", "the turn " .. text .. " completed")
+    vim.cmd("close")
+  end
+  local function tool(name, id, args)
+    return { toolCalls = { { id = id, name = name, arguments = args } } }
+  end
+  rewind_turn("make it two", { tool("write_file", "w1", { path = "a.txt", content = "two\n" }), { text = "one done" } })
+  rewind_turn("make it three and tidy up", {
+    tool("edit_file", "e2", { path = "a.txt", old_text = "two", new_text = "three" }),
+    tool("write_file", "w2", { path = "b.txt", content = "new b\n" }),
+    tool("run_command", "c2", { command = "rm notes.txt" }),
+    { text = "two done" },
+  })
+  cs.config.builtin_tools = mode
+  check(vim.fn.readfile(rw .. "/a.txt")[1] == "three" and vim.fn.filereadable(rw .. "/notes.txt") == 0,
+    "the turns changed the workspace")
+  vim.fn.writefile({ "by hand" }, rw .. "/a.txt")
+  local picks, rw_notes = {}, {}
+  local real_select2, real_notify2 = vim.ui.select, vim.notify
+  vim.notify = function(msg, level)
+    rw_notes[#rw_notes + 1] = msg
+  end
+  local answers = {
+    function(items, labels) -- the checkpoint: the oldest of the second turn (the list is newest first)
+      for i = #items, 1, -1 do
+        if contains(labels[i], 'turn "make it three and tidy up"') then
+          return i
+        end
+      end
+    end,
+    function(_, labels) return vim.fn.index(labels, "Code and conversation") + 1 end,
+    function(_, labels) return vim.fn.index(labels, require("context_sidecar.rewind").FORCE) + 1 end,
+  }
+  vim.ui.select = function(items, opts, on_choice)
+    local labels = vim.tbl_map(opts.format_item or tostring, items)
+    local float = vim.api.nvim_win_get_config(0).relative ~= "" and buf_text(vim.api.nvim_get_current_buf()) or ""
+    picks[#picks + 1] = { prompt = opts.prompt, labels = labels, float = float }
+    local i = table.remove(answers, 1)(items, labels)
+    on_choice(items[i], i)
+  end
+  local fork_before = cs.state.session_id
+  vim.cmd("ContextSidecar rewind")
+  vim.ui.select, vim.notify = real_select2, real_notify2
+  check(#picks == 3, "asked for the checkpoint, the choice and the conflict: " .. vim.inspect(picks))
+  check(contains(picks[1].labels[1], "before run_command"), "the newest checkpoint stands before the command: "
+    .. vim.inspect(picks[1].labels))
+  check(contains(picks[2].float, "a.txt: modified since, would be put back")
+    and contains(picks[2].float, "notes.txt: deleted since, would be recreated")
+    and contains(picks[2].float, "b.txt: added since, would be deleted")
+    and contains(picks[2].float, "-two") and contains(picks[2].float, "+by hand"),
+    "the float shows what restoring would change:\n" .. picks[2].float)
+  check(contains(picks[3].prompt, "a.txt"), "the conflict is named: " .. picks[3].prompt)
+  check(vim.fn.readfile(rw .. "/a.txt")[1] == "two" and vim.fn.readfile(rw .. "/notes.txt")[1] == "untracked notes"
+    and vim.fn.filereadable(rw .. "/b.txt") == 0, "the files are as before the second turn")
+  local forked = cs.state.session_id
+  check(forked ~= fork_before, "the fork is the current session")
+  local fork_info = api.session_get({ sessionId = forked })
+  check(fork_info.forkedFrom and fork_info.forkedFrom.sessionId == fork_before, "forked from the rewound session")
+  local said = table.concat(rw_notes, "\n")
+  check(contains(said, "rewound (both)") and contains(said, ":ContextSidecar run make it three and tidy up")
+    and contains(said, "undo:"), "the notification says what was done:\n" .. said)
+  vim.fn.delete(rw, "rf")
 
   vim.cmd("checkhealth context_sidecar")
   local health = buf_text(vim.api.nvim_get_current_buf())

@@ -5,7 +5,10 @@
 //   2. a proposed edit opens in the diff editor; its Accept button changes the file on disk;
 //   3. the model keeps a todo list (`update_plan`): the chat shows it as a checklist, updated;
 //   4. a long answer is cancelled mid-stream with the chat's Cancel button;
-//   5. after a window reload the transcript is back, the checklist with it.
+//   5. after a window reload the transcript is back, the checklist with it;
+//   6. "Rewind to here" on the edit's message: the diff editor shows what would change, the quick
+//      pick's "Code and conversation", a hand edit's conflict forced in the modal; the file is back
+//      on disk, the diff closed, the chat in the fork with the message in the prompt box.
 // Screenshots go to .artifacts/vscode-e2e/ (git-ignored); with --readme-screenshot the one with the
 // tool card and its approval is also written to media/chat-screenshot.png.
 import { spawn, execFileSync } from "node:child_process";
@@ -194,13 +197,46 @@ try {
   chat = await openChat();
   await chat.locator('[data-testid="tool-card"][data-call="c1"][data-status="done"]').waitFor({ timeout: 60_000 });
   await chat.locator('[data-testid="tool-card"][data-call="e1"][data-status="done"]').waitFor({ timeout: 60_000 });
-  const users = await chat.locator('[data-testid="item-user"]').allTextContents();
+  const users = await chat.locator('[data-testid="item-user"] .bubble').allTextContents();
   await chat.locator('[data-testid="plan"] [data-testid="plan-step"][data-status="completed"]', { hasText: "read notes.txt" }).waitFor({ timeout: 60_000 });
   for (const prompt of ["run the greeting", "fix the notes", "keep a plan", "a long answer"]) {
     if (!users.includes(prompt)) throw new Error(`"${prompt}" is not in the transcript after the reload: ${JSON.stringify(users)}`);
   }
   await shot("7-after-reload");
   log("5. transcript back after a window reload, the plan with it");
+
+  // 6. rewind to before the edit: the diff, the choice, the conflict forced in the modal
+  fs.writeFileSync(file, "alpha\nBETA (edited) and by hand\n");
+  const message = chat.locator('[data-testid="item-user"]', { hasText: "fix the notes" });
+  await message.hover();
+  await message.locator('[data-testid="rewind"]').click();
+  const tab = page.locator('.tab', { hasText: "now ↔ rewound" }).first();
+  await tab.waitFor({ timeout: 60_000 });
+  await page.locator(".monaco-diff-editor").first().waitFor();
+  const pick = page.locator(".quick-input-widget .monaco-list-row", { hasText: "Code and conversation" });
+  await pick.waitFor({ timeout: 30_000 });
+  await page.waitForTimeout(300);
+  await shot("8-rewind-diff-and-choice");
+  await pick.click();
+  const force = page.locator(".monaco-dialog-box .monaco-button", { hasText: "Overwrite them (force)" });
+  await force.waitFor({ timeout: 30_000 });
+  const dialog = await page.locator(".monaco-dialog-box").textContent();
+  if (!dialog.includes("notes.txt")) throw new Error(`the conflict modal does not name notes.txt: ${dialog}`);
+  await shot("9-rewind-conflict");
+  await force.click();
+  const back = Date.now() + 30_000;
+  while (fs.readFileSync(file, "utf8") !== "alpha\nbeta\n") {
+    if (Date.now() > back) throw new Error(`notes.txt was not rewound: ${JSON.stringify(fs.readFileSync(file, "utf8"))}`);
+    await page.waitForTimeout(100);
+  }
+  await chat.locator('[data-testid="notice"]', { hasText: "Rewound" }).waitFor({ timeout: 30_000 });
+  const forkUsers = await chat.locator('[data-testid="item-user"] .bubble').allTextContents();
+  if (JSON.stringify(forkUsers) !== JSON.stringify(["run the greeting"])) throw new Error(`the fork shows ${JSON.stringify(forkUsers)}`);
+  const boxText = await chat.locator('[data-testid="prompt"] textarea').inputValue();
+  if (boxText !== "fix the notes") throw new Error(`the prompt box holds ${JSON.stringify(boxText)}`);
+  await page.locator('.tab', { hasText: "now ↔ rewound" }).waitFor({ state: "detached", timeout: 10_000 });
+  await shot("10-rewound");
+  log("6. rewound: the diff, the choice, the conflict forced; the file back, the chat in the fork");
 } catch (err) {
   failed = true;
   const pages = browser.contexts().flatMap((c) => c.pages());

@@ -24,6 +24,7 @@ const COMMANDS = [
   "contextSidecar.acceptEdit",
   "contextSidecar.rejectEdit",
   "contextSidecar.reviewEdit",
+  "contextSidecar.undoRewind",
 ];
 const SETTINGS = [
   "contextSidecar.command",

@@ -1,5 +1,6 @@
 // Entry point: wires settings, logger, the sidecar connection, approvals, the status bar, the
-// dashboard, the chat view (its controller, the diff editor of proposed edits) and the commands.
+// dashboard, the chat view (its controller, the diff editor of proposed edits and of a rewind)
+// and the commands.
 // No logic of its own. `activate` returns the extension's API (for other extensions, and for the
 // tests, which drive the bundled extension against the real sidecar).
 import * as vscode from "vscode";
@@ -8,6 +9,7 @@ import { Approvals, askWithQuickPick } from "./approvals";
 import { ChatController } from "./chat/chatController";
 import { CHAT_VIEW_ID, ChatView } from "./chat/chatView";
 import { EditReview } from "./chat/editReview";
+import { RewindReview } from "./chat/rewind";
 import { scriptFor } from "./chat/scriptHook";
 import { registerCommands } from "./commands";
 import { SidecarConnection } from "./connection";
@@ -47,6 +49,7 @@ export function activate(context: vscode.ExtensionContext): ContextSidecarApi {
   let forward: (event: RunEvent) => void = () => undefined;
   const chatView = new ChatView(context.extensionUri, logger);
   const edits = new EditReview();
+  const rewinds = new RewindReview(() => current.ensure());
   // Runs started in the chat ask in their tool cards (and a write or an edit in the diff
   // editor); the others (*Run Prompt*) with a quick pick.
   const approvals: Approvals = new Approvals({
@@ -72,6 +75,7 @@ export function activate(context: vscode.ExtensionContext): ContextSidecarApi {
     reviewEdit: (request, signal) => edits.open(request, signal),
     closeReview: (callId) => void edits.close(callId),
     scriptFor: (prompt) => scriptFor(prompt),
+    rewind: (host, sessionId, seq, text) => rewinds.rewind(host, sessionId, seq, text),
   });
   chatView.onMessage((message) => chat.handle(message));
   const commands = registerCommands({ connection: current, logger, statusBar, dashboard, runOutput });
@@ -89,6 +93,7 @@ export function activate(context: vscode.ExtensionContext): ContextSidecarApi {
     ...commands.disposables,
     chatView,
     edits,
+    rewinds,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("contextSidecar.openChat", () => chatView.reveal()),
     onSettingsChanged((next) => {

@@ -361,6 +361,42 @@ function M.store_gc(params, callback)
   return call("store/gc", params, callback)
 end
 
+--- `store/stats`: What the store holds: sessions, objects and their bytes, checkpoints.
+---@param params context_sidecar.EmptyParams
+---@param callback? fun(err: table?, result: context_sidecar.StoreStatsResult?)
+---@return context_sidecar.StoreStatsResult? result
+---@return table? err
+function M.store_stats(params, callback)
+  return call("store/stats", params, callback)
+end
+
+--- `checkpoint/list`: A session's checkpoints of its workspace, newest first, with how many files changed since.
+---@param params context_sidecar.CheckpointListParams
+---@param callback? fun(err: table?, result: context_sidecar.CheckpointListResult?)
+---@return context_sidecar.CheckpointListResult? result
+---@return table? err
+function M.checkpoint_list(params, callback)
+  return call("checkpoint/list", params, callback)
+end
+
+--- `checkpoint/diff`: Per file, what changed from a checkpoint to the workspace now (bounded unified diffs).
+---@param params context_sidecar.CheckpointDiffParams
+---@param callback? fun(err: table?, result: context_sidecar.CheckpointDiffResult?)
+---@return context_sidecar.CheckpointDiffResult? result
+---@return table? err
+function M.checkpoint_diff(params, callback)
+  return call("checkpoint/diff", params, callback)
+end
+
+--- `checkpoint/restore`: Put the files back as a checkpoint holds them (checkpointed first, so it can be undone) and/or fork the conversation before its turn; files changed outside the agent are conflicts unless `force`.
+---@param params context_sidecar.CheckpointRestoreParams
+---@param callback? fun(err: table?, result: context_sidecar.CheckpointRestoreResult?)
+---@return context_sidecar.CheckpointRestoreResult? result
+---@return table? err
+function M.checkpoint_restore(params, callback)
+  return call("checkpoint/restore", params, callback)
+end
+
 --- `run/start`: Start a run: the model/tool loop for a turn.
 ---@param params context_sidecar.RunStartParams
 ---@param callback? fun(err: table?, result: context_sidecar.RunStartResult?)

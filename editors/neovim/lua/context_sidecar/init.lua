@@ -342,6 +342,19 @@ function M.recover()
   end)
 end
 
+--- Rewind the current session: pick a checkpoint, see its diff, restore the code, the
+--- conversation or both (context_sidecar.rewind).
+function M.rewind()
+  if not ensure_started() then
+    return
+  end
+  if not M.state.session_id then
+    notify("no current session: :ContextSidecar sessions (or run) first", vim.log.levels.WARN)
+    return
+  end
+  require("context_sidecar.rewind").rewind(M.state.session_id)
+end
+
 M.subcommands = {
   start = function() M.start() end,
   stop = function() M.stop() end,
@@ -358,6 +371,7 @@ M.subcommands = {
   dashboard = function() M.dashboard() end,
   snapshot = function() M.snapshot() end,
   recover = function() M.recover() end,
+  rewind = function() M.rewind() end,
 }
 
 --- Entry point of :ContextSidecar {subcommand} [args].

@@ -1,7 +1,8 @@
 // The chat's state and what the user does in it: the session list (new, switch, fork, delete),
 // the transcript (`session/read`), prompts as runs streamed into items (RunItems), cancel,
-// approvals inside the tool cards, slash commands, the header's model and approval mode. It
-// owns the state; the webview (ChatView) only renders what is posted and sends back clicks.
+// approvals inside the tool cards, slash commands, "Rewind to here" on a user message, the
+// header's model and approval mode. It owns the state; the webview (ChatView) only renders
+// what is posted and sends back clicks.
 import * as vscode from "vscode";
 
 import { builtinDetail } from "../approvals";
@@ -12,6 +13,7 @@ import { describe, type Logger } from "../logger";
 import { modelParams, runStartParams } from "../runParams";
 import { writeSetting } from "../settings";
 import { APPROVAL_MODES, type ApprovalChoice, type ApprovalMode, type ChatItem, type ChatState, type FromWebview, type ToWebview } from "./protocol";
+import type { RewindOutcome } from "./rewind";
 import { RunItems } from "./runItems";
 import { parseSlash, runSlash } from "./slashCommands";
 import { transcriptItems } from "./transcript";
@@ -32,6 +34,8 @@ export interface ChatDeps {
   closeReview(callId: string): void;
   /** A script for the scripted model, for a prompt (tests and demos), or undefined. */
   scriptFor(prompt: string): Record<string, unknown> | undefined;
+  /** "Rewind to here" on the user message stored at `seq` (diff, choice, restore; RewindReview). */
+  rewind(host: SidecarHost, sessionId: string, seq: number, text: string): Promise<RewindOutcome | undefined>;
 }
 
 interface Waiting {
@@ -44,6 +48,8 @@ export class ChatController {
   private items: ChatItem[] = [];
   private run: RunItems | undefined;
   private runSession: string | undefined;
+  /** The chat run's user item (shown before it is stored) and the session's head before it. */
+  private runPrompt: { itemId: string; text: string; headBefore: number } | undefined;
   private readonly waiting = new Map<string, Waiting>();
 
   constructor(private readonly deps: ChatDeps) {
@@ -87,6 +93,8 @@ export class ChatController {
       case "approve":
         this.answer(message.callId, message.choice);
         return;
+      case "rewind":
+        return this.rewind(message.seq);
       case "reviewEdit": {
         const card = this.run?.card(message.callId);
         if (card?.approval?.edit) await vscode.commands.executeCommand("contextSidecar.reviewEdit", message.callId);
@@ -116,8 +124,9 @@ export class ChatController {
     const prompt = text.trim();
     if (!prompt) return undefined;
     const host = await this.deps.connection.ensure();
-    const sessionId = await this.ensureSession(host, prompt);
-    this.upsert({ kind: "user", id: `pending:${Date.now()}`, text: prompt });
+    const { sessionId, headSeq } = await this.ensureSession(host, prompt);
+    const itemId = `pending:${Date.now()}`;
+    this.upsert({ kind: "user", id: itemId, text: prompt });
     const slash = parseSlash(prompt);
     if (slash) {
       const answer = await runSlash(slash.name, slash.argument, {
@@ -136,6 +145,7 @@ export class ChatController {
     const { runId } = await host.request("run/start", params);
     this.run = new RunItems(runId);
     this.runSession = sessionId;
+    this.runPrompt = { itemId, text: prompt, headBefore: headSeq };
     this.deps.post({ type: "running", running: true });
     this.deps.logger.info(`chat run ${runId} started`);
     return runId;
@@ -152,7 +162,7 @@ export class ChatController {
     }
     if (event.type === "run.completed" && event.payload["agent"] === undefined) {
       this.deps.post({ type: "running", running: false });
-      void this.refreshSessions();
+      void this.storedPrompt(event.sessionId).then(() => this.refreshSessions());
     }
   }
 
@@ -273,19 +283,56 @@ export class ChatController {
     await this.refresh(false);
   }
 
-  private async ensureSession(host: SidecarHost, prompt: string): Promise<string> {
+  private async ensureSession(host: SidecarHost, prompt: string): Promise<{ sessionId: string; headSeq: number }> {
     if (this.sessionId) {
       const session = await host.request("session/get", { sessionId: this.sessionId }).catch(() => undefined);
       if (session) {
         if (session.title === NEW_TITLE && session.headSeq === 0 && !parseSlash(prompt)) {
           await host.request("session/rename", { sessionId: session.sessionId, title: titleOf(prompt) });
         }
-        return session.sessionId;
+        return { sessionId: session.sessionId, headSeq: session.headSeq };
       }
     }
     const session = await host.request("session/create", { title: parseSlash(prompt) ? NEW_TITLE : titleOf(prompt), workspaceRoots: roots() });
     await this.select(session.sessionId, []);
-    return session.sessionId;
+    return { sessionId: session.sessionId, headSeq: session.headSeq };
+  }
+
+  /** The chat run's prompt, once stored: its user item gets its seq (and "Rewind to here"). */
+  private async storedPrompt(sessionId: string): Promise<void> {
+    const pending = this.runPrompt;
+    const host = this.deps.connection.current;
+    this.runPrompt = undefined;
+    if (!pending || !host) return;
+    try {
+      const read = await host.request("session/read", { sessionId, afterSeq: pending.headBefore, limit: 20 });
+      const stored = read.entries.find((e) => e.kind === "message" && e.role === "user" && e.content.some((p) => p.type === "text"));
+      const item = this.items.find((i) => i.id === pending.itemId);
+      if (stored && item?.kind === "user" && sessionId === this.sessionId) this.upsert({ ...item, seq: stored.seq });
+    } catch (err) {
+      this.deps.logger.debug(`chat: the stored prompt: ${describe(err)}`);
+    }
+  }
+
+  /** "Rewind to here": the diff, the choice, the restore; a notice says what was done, and a
+   *  forked conversation is opened with the message in the composer. */
+  async rewind(seq: number): Promise<void> {
+    const sessionId = this.sessionId;
+    if (!sessionId) return;
+    if (this.runningRun !== undefined && this.runSession === sessionId) {
+      void vscode.window.showWarningMessage("Context Sidecar: cancel the run before rewinding.");
+      return;
+    }
+    const host = await this.deps.connection.ensure();
+    const message = this.items.find((i) => i.kind === "user" && i.seq === seq);
+    const text = message?.kind === "user" ? message.text : "";
+    const outcome = await this.deps.rewind(host, sessionId, seq, text);
+    if (!outcome) return;
+    if (outcome.forkedSessionId) {
+      await this.select(outcome.forkedSessionId, await readAll(host, outcome.forkedSessionId));
+      this.deps.post({ type: "setPrompt", text });
+    }
+    this.upsert({ kind: "notice", id: `rewind:${Date.now()}`, level: "info", text: outcome.notice });
   }
 
   /** A host tool's result (the event does not carry it): read back from history. */

@@ -42,6 +42,8 @@ export interface UserItem {
   kind: "user";
   id: string;
   text: string;
+  /** The stored message's seq (once stored): the turn offers "Rewind to here". */
+  seq?: number;
 }
 
 export interface AssistantItem {
@@ -111,7 +113,9 @@ export type ToWebview =
   /** Insert or replace an item (by id) of the current session's transcript. */
   | { type: "item"; item: ChatItem }
   | { type: "running"; running: boolean }
-  | { type: "focusInput" };
+  | { type: "focusInput" }
+  /** Put `text` in the composer, to edit and send again (a conversation rewound before it). */
+  | { type: "setPrompt"; text: string };
 
 /** Webview -> extension. */
 export type FromWebview =
@@ -124,6 +128,8 @@ export type FromWebview =
   | { type: "deleteSession" }
   | { type: "approve"; callId: string; choice: ApprovalChoice }
   | { type: "reviewEdit"; callId: string }
+  /** "Rewind to here" on the user message stored at `seq`. */
+  | { type: "rewind"; seq: number }
   | { type: "copy"; text: string }
   | { type: "insert"; text: string }
   | { type: "showDashboard" }
@@ -155,6 +161,8 @@ export function isFromWebview(message: unknown): message is FromWebview {
       return typeof m["callId"] === "string" && ["once", "session", "deny"].includes(String(m["choice"]));
     case "reviewEdit":
       return typeof m["callId"] === "string";
+    case "rewind":
+      return Number.isInteger(m["seq"]) && Number(m["seq"]) > 0;
     case "setProfile":
       return typeof m["profileId"] === "string";
     case "setMode":

@@ -29,7 +29,7 @@ export function transcriptItems(entries: readonly Entry[]): ChatItem[] {
     }
     if (entry.role === "user") {
       if (text) {
-        items.push({ kind: "user", id: entry.id, text });
+        items.push({ kind: "user", id: entry.id, text, seq: entry.seq });
         plan = undefined; // a new turn, a new list
       }
       continue;

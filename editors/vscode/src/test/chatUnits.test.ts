@@ -26,6 +26,7 @@ test("transcriptItems: turns, answers with thinking, cards with their results", 
     entry(5, "user", [{ type: "toolResult", callId: "c2", content: [{ type: "text", text: "not approved: denied by the user" }], isError: true }]),
   ]);
   assert.deepEqual(items.map((i) => i.kind), ["user", "assistant", "tool", "tool"]);
+  assert.equal(items[0]?.kind === "user" && items[0].seq, 1, "a stored turn offers the rewind");
   const [, answer, c1, c2] = items as [unknown, { thinking: string; text: string }, ToolCard, ToolCard];
   assert.deepEqual([answer.text, answer.thinking], ["ok", "hm"]);
   assert.deepEqual([c1.title, c1.status, c1.output], ["Read a.py", "done", "1\tx"]);
@@ -117,6 +118,8 @@ test("isFromWebview accepts the protocol's messages only", () => {
   assert.ok(!isFromWebview({ type: "approve", callId: "c", choice: "always" }));
   assert.ok(!isFromWebview({ type: "setMode", mode: "yolo" }));
   assert.ok(!isFromWebview({ type: "eval", code: "x" }));
+  assert.ok(isFromWebview({ type: "rewind", seq: 3 }));
+  for (const seq of [0, -1, 1.5, "3", undefined]) assert.ok(!isFromWebview({ type: "rewind", seq }), String(seq));
   assert.ok(!isFromWebview(null));
 });
 

@@ -109,6 +109,10 @@ export const ui = {
   textDocuments: [] as { uri: ReturnType<typeof uriFile>; getText(): string; isDirty: boolean }[],
   /** What the active editor's edits replaced its selections with. */
   inserted: [] as string[],
+  /** The workspace folders (`workspace.workspaceFolders`), as paths. */
+  folders: [REPO] as string[],
+  /** Answers a warning message (modal or not) with one of its items (default: dismiss it). */
+  answerWarning: (_message: string, _items: string[]): Promise<string | undefined> => Promise.resolve(undefined),
 };
 
 function createWebviewPanel() {
@@ -146,7 +150,9 @@ const vscodeStub = {
   Uri: { file: uriFile, from: uriFrom, joinPath: (u: { fsPath: string }, ...p: string[]) => uriFile(path.join(u.fsPath, ...p)) },
   env: { clipboard: { writeText: async (text: string) => void (ui.clipboard = text) } },
   workspace: {
-    workspaceFolders: [{ uri: uriFile(REPO) }],
+    get workspaceFolders() {
+      return ui.folders.map((folder) => ({ uri: uriFile(folder) }));
+    },
     get textDocuments() {
       return ui.textDocuments;
     },
@@ -188,7 +194,10 @@ const vscodeStub = {
     }),
     createStatusBarItem: () => ui.statusItem,
     showErrorMessage: async (m: string) => void ui.errors.push(m),
-    showWarningMessage: async (m: string) => void ui.errors.push(m),
+    showWarningMessage: async (m: string, ...rest: unknown[]) => {
+      ui.errors.push(m);
+      return ui.answerWarning(m, rest.filter((r): r is string => typeof r === "string"));
+    },
     showInformationMessage: async (m: string) => void ui.infos.push(m),
     createWebviewPanel,
     showQuickPick: (items: QuickPickCall["items"], options: QuickPickCall["options"], token: StubToken) => {

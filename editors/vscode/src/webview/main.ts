@@ -149,6 +149,10 @@ window.addEventListener("message", (event: MessageEvent) => {
     case "focusInput":
       prompt.focus();
       break;
+    case "setPrompt":
+      prompt.value = message.text;
+      prompt.focus();
+      break;
   }
 });
 

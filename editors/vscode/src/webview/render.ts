@@ -1,4 +1,4 @@
-// DOM for each chat item: user turns, answers (markdown; thinking collapsed), tool cards
+// DOM for each chat item: user turns ("Rewind to here" once stored), answers (markdown; thinking collapsed), tool cards
 // (status, arguments, approval buttons, bounded output to expand), the model's todo list (a
 // compact checklist), usage lines, notices.
 // Elements are built with textContent / setAttribute; markdown is the only HTML, and it is
@@ -110,10 +110,19 @@ function planList(item: PlanItem): HTMLElement {
 export function renderItem(item: ChatItem, send: Send): HTMLElement {
   let node: HTMLElement;
   switch (item.kind) {
-    case "user":
+    case "user": {
       node = el("div", { class: "item user", "data-testid": "item-user" });
       node.append(el("div", { class: "bubble" }, item.text));
+      const seq = item.seq;
+      if (seq !== undefined) {
+        const bar = el("div", { class: "user-actions" });
+        const rewind = button("Rewind to here", "rewind", () => send({ type: "rewind", seq }), true);
+        rewind.setAttribute("title", "Put the files and/or the conversation back as they were when this message was sent (shows the diff first)");
+        bar.append(rewind);
+        node.append(bar);
+      }
       break;
+    }
     case "assistant": {
       node = el("div", { class: `item assistant${item.streaming ? " streaming" : ""}`, "data-testid": "item-assistant" });
       if (item.thinking) {
