@@ -63,3 +63,6 @@ class AssemblyInputs:
     part of the current turn, so never evicted."""
     previous: RequestShape | None = None
     """The session's previous request: where its cache entries are (breakpoints, accounting)."""
+    cache_cold: bool = False
+    """The session's cache has expired since its last model call (``profile.cache.
+    compactWhenCold``: :mod:`sidecar.context.cache_pauses`)."""

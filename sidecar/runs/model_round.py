@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from protocol.errors import ErrorCode
 from sidecar.aio import in_cpu_lane, in_thread
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
+from sidecar.context.cache_pauses import apply_pauses
 from sidecar.context.service import lower_result
 from sidecar.inputs.snapshots import EncodedSnapshot, encode_snapshot
 from sidecar.runs.compaction import Compaction
@@ -87,6 +89,7 @@ class ModelRound:
         if loop.s.delegation and loop.agent is None:
             built.inputs.tools = [*built.inputs.tools, *AGENT_TOOLS]
         built.inputs.previous = self._previous_request()
+        apply_pauses(built.inputs, time.time())  # the round is sent now
         result, messages_json, shape = assemble_with_json(built.inputs)  # messages spliced
         self._assembled_shape = (result, shape)
         snapshot = {
