@@ -63,6 +63,9 @@ class AssemblyInputs:
     part of the current turn, so never evicted."""
     previous: RequestShape | None = None
     """The session's previous request: where its cache entries are (breakpoints, accounting)."""
+    settled_ttl: str | None = None
+    """The TTL of the marker ending the transcript before the new turn, when the session's
+    pauses chose one (default: the tail's); :mod:`sidecar.context.cache_pauses`."""
     cache_cold: bool = False
     """The session's cache has expired since its last model call (``profile.cache.
     compactWhenCold``: :mod:`sidecar.context.cache_pauses`)."""

@@ -9,12 +9,16 @@ grow with the session; and nothing but the history and the request's time goes i
 restart decides the same.
 
 **The TTL** (:func:`pause_ttl`).  A pause longer than 5 minutes and at most an hour between
-two model calls expires a 5-minute entry and the next request writes the prefix again
-(1.25x the input price instead of a 0.1x read: 1.15x more); a 1-hour entry survives it,
-but every write of a 1-hour entry costs 2x instead of 1.25x (0.75x more).  The prefix is
-written once, then again after every pause over an hour, so 1 hour pays when
-``1.15 x pauses(5m, 1h] >= 0.75 x (1 + pauses > 1h)`` over the recent calls.  A session
-with fewer than :data:`MIN_GAPS` pauses measured keeps the profile's TTL.
+two model calls expires every 5-minute entry, and the next request writes its whole prompt
+again (1.25x the input price instead of a 0.1x read: 1.15x more per token); 1-hour entries
+survive it, but every token written to one costs 2x instead of 1.25x (0.75x more).  Over the
+recent calls, with ``E`` such pauses, ``L`` pauses over an hour (they expire both), ``P`` the
+prompt's size and ``G`` the tokens the session grew by (what the requests wrote), an hour
+pays when ``1.15 E P >= 0.75 (G + P (1 + L))``.  Then the stable prefix, the masked history
+and the transcript before the new turn ask for an hour, and only the new turn's marker keeps
+5 minutes (written every turn, read by the next: a pause costs it one turn's worth).  A
+session with fewer than :data:`MIN_GAPS` pauses measured keeps the profile's TTLs, and an
+hour needs at least :data:`MIN_EXPIRED` expired pauses (one is not a habit).
 
 **Cold** (:func:`cache_cold`): the time from the newest model call to this request is past
 the stable prefix's TTL, so the request writes the prefix again whatever it holds: the
@@ -26,6 +30,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from sidecar.context.limits import available_input
 from sidecar.store.history import SHAPE_ASSISTANT, SHAPE_CALLS
 
 if TYPE_CHECKING:
@@ -36,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LIFETIME_SECONDS",
+    "MIN_EXPIRED",
     "MIN_GAPS",
     "RECENT_CALLS",
     "apply_pauses",
@@ -49,6 +55,9 @@ __all__ = [
 RECENT_CALLS = 64
 #: Pauses needed before the session's own history decides (else the profile's TTL).
 MIN_GAPS = 4
+#: Expired pauses among them before an hour is asked: one pause is not a habit (on the real
+#: suite, an hour asked after a single pause paid 2x writes for the next one that never came).
+MIN_EXPIRED = 2
 LIFETIME_SECONDS = {"5m": 300.0, "1h": 3600.0}
 #: What one pause in (5m, 1h] costs a 5-minute entry more than a 1-hour one (a write at
 #: 1.25x instead of a read at 0.1x), and what each write of a 1-hour entry costs more (2x
@@ -60,32 +69,35 @@ _LONGER_WRITE_COST = 2.0 - 1.25
 _SCAN = 4 * RECENT_CALLS
 
 
-def model_call_times(view: HistoryView, limit: int = RECENT_CALLS) -> list[float]:
-    """Epoch seconds of the newest ``limit`` model calls of the history (its assistant
+def model_call_times(view: HistoryView, limit: int = RECENT_CALLS) -> list[tuple[int, float]]:
+    """(seq, epoch seconds) of the newest ``limit`` model calls of the history (its assistant
     messages), oldest first."""
-    times: list[float] = []
+    calls: list[tuple[int, float]] = []
     shapes = view.shapes
     seq = view.head
-    while seq >= 1 and len(times) < limit and view.head - seq < _SCAN:
+    while seq >= 1 and len(calls) < limit and view.head - seq < _SCAN:
         if shapes[seq - 1] in (SHAPE_ASSISTANT, SHAPE_CALLS):
             at = _entry_time(view.record(seq))
             if at is not None:
-                times.append(at)
+                calls.append((seq, at))
         seq -= 1
-    times.reverse()
-    return times
+    calls.reverse()
+    return calls
 
 
-def pause_ttl(times: Sequence[float]) -> Literal["5m", "1h"] | None:
-    """``1h`` when the pauses between the model calls at ``times`` would expire a 5-minute
-    entry often enough to pay for 1-hour writes, ``5m`` when not, ``None`` when too few
-    pauses were measured to say (see the module docstring)."""
+def pause_ttl(times: Sequence[float], grown: int, prompt: int) -> Literal["5m", "1h"] | None:
+    """``1h`` when the pauses between the model calls at ``times`` would expire 5-minute
+    entries often enough to pay for 1-hour writes (``grown``: tokens the session grew by over
+    those calls; ``prompt``: the prompt's size), ``5m`` when not, ``None`` when too few pauses
+    were measured to say (see the module docstring)."""
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     if len(gaps) < MIN_GAPS:
         return None
     expired = sum(LIFETIME_SECONDS["5m"] < g <= LIFETIME_SECONDS["1h"] for g in gaps)
     rewritten = 1 + sum(g > LIFETIME_SECONDS["1h"] for g in gaps)
-    return "1h" if _EXPIRY_COST * expired >= _LONGER_WRITE_COST * rewritten else "5m"
+    saved = _EXPIRY_COST * expired * prompt
+    paid = _LONGER_WRITE_COST * (grown + prompt * rewritten)
+    return "1h" if expired >= MIN_EXPIRED and saved >= paid else "5m"
 
 
 def cache_cold(times: Sequence[float], now: float, ttl: str) -> bool:
@@ -122,9 +134,15 @@ def apply_pauses(inputs: AssemblyInputs, now: float | None) -> None:
     cache = profile.cache
     if not cache.from_pauses and cache.compact_when_cold is None:
         return
-    times = model_call_times(inputs.view)
-    if cache.from_pauses and profile.provider == "anthropic" and pause_ttl(times) == "1h":
-        longer = cache.model_copy(update={"prefix_ttl": "1h", "history_ttl": "1h"})
-        inputs.profile = profile = profile.model_copy(update={"cache": longer})
+    view = inputs.view
+    calls = model_call_times(view)
+    times = [at for _, at in calls]
+    if cache.from_pauses and profile.provider == "anthropic" and calls:
+        grown = view.tokens_between(calls[0][0], view.head)
+        prompt = min(view.tokens_between(1, view.head), available_input(inputs.limits))
+        if pause_ttl(times, grown, prompt) == "1h":
+            longer = cache.model_copy(update={"prefix_ttl": "1h", "history_ttl": "1h"})
+            inputs.profile = profile = profile.model_copy(update={"cache": longer})
+            inputs.settled_ttl = "1h"
     if cache.compact_when_cold is not None and now is not None and not inputs.turn:
         inputs.cache_cold = cache_cold(times, now, profile.marker_ttls()["prefix"])

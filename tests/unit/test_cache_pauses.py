@@ -65,15 +65,21 @@ def _system_ttl(result: dict[str, Any]) -> str:
 
 
 def test_the_ttl_follows_the_pauses_a_5_minute_entry_would_not_survive() -> None:
+    prompt, grown = 100_000, 20_000
     minutes = [m * MINUTE for m in range(0, 200, 2)]  # a call every 2 minutes
-    assert pause_ttl(minutes) == "5m"
+    assert pause_ttl(minutes, grown, prompt) == "5m"
     paused = [0.0, 600.0, 1200.0, 1800.0, 2400.0]  # 10-minute pauses
-    assert pause_ttl(paused) == "1h"
+    assert pause_ttl(paused, grown, prompt) == "1h"
+    # one pause is not a habit
+    assert pause_ttl([0.0, 60.0, 120.0, 180.0, 600.0], grown, prompt) == "5m"
     # a pause over an hour expires both: it counts against the dearer 1-hour writes
-    assert pause_ttl([0.0, 60.0, 120.0, 600.0, 1200.0, 10_000.0]) == "1h"  # 2 x 1.15 >= 2 x 0.75
-    assert pause_ttl([0.0, 60.0, 120.0, 180.0, 600.0, 10_000.0]) == "5m"  # 1 x 1.15 < 2 x 0.75
+    twice = [0.0, 60.0, 120.0, 600.0, 1200.0]
+    assert pause_ttl([*twice, 10_000.0], grown, prompt) == "1h"  # 2.3 P >= 0.75 (0.2 P + 2 P)
+    assert pause_ttl([*twice, 10_000.0, 20_000.0], grown, prompt) == "5m"  # 2.3 < 2.4
+    # a session that grows fast writes much at 2x: not worth it
+    assert pause_ttl(twice, 4 * prompt, prompt) == "5m"
     # too few pauses measured: the profile's own TTL
-    assert pause_ttl(paused[:MIN_GAPS]) is None
+    assert pause_ttl(paused[:MIN_GAPS], grown, prompt) is None
     assert cache_cold([0.0, 100.0], 100.0 + 301, "5m")
     assert not cache_cold([0.0, 100.0], 100.0 + 301, "1h")
     assert not cache_cold([], 1e9, "5m")
@@ -94,8 +100,9 @@ def test_a_session_that_pauses_past_5_minutes_asks_1h_for_its_stable_prefix(
     try:
         on = _assemble(session.service, session.sid, {"fromPauses": True}, last + 60)
         assert _system_ttl(on) == "1h"
-        # the tail stays at 5 minutes (longer TTLs first)
-        assert on["cacheBreakpoints"][-1]["ttl"] == "5m"
+        # the transcript before the new turn an hour too; the new turn's marker 5 minutes
+        # (longer TTLs first)
+        assert [p["ttl"] for p in on["cacheBreakpoints"][-2:]] == ["1h", "5m"]
         assert _system_ttl(_assemble(session.service, session.sid, {}, last + 60)) == "5m"
         # a session answering within minutes keeps 5 minutes
         assert (
