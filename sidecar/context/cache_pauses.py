@@ -27,6 +27,7 @@ moment to compact, the rewrite costing the same either way.
 
 from __future__ import annotations
 
+import itertools
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -90,7 +91,7 @@ def pause_ttl(times: Sequence[float], grown: int, prompt: int) -> Literal["5m", 
     entries often enough to pay for 1-hour writes (``grown``: tokens the session grew by over
     those calls; ``prompt``: the prompt's size), ``5m`` when not, ``None`` when too few pauses
     were measured to say (see the module docstring)."""
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     if len(gaps) < MIN_GAPS:
         return None
     expired = sum(LIFETIME_SECONDS["5m"] < g <= LIFETIME_SECONDS["1h"] for g in gaps)

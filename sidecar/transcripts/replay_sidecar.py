@@ -21,8 +21,8 @@ next user turn: a new run), and never a second summary of history one already st
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -184,10 +184,9 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
             if turn_at != turn:  # a new user turn: a new run, which may compact again
                 turn, given_up = turn_at, False
             if appended < turn_at:
-                batch = _timed(
-                    list(messages[appended:turn_at]),
-                    list(prepared.transcript.times[appended:turn_at]),
-                )
+                batch = list(messages[appended:turn_at])
+                if setup.expire:  # else no time at all: the appends' own, nothing is cold
+                    batch = _timed(batch, list(prepared.transcript.times[appended:turn_at]))
                 _, head = await store.sessions.append(sid, batch)
                 appended = turn_at
             at = request.at if setup.expire else None

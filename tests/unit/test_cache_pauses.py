@@ -58,7 +58,7 @@ def _assemble(
 
 
 def _system_ttl(result: dict[str, Any]) -> str:
-    return next(p["ttl"] for p in result["cacheBreakpoints"] if p["location"] == "system")
+    return str(next(p["ttl"] for p in result["cacheBreakpoints"] if p["location"] == "system"))
 
 
 # --- the decision, a pure function of the times -----------------------------------------------
@@ -126,23 +126,28 @@ def test_compaction_is_advised_when_the_cache_is_cold_anyway(tmp_path: Path) -> 
     session.append(entries)
     cold = {"compactWhenCold": 0.05}
     small = {"window": 8_000, "maxOutput": 256}  # the transcript far from the threshold
+
+    def advice(cache: dict[str, Any], at: float) -> dict[str, Any]:
+        compaction: dict[str, Any] = _assemble(session.service, session.sid, cache, at, **small)[
+            "compaction"
+        ]
+        return compaction
+
     try:
         warm = _assemble(session.service, session.sid, cold, last + 2 * MINUTE, **small)
-        advice = warm["compaction"]
         available = warm["dashboard"]["availableInput"]
         # past the share, short of the usual threshold
-        assert available * 0.05 < advice["transcriptTokens"] < advice["thresholdTokens"]
-        assert not advice["advised"]
+        tokens = warm["compaction"]["transcriptTokens"]
+        assert available * 0.05 < tokens < warm["compaction"]["thresholdTokens"]
+        assert not warm["compaction"]["advised"]
         late = last + 6 * MINUTE  # the 5-minute prefix has expired
-        assert _assemble(session.service, session.sid, cold, late, **small)["compaction"]["advised"]
+        assert advice(cold, late)["advised"]
         # switched off: only the usual threshold
-        assert not _assemble(session.service, session.sid, {}, late, **small)["compaction"]["advised"]
+        assert not advice({}, late)["advised"]
         # a 1-hour prefix is still warm after 6 minutes
-        hour = {**cold, "ttl": "1h"}
-        assert not _assemble(session.service, session.sid, hour, late, **small)["compaction"]["advised"]
+        assert not advice({**cold, "ttl": "1h"}, late)["advised"]
         # under the share: nothing to gain
-        high = {"compactWhenCold": 0.9}
-        assert not _assemble(session.service, session.sid, high, late, **small)["compaction"]["advised"]
+        assert not advice({"compactWhenCold": 0.9}, late)["advised"]
     finally:
         session.close()
 
@@ -152,7 +157,5 @@ def test_the_request_time_must_be_an_iso_time_with_an_offset() -> None:
     for bad in ("yesterday", "2026-11-30T12:00:00"):
         with pytest.raises(ValidationError, match="at:"):
             ContextAssembleParams.model_validate({**base, "at": bad}, by_alias=True)
-    ok = ContextAssembleParams.model_validate(
-        {**base, "at": "2026-11-30T12:00:00Z"}, by_alias=True
-    )
+    ok = ContextAssembleParams.model_validate({**base, "at": "2026-11-30T12:00:00Z"}, by_alias=True)
     assert ok.at == "2026-11-30T12:00:00Z"
