@@ -148,6 +148,21 @@ def test_compaction_is_advised_when_the_cache_is_cold_anyway(tmp_path: Path) -> 
         assert not advice({**cold, "ttl": "1h"}, late)["advised"]
         # under the share: nothing to gain
         assert not advice({"compactWhenCold": 0.9}, late)["advised"]
+        # within a turn (a later round: its previous round was a model call moments ago)
+        params = ContextAssembleParams.model_validate(
+            {
+                "sessionId": session.sid,
+                "userTurn": [text("what now?")],
+                "at": datetime.fromtimestamp(late, UTC).isoformat(),
+                "profile": {"model": "claude-sonnet-4-5", "cache": cold, **small},
+            },
+            by_alias=True,
+        )
+        rounds = [
+            {"role": "assistant", "content": [text("looking")], "tokens": 0, "provenance": []}
+        ]
+        assert session.service.assemble(params)["compaction"]["advised"]
+        assert not session.service.assemble(params, rounds)["compaction"]["advised"]
     finally:
         session.close()
 
