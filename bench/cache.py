@@ -307,8 +307,15 @@ def tools_for(turns: list[Turn]) -> list[dict[str, Any]]:
 
 
 def _request(
-    session_id: str, turn: Turn, profile: dict[str, Any], tools: list[dict[str, Any]]
+    session_id: str,
+    turn: Turn,
+    profile: dict[str, Any],
+    tools: list[dict[str, Any]],
+    previous_prompt: int | None = None,
 ) -> ContextAssembleParams:
+    """``previous_prompt``: the previous request's prompt as the provider (the simulator)
+    counted it, reported as a host that runs its own loop reports its usage."""
+    usage = {"previousUsage": {"promptTokens": previous_prompt}} if previous_prompt else {}
     return ContextAssembleParams.model_validate(
         {
             "sessionId": session_id,
@@ -317,6 +324,7 @@ def _request(
             "tools": tools,
             "lowerTo": "anthropic-messages",
             "profile": {"window": WINDOW, "maxOutput": MAX_OUTPUT, **profile},
+            **usage,
         },
         by_alias=True,
     )
@@ -335,9 +343,9 @@ def run_sidecar(
         store = Store(Path(tmp))
         service = ContextService(store, Tokenizers.discover(), home=Path(tmp) / "no-home")
 
-        def assemble(session_id: str, turn: Turn) -> dict[str, Any]:
+        def assemble(session_id: str, turn: Turn, previous: int | None) -> dict[str, Any]:
             """What ``context/assemble`` with ``lowerTo`` answers (the RPC handler's steps)."""
-            return service.assemble(_request(session_id, turn, profile, tools))
+            return service.assemble(_request(session_id, turn, profile, tools, previous))
 
         async def append(session_id: str, entries: list[dict[str, Any]]) -> None:
             params = SessionAppendParams.model_validate(
@@ -350,16 +358,19 @@ def run_sidecar(
                 title="bench cache", workspace_roots=[], profile_id=None, meta=None
             )
             sid = created.session_id
+            previous: int | None = None
             for number, turn in enumerate(turns, start=1):
-                answer = assemble(sid, turn)
+                answer = assemble(sid, turn, previous)
                 outcome.advised += bool(answer["compaction"]["advised"])
                 if not first:
                     first.update(answer)
                 body = answer["body"]
                 dashboard = answer["dashboard"]
                 masking = dashboard.get("masking") or {}
+                bill = cache.price(body)
+                previous = bill.total  # the provider's count, reported with the next request
                 outcome.add(
-                    cache.price(body),
+                    bill,
                     dashboard["categories"]["transcript"],
                     _turns_seen(body["messages"], number),
                     _new_tokens(body, number),

@@ -1,10 +1,10 @@
 """The reference prompt caches, now part of the product (``context-sidecar replay`` prices
-real sessions with them): :mod:`sidecar.transcripts.cache_sim`.  Re-exported here so the
+real sessions with them): :mod:`sidecar.context.cache_sim`.  Re-exported here so the
 bench suites and ``tests/e2e/test_cache_simulators.py`` keep their import."""
 
 from __future__ import annotations
 
-from sidecar.transcripts.cache_sim import (
+from sidecar.context.cache_sim import (
     LIFETIME,
     LOOKBACK,
     PRICES,

@@ -32,6 +32,7 @@ __all__ = [
     "ContextAssembleResult",
     "ContextSourcesParams",
     "ContextSourcesResult",
+    "CountCalibration",
     "Dashboard",
     "Diagnostic",
     "HistoryWindow",
@@ -48,6 +49,7 @@ __all__ = [
     "PromptMessage",
     "PromptProfile",
     "Provenance",
+    "ReportedUsage",
     "Section",
     "SectionCategory",
     "SessionCompactParams",
@@ -58,6 +60,7 @@ __all__ = [
     "SkillsListParams",
     "SkillsListResult",
     "ToolDefinition",
+    "TurnMessage",
 ]
 
 SectionCategory = Literal[
@@ -245,24 +248,55 @@ class ToolDefinition(WireModel):
     """JSON Schema of the arguments; must be an object schema."""
 
 
+#: The default working budget of the history window (``HistoryWindow.working_tokens``).
+WORKING_TOKENS = 64_000
+
+
 class HistoryWindow(WireModel):
     """Where the transcript starts once it no longer fits.
 
     The window start moves forward by a quantum, not one group at a time, and then holds
     still until the transcript overflows again: the cached prompt prefix is re-written once
-    per quantum instead of on every turn.  The start is a pure function of the history, the
-    profile and the input; it always falls on a user turn."""
+    per quantum instead of on every turn.  It never moves back before where the session's
+    window last started (kept in the store, per model), and always falls on a user turn."""
 
     max_messages: int | None = Field(default=None, ge=1)
     """Most transcript messages kept, counted over whole groups (default: no cap)."""
     max_tokens: int | None = Field(default=None, ge=1)
-    """Most transcript tokens kept (default: whatever the budget allows)."""
+    """Most transcript tokens kept (default: the working budget, ``workingTokens``)."""
+    working_tokens: int | None = Field(default=WORKING_TOKENS, ge=1)
+    """The working budget: most transcript tokens kept whatever the model's window, unless
+    ``maxTokens`` says less (``null``: whatever the budget allows).  Every request reads its
+    whole transcript from the cache, so a transcript held near a 200k (or 1M) window pays
+    for all of it on every request; what the model works with is its newest turns, and the
+    user's own messages (``keepUserMessages``).  ``docs/guide/context-policy.md`` gives what
+    it costs and shows at 40k, 64k and 100k."""
     quantum: float | None = Field(default=None, gt=0, le=1)
     """How far the window start moves when the transcript overflows, as a share of what
     overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
     ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many
     turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50
     messages would move the window, and re-write the cached prompt, every third turn)."""
+    keep_user_messages: bool | None = None
+    """Show the user's own messages that the window start or a compaction left out, verbatim,
+    at the start of the transcript (what the user asked survives what the window hides; the
+    text changes only when the start moves).  They take at most ``userMessagesShare`` of the
+    input budget, kept for them; the oldest beyond it are left out.  Default: on, unless
+    ``maxMessages`` or ``maxTokens`` asks for a small window."""
+    user_messages_share: float = Field(default=0.2, gt=0, le=0.5)
+    """The share of the input budget kept for those messages (out of what the working budget
+    leaves free when there is one: a window smaller than it keeps none)."""
+
+    def keeps_user_messages(self) -> bool:
+        """:attr:`keep_user_messages`, its default applied."""
+        if self.keep_user_messages is not None:
+            return self.keep_user_messages
+        return self.max_messages is None and self.max_tokens is None
+
+    def token_cap(self) -> int | None:
+        """The tokens the transcript is held under: ``maxTokens``, else the working budget."""
+        caps = [c for c in (self.max_tokens, self.working_tokens) if c is not None]
+        return min(caps) if caps else None
 
 
 class MaskingPolicy(WireModel):
@@ -283,6 +317,9 @@ class MaskingPolicy(WireModel):
     most 160,000 tokens)."""
     preview_chars: int = Field(default=300, ge=0, le=4000)
     """Characters of the original result shown in its placeholder."""
+    keep_turns: int = Field(default=0, ge=0)
+    """The results of the newest ``keepTurns`` user turns in history are never masked,
+    whatever ``protectTokens`` says (the turn in progress, ``turn``, never is)."""
 
 
 class CacheSettings(WireModel):
@@ -385,10 +422,39 @@ class PromptProfile(WireModel):
         return MaskingPolicy(mode=self.masking)
 
 
+class TurnMessage(WireModel):
+    """One message of the turn in progress after its user message: the model's answer with
+    its tool calls, or the results of those calls (``role: "user"``, ``toolResult`` parts)."""
+
+    role: Literal["user", "assistant"]
+    content: list[ContentPart] = Field(min_length=1)
+
+
+class ReportedUsage(WireModel):
+    """What the provider counted for the session's previous assembled request: the budget's
+    calibration (``docs/guide/context-policy.md``)."""
+
+    prompt_tokens: int = Field(ge=1)
+    """The whole prompt as the provider counted it, cached or not (Anthropic:
+    ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; OpenAI:
+    ``prompt_tokens`` / ``input_tokens``; Gemini: ``promptTokenCount``)."""
+
+
 class ContextAssembleParams(WireModel):
     session_id: NonEmptyStr
     user_turn: list[ContentPart] = Field(min_length=1)
     """The turn being asked now (not yet in history)."""
+    turn: list[TurnMessage] = Field(default_factory=list)
+    """The turn in progress after its user message, when a host that runs its own loop
+    assembles a later round of it (not yet in history): the model's tool calls and their
+    results, in order.  Like the user turn, never evicted nor masked; the request ends on
+    its last message (the results the model answers next).  Every result answers a call
+    before it in the turn, and every call is answered before the next assistant message and
+    by the end."""
+    previous_usage: ReportedUsage | None = None
+    """The provider's count of the session's previous request assembled here (a host that
+    runs its own loop reports it with its next assembly): the budget is calibrated per model
+    family from it, so what is assembled fits the window as the provider counts it."""
     profile: PromptProfile = Field(default_factory=PromptProfile)
     tools: list[ToolDefinition] = Field(default_factory=list)
     sources: list[HostSource] = Field(default_factory=list)
@@ -417,6 +483,31 @@ class ContextAssembleParams(WireModel):
             if parsed.tzinfo is None:
                 raise ValueError(f"at: {value!r} has no UTC offset")
         return value
+
+    @model_validator(mode="after")
+    def _turn_pairs_calls_and_results(self) -> ContextAssembleParams:
+        """Providers refuse a call without its result and a result without its call."""
+        open_calls: set[str] = set()
+        for index, message in enumerate(self.turn):
+            if message.role == "assistant":
+                if open_calls:
+                    raise ValueError(
+                        f"turn[{index}]: the calls {sorted(open_calls)} have no result "
+                        "before this assistant message"
+                    )
+                open_calls = {p.call_id for p in message.content if p.type == "toolCall"}
+                continue
+            for part in message.content:
+                if part.type == "toolResult":
+                    if part.call_id not in open_calls:
+                        raise ValueError(
+                            f"turn[{index}]: the result of {part.call_id!r} answers no call "
+                            "of the assistant message before it"
+                        )
+                    open_calls.discard(part.call_id)
+        if open_calls:
+            raise ValueError(f"turn: the calls {sorted(open_calls)} have no result")
+        return self
 
 
 # --- the assembled prompt --------------------------------------------------------------------
@@ -582,6 +673,18 @@ class MaskingState(WireModel):
     """Tokens of new tool output before the masked boundary moves next (a cache re-write)."""
 
 
+class CountCalibration(WireModel):
+    """What the provider counts per token the sidecar counts, for one model family: the input
+    budget is the window's room divided by ``factor``, so what is assembled fits the window
+    as the provider counts it (``docs/guide/context-policy.md``)."""
+
+    family: str | None = None
+    """The model catalog's family, else the model id (the key the ratios are kept under)."""
+    factor: float
+    samples: int = 0
+    """Provider usages it was calibrated from (0: the margin for the family until then)."""
+
+
 class Dashboard(WireModel):
     window: int
     reserved_output: int
@@ -596,6 +699,8 @@ class Dashboard(WireModel):
     history_window: WindowState | None = None
     masking: MaskingState | None = None
     """``null`` when masking is off."""
+    calibration: CountCalibration | None = None
+    """How the budget's counts were scaled to the provider's."""
 
 
 class ModelLimits(WireModel):

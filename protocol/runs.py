@@ -24,6 +24,8 @@ __all__ = [
     "AssemblyRequestParams",
     "AssemblyRequestResult",
     "FileChange",
+    "KeepEverythingCall",
+    "KeepEverythingTotals",
     "Run",
     "RunEvent",
     "RunFailure",
@@ -81,6 +83,47 @@ class RunEvent(WireModel):
     ``compaction.started``, ``compaction.completed``, ``compaction.failed``,
     ``run.completed``."""
     payload: JsonObject
+
+
+class KeepEverythingTotals(WireModel):
+    """A session's model calls so far (as far as this process saw them), summed: what they
+    cost as sent and under keep-everything-then-compact, priced alike."""
+
+    calls: int
+    cost: float
+    """USD under keep-everything-then-compact, summary calls included."""
+    own_cost: float
+    """USD as sent, priced by the same simulator with the same times."""
+    compactions: int = 0
+    """Summary calls keep-everything would have made."""
+
+
+class KeepEverythingCall(WireModel):
+    """``keepEverything`` on a session's own ``model.completed``: what the call would have
+    cost under keep-everything-then-compact (Claude Code's way: the whole transcript until the
+    window less the output reserve is reached, then a priced summary call and a 2,000-token
+    summary plus the newest ~20,000 tokens; its marker layout), beside the call as sent, both
+    priced by the reference cache simulator with entries expiring their TTL from the real
+    times of the calls, output included.  A model, not a bill (``docs/guide/cache.md``).
+    Absent for a sub-agent's call, for a model the price table does not list, and for bodies
+    other than Anthropic Messages and OpenAI Chat Completions."""
+
+    cost: float
+    """USD this call would have cost under keep-everything (with the summary call a
+    compaction made before it)."""
+    tokens: int
+    """The prompt keep-everything would have sent (cl100k on each block's JSON)."""
+    compacted: bool = False
+    """Keep-everything compacted before this call."""
+    own_cost: float
+    """USD this call cost as sent, priced the same way (not ``predictedCache``, which knows no
+    time)."""
+    own_tokens: int
+    """The prompt sent, counted the same way."""
+    at: float
+    """When the call was priced, seconds since the epoch (the simulator's clock)."""
+    session: KeepEverythingTotals
+    """The session's calls so far, this one included."""
 
 
 class RunStartSettings(WireModel):

@@ -12,6 +12,7 @@ from protocol._base import with_attribute_docstrings
 from protocol.entries import ContentPart, Entry, EntryInput
 from protocol.errors import ErrorData
 from protocol.methods import ALL_METHODS, MethodSpec
+from protocol.runs import KeepEverythingCall
 from protocol.server import PROTOCOL_VERSION, ServerCapabilities
 from protocol.tools import BuiltinCallRequested, PlanUpdated, ToolApproval, ToolResultStored
 
@@ -31,6 +32,7 @@ EXTRA_MODELS: tuple[type[BaseModel], ...] = (
     ErrorData,
     ServerCapabilities,
     BuiltinCallRequested,
+    KeepEverythingCall,
     PlanUpdated,
     ToolApproval,
     ToolResultStored,

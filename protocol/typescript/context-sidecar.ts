@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "a351b1fc664c789bba0900c0cf57f2b8" as const;
+export const SCHEMA_HASH = "c97df1529e60912853cd5fea1917aa18" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -316,6 +316,21 @@ export interface ContextAssembleParams {
   sessionId: string;
   /** The turn being asked now (not yet in history). */
   userTurn: ContentPart[];
+  /**
+   * The turn in progress after its user message, when a host that runs its own loop
+   * assembles a later round of it (not yet in history): the model's tool calls and their
+   * results, in order.  Like the user turn, never evicted nor masked; the request ends on
+   * its last message (the results the model answers next).  Every result answers a call
+   * before it in the turn, and every call is answered before the next assistant message and
+   * by the end.
+   */
+  turn?: TurnMessage[];
+  /**
+   * The provider's count of the session's previous request assembled here (a host that
+   * runs its own loop reports it with its next assembly): the budget is calibrated per model
+   * family from it, so what is assembled fits the window as the provider counts it.
+   */
+  previousUsage?: ReportedUsage | null;
   profile?: PromptProfile;
   tools?: ToolDefinition[];
   sources?: HostSource[];
@@ -403,6 +418,22 @@ export interface ContextSourcesResult {
   diagnostics: Diagnostic[];
 }
 
+/**
+ * What the provider counts per token the sidecar counts, for one model family: the input
+ * budget is the window's room divided by ``factor``, so what is assembled fits the window
+ * as the provider counts it (``docs/guide/context-policy.md``).
+ */
+export interface CountCalibration {
+  /** The model catalog's family, else the model id (the key the ratios are kept under). */
+  family?: string | null;
+  factor: number;
+  /**
+   * Provider usages it was calibrated from (0: the margin for the family until then).
+   * @default 0
+   */
+  samples?: number;
+}
+
 export interface Dashboard {
   window: number;
   reservedOutput: number;
@@ -419,6 +450,8 @@ export interface Dashboard {
   historyWindow?: WindowState | null;
   /** ``null`` when masking is off. */
   masking?: MaskingState | null;
+  /** How the budget's counts were scaled to the provider's. */
+  calibration?: CountCalibration | null;
 }
 
 export interface DeleteResult {
@@ -584,14 +617,24 @@ export interface FrozenInput {
  *
  * The window start moves forward by a quantum, not one group at a time, and then holds
  * still until the transcript overflows again: the cached prompt prefix is re-written once
- * per quantum instead of on every turn.  The start is a pure function of the history, the
- * profile and the input; it always falls on a user turn.
+ * per quantum instead of on every turn.  It never moves back before where the session's
+ * window last started (kept in the store, per model), and always falls on a user turn.
  */
 export interface HistoryWindow {
   /** Most transcript messages kept, counted over whole groups (default: no cap). */
   maxMessages?: number | null;
-  /** Most transcript tokens kept (default: whatever the budget allows). */
+  /** Most transcript tokens kept (default: the working budget, ``workingTokens``). */
   maxTokens?: number | null;
+  /**
+   * The working budget: most transcript tokens kept whatever the model's window, unless
+   * ``maxTokens`` says less (``null``: whatever the budget allows).  Every request reads its
+   * whole transcript from the cache, so a transcript held near a 200k (or 1M) window pays
+   * for all of it on every request; what the model works with is its newest turns, and the
+   * user's own messages (``keepUserMessages``).  ``docs/guide/context-policy.md`` gives what
+   * it costs and shows at 40k, 64k and 100k.
+   * @default 64000
+   */
+  workingTokens?: number | null;
   /**
    * How far the window start moves when the transcript overflows, as a share of what
    * overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of
@@ -600,6 +643,20 @@ export interface HistoryWindow {
    * messages would move the window, and re-write the cached prompt, every third turn).
    */
   quantum?: number | null;
+  /**
+   * Show the user's own messages that the window start or a compaction left out, verbatim,
+   * at the start of the transcript (what the user asked survives what the window hides; the
+   * text changes only when the start moves).  They take at most ``userMessagesShare`` of the
+   * input budget, kept for them; the oldest beyond it are left out.  Default: on, unless
+   * ``maxMessages`` or ``maxTokens`` asks for a small window.
+   */
+  keepUserMessages?: boolean | null;
+  /**
+   * The share of the input budget kept for those messages (out of what the working budget
+   * leaves free when there is one: a window smaller than it keeps none).
+   * @default 0.2
+   */
+  userMessagesShare?: number;
 }
 
 /** A section supplied by the host (RAG results, editor state, ...). */
@@ -709,6 +766,59 @@ export interface ItemRef {
   itemId?: string | null;
 }
 
+/**
+ * ``keepEverything`` on a session's own ``model.completed``: what the call would have
+ * cost under keep-everything-then-compact (Claude Code's way: the whole transcript until the
+ * window less the output reserve is reached, then a priced summary call and a 2,000-token
+ * summary plus the newest ~20,000 tokens; its marker layout), beside the call as sent, both
+ * priced by the reference cache simulator with entries expiring their TTL from the real
+ * times of the calls, output included.  A model, not a bill (``docs/guide/cache.md``).
+ * Absent for a sub-agent's call, for a model the price table does not list, and for bodies
+ * other than Anthropic Messages and OpenAI Chat Completions.
+ */
+export interface KeepEverythingCall {
+  /**
+   * USD this call would have cost under keep-everything (with the summary call a
+   * compaction made before it).
+   */
+  cost: number;
+  /** The prompt keep-everything would have sent (cl100k on each block's JSON). */
+  tokens: number;
+  /**
+   * Keep-everything compacted before this call.
+   * @default false
+   */
+  compacted?: boolean;
+  /**
+   * USD this call cost as sent, priced the same way (not ``predictedCache``, which knows no
+   * time).
+   */
+  ownCost: number;
+  /** The prompt sent, counted the same way. */
+  ownTokens: number;
+  /** When the call was priced, seconds since the epoch (the simulator's clock). */
+  at: number;
+  /** The session's calls so far, this one included. */
+  session: KeepEverythingTotals;
+}
+
+/**
+ * A session's model calls so far (as far as this process saw them), summed: what they
+ * cost as sent and under keep-everything-then-compact, priced alike.
+ */
+export interface KeepEverythingTotals {
+  calls: number;
+  /** USD under keep-everything-then-compact, summary calls included. */
+  cost: number;
+  /** USD as sent, priced by the same simulator with the same times. */
+  ownCost: number;
+  /**
+   * Summary calls keep-everything would have made.
+   * @default 0
+   */
+  compactions?: number;
+}
+
 export interface LedgerChange {
   itemId: string;
   kind: string;
@@ -782,6 +892,12 @@ export interface MaskingPolicy {
    * @default 300
    */
   previewChars?: number;
+  /**
+   * The results of the newest ``keepTurns`` user turns in history are never masked,
+   * whatever ``protectTokens`` says (the turn in progress, ``turn``, never is).
+   * @default 0
+   */
+  keepTurns?: number;
 }
 
 /** Observation masking now (``sidecar/context/masking.py``). */
@@ -1243,6 +1359,19 @@ export interface RecoverInput {
 export interface RegisterSourceParams {
   sessionId: string;
   source: HostSource;
+}
+
+/**
+ * What the provider counted for the session's previous assembled request: the budget's
+ * calibration (``docs/guide/context-policy.md``).
+ */
+export interface ReportedUsage {
+  /**
+   * The whole prompt as the provider counted it, cached or not (Anthropic:
+   * ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; OpenAI:
+   * ``prompt_tokens`` / ``input_tokens``; Gemini: ``promptTokenCount``).
+   */
+  promptTokens: number;
 }
 
 /**
@@ -2013,6 +2142,15 @@ export interface ToolResultStored {
   change?: FileChange | null;
   /** A command's exit code (absent when it timed out or was cancelled). */
   exitCode?: number | null;
+}
+
+/**
+ * One message of the turn in progress after its user message: the model's answer with
+ * its tool calls, or the results of those calls (``role: "user"``, ``toolResult`` parts).
+ */
+export interface TurnMessage {
+  role: "user" | "assistant";
+  content: ContentPart[];
 }
 
 export interface UnpinEntry {

@@ -10,6 +10,15 @@ cache write and cache read tokens at the model's prices, from the shipped price 
 output tokens (``usage.outputTokens``) at the model's output price.  A model the price table
 does not list has no cost, so ``cost`` is left out rather than reported as zero.  A
 sub-agent's calls add to the cost but not to the context figures (its prompt is its own).
+
+The comparison with keep-everything-then-compact rides in ``_meta`` (ACP's extension point:
+``UsageUpdate`` has no field for it) under :data:`META_KEY`, once a call carried it
+(``keepEverything`` on ``model.completed``: :mod:`sidecar.context.keep_everything_live`):
+``keepEverythingCost`` (what the session's calls would have cost that way), ``ownCost`` (what
+they cost as sent, priced the same way: the reference simulator with the real times of the
+calls, not ``cost``'s prediction, which knows no time), ``saved`` (``keepEverythingCost -
+ownCost``, USD; negative when keep-everything would have been cheaper), ``compactions`` and
+``calls`` (the calls compared; a sub-agent's are not).  A model, not a bill.
 """
 
 from __future__ import annotations
@@ -21,7 +30,10 @@ from acp.schema import Cost, UsageUpdate
 
 from sidecar.context.limits import prices_of
 
-__all__ = ["UsageMeter"]
+__all__ = ["META_KEY", "UsageMeter"]
+
+#: The ``_meta`` key of the sidecar's own figures on ``usage_update``.
+META_KEY = "context-sidecar"
 
 
 @dataclass(slots=True)
@@ -30,6 +42,10 @@ class _SessionUsage:
     size: int | None = None
     cost: float = 0.0
     priced: bool = False
+    keep_everything: float = 0.0
+    own: float = 0.0
+    compared: int = 0
+    compactions: int = 0
 
 
 class UsageMeter:
@@ -52,6 +68,12 @@ class UsageMeter:
         if call_cost is not None:
             usage.cost += call_cost
             usage.priced = True
+        compared = payload.get("keepEverything")
+        if isinstance(compared, dict) and not sub_agent:
+            usage.keep_everything += float(compared.get("cost", 0.0))
+            usage.own += float(compared.get("ownCost", 0.0))
+            usage.compactions += bool(compared.get("compacted"))
+            usage.compared += 1
         if sub_agent or usage.used is None or usage.size is None:
             return []
         return [
@@ -60,8 +82,19 @@ class UsageMeter:
                 used=max(0, int(usage.used)),
                 size=max(0, int(usage.size)),
                 cost=Cost(amount=round(usage.cost, 6), currency="USD") if usage.priced else None,
+                field_meta={META_KEY: _comparison(usage)} if usage.compared else None,
             )
         ]
+
+
+def _comparison(usage: _SessionUsage) -> dict[str, Any]:
+    return {
+        "keepEverythingCost": round(usage.keep_everything, 6),
+        "ownCost": round(usage.own, 6),
+        "saved": round(usage.keep_everything - usage.own, 6),
+        "compactions": usage.compactions,
+        "calls": usage.compared,
+    }
 
 
 def _call_cost(completed: dict[str, Any]) -> float | None:

@@ -171,6 +171,7 @@ class _Assembler(Selection):
                 "summary": summary,
                 "historyWindow": self.window_state,
                 "masking": self.masking_state,
+                "calibration": dict(inp.calibration),
             },
             "cacheBreakpoints": breakpoints,
             "cache": cache,

@@ -13,6 +13,7 @@ from typing import Any
 
 from protocol.context import ModelLimits, PromptProfile
 from sidecar.context.cache_accounting import RequestShape
+from sidecar.context.calibration import CountFactor
 from sidecar.context.controls import ControlState
 from sidecar.context.tokens import Tokenizer
 from sidecar.store.history import HistoryView
@@ -63,6 +64,12 @@ class AssemblyInputs:
     part of the current turn, so never evicted."""
     previous: RequestShape | None = None
     """The session's previous request: where its cache entries are (breakpoints, accounting)."""
+    calibration: CountFactor = field(default_factory=lambda: CountFactor(factor=1.0))
+    """What the provider counts per token we count (:mod:`sidecar.context.calibration`):
+    the budget is the window's room divided by it."""
+    window_floor: int | None = None
+    """The seq the session's history window last started at, for this model
+    (:mod:`sidecar.context.window_floor`): the start never moves before it."""
     settled_ttl: str | None = None
     """The TTL of the marker ending the transcript before the new turn, when the session's
     pauses chose one (default: the tail's); :mod:`sidecar.context.cache_pauses`."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from sidecar.context.assembly_inputs import AssemblyInputs, SectionInput
+from sidecar.context.calibration import CountFactor, default_factor, family_of
 from sidecar.context.controls import fold_controls
 from sidecar.context.fragments import load_fragments
 from sidecar.context.limits import resolve_limits
@@ -296,6 +297,9 @@ def build_inputs(
         catalog_omitted=omitted,
         in_chat=in_chat,
         turn=turn or [],
+        calibration=CountFactor(
+            family=family_of(profile.model), factor=default_factor(profile.model), samples=0
+        ),
     )
     return Built(inputs, rendered_params, engine.unknown)
 

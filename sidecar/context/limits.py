@@ -13,7 +13,7 @@ the endpoint's, nor the model's own row's.  Live figures replace the window and 
 limit; the output *reservation* stays the catalog's (or the fallback's), capped by the live
 output limit.  ``cache_rules`` gives a provider's mechanics (``data/cache_rules.json``) with
 the model's own minimum cacheable prefix from the catalog.
-``available_input = window - reserved output - SAFETY_MARGIN``.
+``available_input = (window - reserved output - SAFETY_MARGIN) / count factor``.
 """
 
 from __future__ import annotations
@@ -137,8 +137,11 @@ def resolve_limits(profile: PromptProfile) -> ModelLimits:
     )
 
 
-def available_input(limits: ModelLimits) -> int:
-    return max(limits.window - limits.max_output - SAFETY_MARGIN, 0)
+def available_input(limits: ModelLimits, count_factor: float = 1.0) -> int:
+    """The input budget in our tokens: what the window leaves once the output is reserved,
+    divided by what the provider counts per token we count
+    (:mod:`sidecar.context.calibration`)."""
+    return max(int((limits.window - limits.max_output - SAFETY_MARGIN) / count_factor), 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,19 @@ Tool output is most of an agent's tokens, and an old observation is rarely neede
 - Measure tool output on one axis: the running sum of the tokens of every tool-result entry
   from the start of the history (kept by the store, so any position costs O(1)).  ``T`` is
   the total at the head.
-- The newest ``protect`` tokens of tool output are never masked.  The masked boundary is
+- The newest ``protect`` tokens of tool output are never masked, nor the results of the newest
+  ``keepTurns`` user turns (``masking.keepTurns``).  The masked boundary is
   ``M = floor((T - protect) / batch) * batch``: a result entry whose tool output ends at or
   before ``M`` is shown as a placeholder.  ``M`` moves only when ``T`` crosses the next
   multiple of ``batch``, so between moves the prompt prefix stays byte-identical and each move
   frees about ``batch`` tokens (one cache re-write buys that much room).
 - The boundary is a pure function of the history and the profile: no memory of earlier turns.
+- Old reasoning follows the same age rule: an assistant message at or before the boundary is
+  shown without its reasoning parts (a thinking model's reasoning is most of its transcript
+  after tool output).  Providers need the signed reasoning of the turn in progress only
+  (Anthropic: the thinking blocks of the current tool loop; "previous turns' thinking blocks
+  may be omitted"), and the turn in progress is never in the masked history: it is the
+  assembly's ``turn``, or the newest tool output, which ``protect`` keeps.
 - A placeholder replaces the result *inside* its call/result group (providers still get a
   well-formed call/result pair): the tool's name and arguments, the original size, a preview,
   and the ledger id (``ctx_transcript_…`` of ``observation:<entry id>``) that
@@ -29,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.transcript import Group, cached, observation_id
-from sidecar.store.history import SHAPE_RESULTS
+from sidecar.store.history import SHAPE_ASSISTANT, SHAPE_CALLS, SHAPE_RESULTS, SHAPE_USER
 
 if TYPE_CHECKING:
     from protocol.context import MaskingPolicy
@@ -43,6 +50,8 @@ __all__ = [
     "PLACEHOLDER_TOKENS",
     "PROTECT_SHARE",
     "PROTECT_TOKENS",
+    "REASONING_NOTE",
+    "RECALL_TOOL",
     "MaskPlan",
     "Masked",
     "kept_whole",
@@ -76,6 +85,13 @@ BATCH_TOKENS = 160_000
 #: The size a masked result is reckoned at on the history window's axis (a placeholder with
 #: a 300-character preview is about this many tokens).
 PLACEHOLDER_TOKENS = 120
+#: The built-in tool that brings a masked result back (``sidecar.tools.recall``; named here,
+#: as ``context`` imports no tool).
+RECALL_TOOL = "recall"
+#: What an assistant message that was only reasoning shows once its reasoning is left out.
+REASONING_NOTE = "[earlier reasoning left out to save context]"
+#: Shapes of assistant messages (with or without tool calls).
+_ASSISTANT = frozenset((SHAPE_ASSISTANT, SHAPE_CALLS))
 #: Characters of a call's arguments quoted in its placeholder.
 _ARGUMENT_CHARS = 200
 
@@ -101,6 +117,9 @@ class MaskPlan:
     exempt_ids: frozenset[str]
     """Ledger ids of result entries (:func:`observation_id`) pinned or recovered.  A group
     pinned or recovered by its own id is exempt by its seqs (``controls`` resolves the id)."""
+    recall: bool = False
+    """The request offers the ``recall`` tool: placeholders name it; else they say the host
+    brings a result back with ``session/recover``."""
 
     @property
     def lag(self) -> int:
@@ -114,9 +133,12 @@ def plan_masking(
     available: int,
     controls: ControlState,
     max_tokens: int | None = None,
+    *,
+    recall: bool = False,
 ) -> MaskPlan | None:
     """The masked boundary at the view's head, or ``None`` when masking is off
-    (``max_tokens``: ``historyWindow.maxTokens``, when set)."""
+    (``max_tokens``: ``historyWindow.maxTokens``, when set; ``recall``: the request offers
+    the ``recall`` tool)."""
     if policy.mode == "off":
         return None
     room = min(available, max_tokens) if max_tokens is not None else available
@@ -125,8 +147,10 @@ def plan_masking(
     protect = policy.protect_tokens if policy.protect_tokens is not None else protect_default
     batch = policy.batch_tokens if policy.batch_tokens is not None else max(batch_default, 1)
     total = view.tool_tokens_through(view.head)
-    boundary = max(total - protect, 0) // batch * batch
     line = total - protect
+    if policy.keep_turns:
+        line = min(line, view.tool_tokens_through(_turn_start(view, policy.keep_turns) - 1))
+    boundary = max(line, 0) // batch * batch
     ids = {
         key.removeprefix("item:")
         for key in (*controls.pinned, *controls.recovered)
@@ -142,7 +166,20 @@ def plan_masking(
         line_seq=view.last_seq_with_tool_tokens_at_most(line) if line > 0 else 0,
         exempt_seqs=frozenset(controls.pinned_seqs | controls.recovered_seqs),
         exempt_ids=frozenset(ids),
+        recall=recall,
     )
+
+
+def _turn_start(view: HistoryView, turns: int) -> int:
+    """The seq of the ``turns``-th newest user turn in the view (1: none so old)."""
+    shapes = view.shapes
+    found = 0
+    for seq in range(view.head, 0, -1):
+        if shapes[seq - 1] == SHAPE_USER:
+            found += 1
+            if found == turns:
+                return seq
+    return 1
 
 
 def shown_tokens_between(view: HistoryView, plan: MaskPlan | None, first: int, last: int) -> int:
@@ -186,9 +223,10 @@ class Masked:
 def mask_group(
     view: HistoryView, group: Group, plan: MaskPlan, through_seq: int, count: MessageCounter
 ) -> tuple[Group, tuple[Masked, ...]]:
-    """``group`` with the results of entries at or before ``through_seq`` masked (the group
-    itself when none is), and what was masked."""
-    if group.first_seq > through_seq or len(group.messages) < 2:
+    """``group`` with the results of entries at or before ``through_seq`` masked and the
+    reasoning of its assistant messages at or before it left out (the group itself when
+    neither changes it), and what was masked."""
+    if group.first_seq > through_seq:
         return group, ()
     members = [_seq_of(m) for m in group.messages]
     wanted = tuple(
@@ -199,15 +237,18 @@ def mask_group(
         and view.shape(seq) == SHAPE_RESULTS
         and observation_id(view.record(seq)["id"]) not in plan.exempt_ids
     )
-    if not wanted:
+    # the assistant message of a group is its first; its reasoning is as old as its results
+    old_reasoning = members[0] <= through_seq and view.shape(members[0]) in _ASSISTANT
+    if not wanted and not old_reasoning:
         return group, ()
 
     def build() -> tuple[Group, tuple[Masked, ...]]:
-        return _masked_group(group, set(wanted), plan.preview_chars, count)
+        return _masked_group(
+            group, set(wanted), plan.preview_chars, plan.recall, old_reasoning, count
+        )
 
-    hit: tuple[Group, tuple[Masked, ...]] = cached(
-        view, ("mask", tuple(members), wanted, plan.preview_chars), build
-    )
+    key = ("mask", tuple(members), wanted, plan.preview_chars, plan.recall, old_reasoning)
+    hit: tuple[Group, tuple[Masked, ...]] = cached(view, key, build)
     return hit
 
 
@@ -232,11 +273,29 @@ def _seq_of(message: dict[str, Any]) -> int:
     return int(message["provenance"][0]["fromSeq"])
 
 
+def _without_reasoning(message: dict[str, Any], count: MessageCounter) -> dict[str, Any] | None:
+    """An assistant message with its reasoning parts left out (``None``: it has none).  A
+    message that was nothing but reasoning keeps a one-line note (a message needs content)."""
+    content = [p for p in message["content"] if p["type"] != "reasoning"]
+    if len(content) == len(message["content"]):
+        return None
+    shown = {**message, "content": content or [{"type": "text", "text": REASONING_NOTE}]}
+    shown["tokens"] = count(shown)
+    return shown
+
+
 def _masked_group(
-    group: Group, wanted: set[int], preview_chars: int, count: MessageCounter
+    group: Group,
+    wanted: set[int],
+    preview_chars: int,
+    recall: bool,
+    old_reasoning: bool,
+    count: MessageCounter,
 ) -> tuple[Group, tuple[Masked, ...]]:
-    calls = {p["callId"]: p for p in group.messages[0]["content"] if p["type"] == "toolCall"}
-    messages = [group.messages[0]]
+    first = group.messages[0]
+    calls = {p["callId"]: p for p in first["content"] if p["type"] == "toolCall"}
+    thinned = _without_reasoning(first, count) if old_reasoning else None
+    messages = [first if thinned is None else thinned]
     masked: list[Masked] = []
     for message in group.messages[1:]:
         seq = _seq_of(message)
@@ -252,6 +311,7 @@ def _masked_group(
                 message["tokens"] if len(parts) == 1 else count({"content": [p]}),
                 ident,
                 preview_chars,
+                recall,
             )
             if p["type"] == "toolResult"
             else p
@@ -264,7 +324,7 @@ def _masked_group(
             continue
         messages.append(shown)
         masked.append(Masked(seq, ident, message["tokens"], shown["tokens"]))
-    if not masked:
+    if not masked and thinned is None:
         return group, ()
     rebuilt = Group.build(
         group.first_seq,
@@ -274,6 +334,8 @@ def _masked_group(
         group.starts_on_user_turn,
         group.interrupted,
     )
+    if thinned is not None:
+        rebuilt.shown_item["reason"] += "; its older reasoning left out"
     return rebuilt, tuple(masked)
 
 
@@ -283,8 +345,12 @@ def _placeholder(
     tokens: int,
     ident: str,
     preview_chars: int,
+    recall: bool,
 ) -> dict[str, Any]:
-    """A tool result's placeholder: still a ``toolResult`` answering the same call."""
+    """A tool result's placeholder: still a ``toolResult`` answering the same call.  It names
+    the ``recall`` tool only when the request offers it (a model told to call a tool it
+    does not have either fails the call or gives up on the result); otherwise it says how
+    the host brings the result back."""
     body = "\n".join(
         p.get("text", "") if p.get("type") == "text" else f"[{p.get('type')}]"
         for p in part.get("content", ())
@@ -297,10 +363,12 @@ def _placeholder(
         what = f"{call['name']} {arguments}"
     else:
         what = "the call"
-    text = (
-        f"[older tool output masked to save context: {what} returned {tokens:,} tokens; "
-        f"ledger id {ident}: the recall tool or session/recover shows it in full]"
+    how = (
+        f"call the {RECALL_TOOL} tool with ledger id {ident} to see it in full"
+        if recall
+        else f"ledger id {ident}: the host can show it in full again (session/recover)"
     )
+    text = f"[older tool output masked to save context: {what} returned {tokens:,} tokens; {how}]"
     if preview:
         text += f"\npreview:\n{preview}"
     out: dict[str, Any] = {

@@ -30,9 +30,15 @@ from protocol.errors import ErrorCode
 from sidecar.context.assembly_inputs import SectionInput
 from sidecar.context.ledger import item_id, ledger_item
 from sidecar.context.limits import available_input
-from sidecar.context.masking import masking_state, plan_masking, shown_tokens_between
+from sidecar.context.masking import (
+    RECALL_TOOL,
+    masking_state,
+    plan_masking,
+    shown_tokens_between,
+)
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
+from sidecar.context.user_messages import hidden_user_messages
 from sidecar.context.window import Caps, select_window
 from sidecar.errors import InvalidRequestError
 
@@ -84,7 +90,7 @@ class Selection:
     def __init__(self, inp: AssemblyInputs) -> None:
         self.inp = inp
         self.tok = inp.tokenizer
-        self.budget = _Budget(available_input(inp.limits))
+        self.budget = _Budget(available_input(inp.limits, inp.calibration.factor))
         self.ledger: list[dict[str, Any]] = []
         self.sections: dict[str, dict[str, Any]] = {}
         self.diagnostics: list[dict[str, Any]] = list(inp.diagnostics)
@@ -337,15 +343,30 @@ class Selection:
             inp.profile.masking_policy(),
             available,
             inp.controls,
-            inp.profile.history_window.max_tokens,
+            inp.profile.history_window.token_cap(),
+            recall=any(tool.get("name") == RECALL_TOOL for tool in inp.tools),
         )
+        window_profile = inp.profile.history_window
+        # kept for the user's messages the window hides (a fixed share: the grid stays put)
+        # the user's messages the window hides get a share of the budget: out of what the
+        # working budget leaves free, or kept from the window's room (a fixed share: the grid
+        # of the window's quanta stays put)
+        kept_for_users = reserved = 0
+        if window_profile.keeps_user_messages():
+            kept_for_users = int(available * window_profile.user_messages_share)
+            if window_profile.working_tokens is not None:
+                free = self.budget.remaining - window_profile.working_tokens
+                kept_for_users = max(min(kept_for_users, free), 0)
+            else:
+                reserved = kept_for_users
         caps = Caps(
-            room=self.budget.remaining,
-            steady_room=self.budget.remaining + self.budget.categories["userTurn"],
+            room=self.budget.remaining - reserved,
+            steady_room=self.budget.remaining + self.budget.categories["userTurn"] - reserved,
             available=available,
             max_messages=inp.profile.history_window.max_messages,
-            max_tokens=inp.profile.history_window.max_tokens,
+            max_tokens=window_profile.token_cap(),
             quantum=inp.profile.history_window.quantum,
+            floor=inp.window_floor,
         )
         pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}
         window = select_window(
@@ -353,6 +374,27 @@ class Selection:
         )
         self.ledger += window.ledger
         self.budget.take(window.tokens, "transcript", force=True)
+        users: list[Group] = []
+        if window_profile.keeps_user_messages():
+            shown_from = (
+                window.groups[0].first_seq
+                if window.groups
+                else (candidate.spans[0][0] if candidate.spans else inp.view.head + 1)
+            )
+            if window.start_seq is not None:
+                shown_from = window.start_seq
+            dropped = inp.controls.dropped_seqs
+            group, items = hidden_user_messages(
+                inp.view,
+                shown_from,
+                lambda s: s in dropped or s in pinned_seqs,
+                kept_for_users,
+                self.count_message,
+            )
+            self.ledger += items
+            if group is not None:
+                self.budget.take(group.tokens, "summary", force=True)
+                users.append(group)
         self.window_state = window.state
         self.masking_state = masking_state(plan, window.ledger)
         # measured as shown (old tool output masked): advice to compact when masking alone
@@ -377,4 +419,4 @@ class Selection:
         }
         if window.keep_from is not None:
             advice["keepFromSeq"] = window.keep_from
-        return sorted(window.groups + pinned, key=attrgetter("first_seq")), advice
+        return users + sorted(window.groups + pinned, key=attrgetter("first_seq")), advice

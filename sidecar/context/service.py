@@ -34,6 +34,7 @@ from sidecar.context.assemble import assemble_with_json
 from sidecar.context.build import build_inputs, seed_of
 from sidecar.context.cache_accounting import predict_for, request_shape
 from sidecar.context.cache_pauses import apply_pauses, parse_time
+from sidecar.context.calibration import Calibration
 from sidecar.context.capture import capture_input, now_clock, workspace_paths
 from sidecar.context.instructions import (
     InstructionScan,
@@ -42,6 +43,7 @@ from sidecar.context.instructions import (
 )
 from sidecar.context.sent import PROVIDER_TARGET, count_marked_prefixes, sent_shape
 from sidecar.context.session_memory import SessionMemories, SessionMemory
+from sidecar.context.window_floor import read_floor, record_start
 from sidecar.errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -79,6 +81,8 @@ class ContextService:
         self.memories = SessionMemories(
             store.sessions.max_loaded if remembered_sessions is None else remembered_sessions
         )
+        self.calibration = Calibration(store.root)
+        """What each model family's provider counts per token we count (the budget's scale)."""
         self._host_sources: dict[str, dict[str, HostSource]] = {}
         self._sources_lock = threading.Lock()
 
@@ -229,6 +233,16 @@ class ContextService:
         (a run's settled rounds), as a run's later round assembles them."""
         now = now_clock()
         clock = Clock(date=params.date, time=now.time) if params.date else now
+        if turn is None and params.turn:
+            turn = [
+                {
+                    "role": message.role,
+                    "content": [dump_wire(part) for part in message.content],
+                    "tokens": 0,
+                    "provenance": [{"kind": "userTurn", "id": f"turn:{index}"}],
+                }
+                for index, message in enumerate(params.turn)
+            ]
         captured = self.capture(
             InputFreezeParams(
                 session_id=params.session_id,
@@ -255,11 +269,22 @@ class ContextService:
             instructions_diff=diff,
             turn=turn,
         )
-        built.inputs.previous = self.previous_request(params.session_id)
+        inputs = built.inputs
+        inputs.previous = self.previous_request(params.session_id)
+        sessions, model = self.store.sessions, inputs.profile.model
+        memory = self.memory(params.session_id)
+        if params.previous_usage is not None and memory.counted is not None:
+            counted_model, counted = memory.counted
+            self.calibration.record(counted_model, params.previous_usage.prompt_tokens, counted)
+        inputs.calibration = self.calibration.factor(model)
+        inputs.window_floor = read_floor(sessions, params.session_id, model, inputs.view)
         at = parse_time(params.at) if params.at is not None else time.time()
-        apply_pauses(built.inputs, at)
-        result, messages_json, shape = assemble_with_json(built.inputs)
+        apply_pauses(inputs, at)
+        result, messages_json, shape = assemble_with_json(inputs)
         self.remember_request(params.session_id, shape)
+        memory.counted = (model, int(result["dashboard"]["used"]))
+        start = result["dashboard"]["historyWindow"].get("startSeq")
+        record_start(sessions, params.session_id, model, inputs.view, start)
         provider = built.inputs.profile.provider
         target = PROVIDER_TARGET.get(provider)
         lower_to = params.lower_to

@@ -5,8 +5,10 @@ A :class:`SessionMemory` holds what a session's earlier requests in this process
 the instruction hashes of its previous live assembly (the per-turn diff), the shape of its
 previous request as assembled and as sent (the next request's cache breakpoints and
 prediction are planned against them), the cache entries its earlier requests left
-(:class:`~sidecar.context.cache_accounting.CacheMemory`, up to 8,192 prefixes), and its last
-lowered prompt's messages as validated (which keeps them alive as long as the memory).  All
+(:class:`~sidecar.context.cache_accounting.CacheMemory`, up to 8,192 prefixes), its last
+lowered prompt's messages as validated (which keeps them alive as long as the memory), and
+what its calls would have cost under keep-everything-then-compact
+(:mod:`sidecar.context.keep_everything_live`).  All
 of it is derived: a session whose memory is gone plans its next request as after a restart —
 against its newest snapshot, with every instruction new to the diff.
 
@@ -40,6 +42,7 @@ from sidecar.interpreter.reaper import dismantle
 if TYPE_CHECKING:
     # A field's annotation, never evaluated (postponed annotations); a real import would load
     # every lowering with the context service, before its first lowering.
+    from sidecar.context.keep_everything_live import KeepEverythingMeter  # noqa: TC004
     from sidecar.context.lower.prompt import LoweringMemo  # noqa: TC004
     from sidecar.context.sent import SentBlocks  # noqa: TC004
 
@@ -62,6 +65,12 @@ class SessionMemory:
     sent_blocks: SentBlocks = field(default_factory=dict)
     """Its last sent body's blocks of strings with their bytes and tokens
     (:mod:`sidecar.context.sent`): the next prediction encodes only the new ones."""
+    keep_everything: KeepEverythingMeter | None = None
+    """What its calls would have cost under keep-everything-then-compact
+    (:mod:`sidecar.context.keep_everything_live`)."""
+    counted: tuple[str, int] | None = None
+    """(model, tokens we counted) of its previous ``context/assemble``: what the provider's
+    count a host reports with the next one (``previousUsage``) is compared with."""
 
     def release(self) -> None:
         """Let go of the prompts it holds (a dropped memory): the lowering memo and the units
@@ -77,6 +86,7 @@ class SessionMemory:
         self.lowering = {}
         self.sent_blocks = {}
         self.previous_request = self.previous_sent = None
+        self.keep_everything = None  # not dismantled: a model round may still price with it
         dismantle(parts)
 
 

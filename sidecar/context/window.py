@@ -17,9 +17,13 @@ turn).  It moves by a *quantum* and then holds still:
 4. The caps' starts are combined (the latest wins) and checked against the exact sizes; a
    start that still overflows moves on by whole quanta.
 
-The window start is a pure function of the history, the profile and the input.  Masking is
-reckoned as if it were not batched (see ``MaskPlan.line_seq``) plus a reserve for the batch,
-so the start does not move back when the masked boundary catches up.  Pins, drops, blocked
+The window start is a function of the history, the profile and the input, and of one fact
+kept beside the history: the start the session last showed (``Caps.floor``,
+:mod:`sidecar.context.window_floor`).  The start never moves back before it: when a move of
+the masked boundary frees room, the natural cut moves back (to the session's first turn when
+the whole transcript fits again), and taking it would re-write the whole cached transcript
+for the one turn until it moves forward again (issue 41: 1.0-1.2M tokens of cache writes in a
+471-request session).  Pins, drops, blocked
 groups, and compaction summaries work as before the window: pinned groups are shown on top
 of it; a dropped or blocked group is left out without ending the walk.
 """
@@ -73,6 +77,8 @@ class Caps:
     max_tokens: int | None
     quantum: float | None
     """``historyWindow.quantum``; ``None``: :data:`BUDGET_QUANTUM` / :data:`CAP_QUANTUM`."""
+    floor: int | None = None
+    """The seq the session's window last started at: the start never moves before it."""
 
 
 @dataclass(slots=True)
@@ -184,6 +190,9 @@ def select_window(
         for cap in over:  # placeholders reckoned at their nominal size: step to the next turn
             cap.start = next((i for i in user_starts if i > start), len(chrono))
     binding = max(axes, key=lambda c: (c.start, c.accepted is not None))
+    floored = _floored(chrono, user_starts, start, caps.floor)
+    if floored is not None:
+        start = floored
     ledger = walk.ledger
     shown = chrono[start:]
     append = ledger.append
@@ -198,15 +207,16 @@ def select_window(
         if kept:
             assert plan is not None
             ledger += [_kept_item(*k) for k in kept_whole(view, group, plan)]
-    cut = any(cap.accepted is not None or cap.grid > 0 for cap in axes)
+    cut = floored is not None or any(cap.accepted is not None or cap.grid > 0 for cap in axes)
     start_seq = shown[0][0].first_seq if shown else view.head + 1
     if cut and start_seq > origin:
+        cause = binding.cause if floored is None else _HELD
         ledger.append(
             ledger_item(
                 "transcript",
                 f"older:{origin}-{start_seq - 1}",
                 "candidate",
-                f"{binding.cause}: older than the window start at seq {start_seq}; "
+                f"{cause}: older than the window start at seq {start_seq}; "
                 f"the window moves in ~{binding.quantum:,} {binding.unit}",
                 view.tokens_between(origin, start_seq - 1),
                 first=origin,
@@ -234,6 +244,23 @@ def select_window(
         keep_from=walk.keep_from,
         state=_state(axes, start_seq if cut else None, tokens_from[start], messages_from[start]),
     )
+
+
+#: Why the window start is later than the caps alone would put it.
+_HELD = "held at the session's last window start (it never moves back)"
+
+
+def _floored(
+    chrono: list[_Shown], user_starts: list[int], start: int, floor: int | None
+) -> int | None:
+    """The chronological index the window starts at when ``floor`` (the session's last
+    window start) is later than ``start``: its first user turn at or after the floor;
+    ``None`` when the floor does not bind (no floor, the start is past it, or no user turn
+    after it is shown: the history was rewound under it, and a window starting on nothing
+    would hide every turn)."""
+    if floor is None or start >= len(chrono) or chrono[start][0].first_seq >= floor:
+        return None
+    return next((i for i in user_starts if chrono[i][0].first_seq >= floor), None)
 
 
 def _state(axes: list[_Cap], start_seq: int | None, tokens: int, messages: int) -> dict[str, Any]:

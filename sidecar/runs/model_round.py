@@ -5,8 +5,10 @@ settled: never evicted) — or, for a sub-agent of a host that assembles, asks t
 (``assembly/request``) —, compacts first when the assembly advises it
 (:mod:`sidecar.runs.compaction`), stores the prompt as a snapshot (``context.assembled``),
 lowers it for the provider with the cache prediction made on the body as sent, streams the
-answer (``model.delta``), adds the usage to the run's totals (``model.completed``) and stores
-the assistant message (``history.appended``).  It returns the tool calls the model asked for.
+answer (``model.delta``), adds the usage to the run's totals (``model.completed``, with what
+the call would have cost under keep-everything-then-compact beside it:
+:mod:`sidecar.context.keep_everything_live`) and stores the assistant message
+(``history.appended``).  It returns the tool calls the model asked for.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from sidecar.aio import in_cpu_lane, in_thread
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
 from sidecar.context.cache_pauses import apply_pauses
+from sidecar.context.keep_everything_live import compare_call
 from sidecar.context.service import lower_result
+from sidecar.context.window_floor import read_floor, record_start
 from sidecar.inputs.snapshots import EncodedSnapshot, encode_snapshot
 from sidecar.runs.compaction import Compaction
 from sidecar.runs.failures import RunStopped
@@ -88,9 +92,20 @@ class ModelRound:
         )
         if loop.s.delegation and loop.agent is None:
             built.inputs.tools = [*built.inputs.tools, *AGENT_TOOLS]
-        built.inputs.previous = self._previous_request()
-        apply_pauses(built.inputs, time.time())  # the round is sent now
-        result, messages_json, shape = assemble_with_json(built.inputs)  # messages spliced
+        inputs = built.inputs
+        inputs.previous = self._previous_request()
+        inputs.calibration = loop.context.calibration.factor(eff.profile.model)
+        if loop.agent is None:  # a sub-agent's window is not the session's
+            inputs.window_floor = read_floor(
+                loop.store.sessions, loop.session_id, eff.profile.model, inputs.view
+            )
+        apply_pauses(inputs, time.time())  # the round is sent now
+        result, messages_json, shape = assemble_with_json(inputs)  # messages spliced
+        if loop.agent is None:
+            start = result["dashboard"]["historyWindow"].get("startSeq")
+            record_start(
+                loop.store.sessions, loop.session_id, eff.profile.model, inputs.view, start
+            )
         self._assembled_shape = (result, shape)
         snapshot = {
             **{k: v for k, v in result.items() if k != "cache"},
@@ -163,6 +178,7 @@ class ModelRound:
         answer = _Answer()
         usage: dict[str, int] = {}
         stop = "end_turn"
+        sent_at = time.time()
         try:
             async with aclosing(loop.provider.stream(body)) as stream:
                 async for event in stream:
@@ -194,12 +210,25 @@ class ModelRound:
                         stop = event.stop_reason
         except ProviderError as exc:
             raise RunStopped.from_provider(exc) from exc
+        if loop.agent is None and usage.get("inputTokens"):  # the budget's calibration
+            await in_thread(
+                loop.context.calibration.record,
+                profile.model,
+                usage["inputTokens"],
+                int(result["dashboard"]["used"]),
+            )
         totals = loop.journal.record.setdefault("usage", {})
         for key, value in usage.items():
             totals[key] = int(totals.get(key, 0)) + value
         completed: dict[str, Any] = {"round": rounds, "stopReason": stop, "usage": usage}
         if predicted is not None:  # the prediction, next to what the provider reported
             completed["predictedCache"] = predicted
+        if target is not None and loop.agent is None:  # the same calls, kept everything
+            compared = await in_cpu_lane(
+                self._keep_everything, target, body, result, sent_at, usage.get("outputTokens", 0)
+            )
+            if compared is not None:
+                completed["keepEverything"] = compared
         loop.emit("model.completed", completed)
         content = answer.content()
         if content:
@@ -228,6 +257,25 @@ class ModelRound:
             session, provider, target, body, result, previous
         )
         return body, predicted
+
+    def _keep_everything(
+        self, target: str, body: dict[str, Any], result: dict[str, Any], at: float, output: int
+    ) -> dict[str, Any] | None:
+        """What this call would have cost under keep-everything-then-compact, beside what it
+        cost as sent (:mod:`sidecar.context.keep_everything_live`)."""
+        loop = self.loop
+        memory = loop.context.memory(loop.session_id)
+        memory.keep_everything, compared = compare_call(
+            memory.keep_everything,
+            loop.store.sessions,
+            loop.session_id,
+            target,
+            body,
+            result["modelLimits"],
+            at=at,
+            output_tokens=output,
+        )
+        return compared
 
     def _previous_request(self) -> RequestShape | None:
         """The request before this round's: the session's (a sub-agent: its own previous

@@ -1,33 +1,26 @@
 """What a transcript's recorded requests cost: the cost the log records (pi, OpenCode), else the
-usage priced at Sonnet list prices (input $3/M, cache write $3.75/M at 5 minutes and $6/M at
-an hour, cache read $0.30/M, output $15/M) — the prices the comparisons of issue 41 use."""
+usage priced at the model's list prices (:mod:`sidecar.transcripts.pricing`, the shipped price
+table; a model it does not list at Sonnet's rates) — the one price table the replay uses too."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sidecar.transcripts.pricing import rates_for, usage_cost
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from sidecar.transcripts.model import Request, Transcript, Usage
 
-__all__ = ["SONNET_PER_MTOK", "Bill", "all_requests", "bill_of", "list_price"]
-
-#: USD per million tokens: input, cache write 5m, cache write 1h, cache read, output.
-SONNET_PER_MTOK = {"input": 3.00, "write_5m": 3.75, "write_1h": 6.00, "read": 0.30, "output": 15.00}
+__all__ = ["Bill", "all_requests", "bill_of", "list_price"]
 
 
-def list_price(usage: Usage) -> float:
-    """``usage`` priced at Sonnet list prices."""
-    p = SONNET_PER_MTOK
-    return (
-        usage.input * p["input"]
-        + usage.cache_write_5m * p["write_5m"]
-        + usage.cache_write_1h * p["write_1h"]
-        + usage.cache_read * p["read"]
-        + usage.output * p["output"]
-    ) / 1e6
+def list_price(usage: Usage, model: str) -> float:
+    """``usage`` priced at ``model``'s list prices, input side and output together."""
+    spent, output = usage_cost(usage, rates_for(model))
+    return spent + output
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +28,7 @@ class Bill:
     requests: int
     usd: float
     priced: int
-    """Requests without a recorded cost, priced at Sonnet list prices."""
+    """Requests without a recorded cost, priced at their model's list prices."""
     input: int
     cache_read: int
     cache_write: int
@@ -56,7 +49,7 @@ def bill_of(requests: Iterable[Request]) -> Bill:
         u = r.usage
         if u.cost is None:
             priced += 1
-            usd += list_price(u)
+            usd += list_price(u, r.model)
         else:
             usd += u.cost
         inp += u.input

@@ -83,7 +83,7 @@ def _bill_json(b: Bill) -> dict[str, Any]:
     return {
         "requests": b.requests,
         "usd": round(b.usd, 6),
-        "pricedAtSonnetList": b.priced,
+        "pricedAtListPrices": b.priced,
         "input": b.input,
         "cacheRead": b.cache_read,
         "cacheWrite": b.cache_write,
@@ -214,8 +214,8 @@ def _render(report: dict[str, Any], out: TextIO, indent: str = "") -> None:
     bill = report["bill"]
     system = report["systemTokens"]
     priced = (
-        f", {bill['pricedAtSonnetList']} priced at Sonnet list prices"
-        if bill["pricedAtSonnetList"]
+        f", {bill['pricedAtListPrices']} priced at their model's list prices"
+        if bill["pricedAtListPrices"]
         else ""
     )
     out.write(

@@ -6,7 +6,7 @@ does not list is priced at Sonnet's list rates, and the report says so (:attr:`R
 
 - :func:`usage_cost`: a recorded request's :class:`~sidecar.transcripts.model.Usage` at list
   prices, input side (uncached, cache reads, 5-minute and 1-hour writes) and output apart.
-- :func:`bill_cost`: a simulated request's :class:`~sidecar.transcripts.cache_sim.Bill` at
+- :func:`bill_cost`: a simulated request's :class:`~sidecar.context.cache_sim.Bill` at
   the same rates (input side only: a replay never changes what the model answered).
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from sidecar.context.limits import prices_of
 
 if TYPE_CHECKING:
-    from sidecar.transcripts.cache_sim import Bill
+    from sidecar.context.cache_sim import Bill
     from sidecar.transcripts.model import Usage
 
 __all__ = ["FALLBACK_MODEL", "Rates", "bill_cost", "rates_for", "usage_cost"]

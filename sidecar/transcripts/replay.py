@@ -2,7 +2,7 @@
 
 Given a :class:`~sidecar.transcripts.model.Transcript` and a prompt profile, :func:`replay`
 walks the main thread's recorded requests in order and prices, request by request with the
-same cache simulator (:class:`~sidecar.transcripts.cache_sim.AnthropicCache`, entries expiring
+same cache simulator (:class:`~sidecar.context.cache_sim.AnthropicCache`, entries expiring
 from the recorded timestamps unless ``ttl`` is ``none``), several policies on the same
 requests:
 

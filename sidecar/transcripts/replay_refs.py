@@ -2,10 +2,12 @@
 
 Every reference sends the same tools and system prompt as the sidecar (the recorded size: see
 :mod:`sidecar.transcripts.replay`) and the transcript's messages in the canonical lowering
-(:func:`~sidecar.transcripts.replay_views.lower_message`), consecutive messages of one role
+(:func:`~sidecar.context.keep_everything.lower_message`), consecutive messages of one role
 merged into one as the API wants them.
 
-- :func:`keep_everything`: Claude Code's way.  The whole transcript until the request no longer
+- :func:`keep_everything`: Claude Code's way (its rules, request by request, are
+  :class:`sidecar.context.keep_everything.KeepEverything`'s, which a live session's
+  comparison steps through too).  The whole transcript until the request no longer
   fits the budget (the window less the output reserve), then a compaction: the summary call
   (the conversation so far plus a summary request, priced, its output at the output rate), and
   from then on a summary of :data:`SUMMARY_TOKENS` tokens plus the newest ~:data:`KEEP_TOKENS`
@@ -25,23 +27,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sidecar.context.keep_everything import (
+    CLAUDE_CODE_MARKS,
+    KEEP_TOKENS,
+    SUMMARY_TOKENS,
+    Fixed,
+    KeepEverything,
+    is_result,
+    merged,
+    recent_cut,
+)
 from sidecar.transcripts.pricing import Rates, bill_cost
 from sidecar.transcripts.replay_views import (
     PolicyRun,
     RequestFigures,
-    filler,
     measure,
     new_cache,
     user_turn_at,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from sidecar.transcripts.cache_sim import AnthropicCache, OpenAICache
+    from sidecar.context.cache_sim import AnthropicCache, OpenAICache
     from sidecar.transcripts.replay_views import Prepared
 
 __all__ = [
+    "CLAUDE_CODE_MARKS",
     "KEEP_TOKENS",
     "SUMMARY_TOKENS",
     "Fixed",
@@ -51,122 +61,15 @@ __all__ = [
     "recent_start",
 ]
 
-THINKING = ("thinking", "redacted_thinking")
-SUMMARY_TOKENS = 2_000
-KEEP_TOKENS = 20_000
-SUMMARY_ASK = (
-    "Your task is to create a detailed summary of the conversation so far, paying close "
-    "attention to the user's explicit requests and your previous actions."
-)
-
-
-class Fixed:
-    """What every request sends before its messages: the model, tools and system blocks."""
-
-    def __init__(
-        self,
-        model: str,
-        tools: list[dict[str, Any]],
-        system: list[dict[str, Any]],
-        ttl: str,
-        provider: str = "anthropic",
-    ) -> None:
-        self.model = model
-        self.provider = provider
-        """``openai``: the system prompt is the first message, no markers (the provider
-        caches every prefix on its own); else Anthropic's layout with ``cache_control``."""
-        self.tools = [_bare(t) for t in tools]
-        self.system = [_bare(s) for s in system]
-        self.control: dict[str, Any] = (
-            {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
-        )
-
-    def body(self, messages: list[dict[str, Any]], marks: Sequence[str]) -> dict[str, Any]:
-        """A request: ``marks`` among ``tools``, ``system``, ``assistant`` (the last assistant
-        message), ``previous`` (the message before the last) and ``last``."""
-        tools = list(self.tools)
-        system = list(self.system)
-        if self.provider == "openai":
-            head = [{"role": "system", "content": system}] if system else []
-            out = [  # Chat Completions takes no reasoning back: it is not sent
-                {
-                    "role": m["role"],
-                    "content": [b for b in m["content"] if b["type"] not in THINKING],
-                }
-                for m in messages
-            ]
-            openai: dict[str, Any] = {"model": self.model, "messages": [*head, *out]}
-            if tools:
-                openai["tools"] = tools
-            return openai
-        if "tools" in marks and tools:
-            tools[-1] = {**tools[-1], "cache_control": self.control}
-        if "system" in marks and system:
-            system[-1] = {**system[-1], "cache_control": self.control}
-        out = [{"role": m["role"], "content": list(m["content"])} for m in messages]
-        indices: list[int] = []
-        if "assistant" in marks:
-            last = [i for i, m in enumerate(out) if m["role"] == "assistant"]
-            indices += last[-1:]
-        if "previous" in marks and len(out) >= 2:
-            indices.append(len(out) - 2)
-        if "last" in marks and out:
-            indices.append(len(out) - 1)
-        for index in dict.fromkeys(indices):
-            _mark(out[index]["content"], self.control)
-        body: dict[str, Any] = {"model": self.model, "max_tokens": 1, "messages": out}
-        if system:
-            body["system"] = system
-        if tools:
-            body["tools"] = tools
-        return body
-
-
-def _bare(block: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in block.items() if k != "cache_control"}
-
-
-def _mark(blocks: list[dict[str, Any]], control: dict[str, Any]) -> None:
-    """A marker on the last block that may take one (thinking blocks may not)."""
-    for index in range(len(blocks) - 1, -1, -1):
-        if blocks[index].get("type") not in THINKING:
-            blocks[index] = {**blocks[index], "cache_control": control}
-            return
-
-
-def merged(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Consecutive messages of one role as one message."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if out and out[-1]["role"] == message["role"]:
-            out[-1]["content"] = [*out[-1]["content"], *message["content"]]
-        else:
-            out.append({"role": message["role"], "content": list(message["content"])})
-    return out
-
-
-def _summary(tokens: int, seed: int) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": filler(tokens, seed)}]}
-
-
-def _ask() -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": SUMMARY_ASK}]}
-
 
 def recent_start(prepared: Prepared, start: int, end: int, keep: int) -> int:
     """Where the newest ~``keep`` tokens of ``messages[start:end]`` begin: a message boundary
     that does not open on tool results (the calls they answer are kept with them)."""
-    cut, kept = end, 0
-    while cut > start and kept < keep:
-        cut -= 1
-        kept += prepared.message_tokens[cut]
-    while cut > start and _is_result(prepared, cut):
-        cut -= 1
-    return cut
+    return recent_cut(prepared.lowered, prepared.message_tokens, start, end, keep)
 
 
 def _is_result(prepared: Prepared, index: int) -> bool:
-    return any(b.get("type") == "tool_result" for b in prepared.lowered[index]["content"])
+    return is_result(prepared.lowered[index])
 
 
 def _figures(
@@ -184,9 +87,6 @@ def _figures(
     return RequestFigures(index, at, bill, bill_cost(bill, rates), prompt, view, turns, results)
 
 
-CLAUDE_CODE_MARKS = ("system", "assistant", "last")
-
-
 def keep_everything(
     prepared: Prepared,
     fixed: Fixed,
@@ -197,30 +97,26 @@ def keep_everything(
     summary_tokens: int = SUMMARY_TOKENS,
     keep_tokens: int = KEEP_TOKENS,
 ) -> PolicyRun:
-    """Keep everything, compact when the budget is reached (see the module docstring)."""
+    """Keep everything, compact when the budget is reached (the rules:
+    :mod:`sidecar.context.keep_everything`, which a live session's comparison steps through
+    too)."""
     run = PolicyRun("keep everything, compact at the window")
     cache = new_cache(fixed.provider)
-    fixed_tokens = measure(fixed.body([], ()), {}, fixed.provider)[0]
-    start, summary = 0, None
+    reference = KeepEverything(
+        fixed, budget, summary_tokens=summary_tokens, keep_tokens=keep_tokens
+    )
     for request in prepared.requests:
-        end = request.context_end
-        start = min(start, end)
-        size = fixed_tokens + sum(prepared.message_tokens[start:end])
-        size += summary_tokens if summary is not None else 0
-        if size > budget:  # compact first, as Claude Code does before it sends
-            before = merged([*([summary] if summary else []), *prepared.lowered[start:end]])
-            ask = fixed.body([*before, _ask()], CLAUDE_CODE_MARKS)
-            bill = cache.price(ask, request.at if expire else None)
+        step = reference.step(
+            prepared.lowered, prepared.message_tokens, request.context_end, request.index
+        )
+        if step.summary_call is not None:
+            bill = cache.price(step.summary_call, request.at if expire else None)
             run.summary_bill.add(bill)
             run.summary_cost += bill_cost(bill, rates) + summary_tokens * rates.output / 1e6
             run.summaries += 1
-            start = recent_start(prepared, start, end, keep_tokens)
-            summary = _summary(summary_tokens, request.index)
-        view = merged([*([summary] if summary else []), *prepared.lowered[start:end]])
-        body = fixed.body(view, CLAUDE_CODE_MARKS)
         run.requests.append(
             _figures(
-                prepared, request.index, request.at, body, cache, rates, expire, fixed.provider
+                prepared, request.index, request.at, step.body, cache, rates, expire, fixed.provider
             )
         )
     return run

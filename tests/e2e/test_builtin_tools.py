@@ -418,7 +418,20 @@ async def test_recall_brings_a_masked_result_back(sidecars: SidecarFactory, tmp_
     assert len(masked) >= 2
     first, second = sorted(masked, key=lambda i: i["fromSeq"])[:2]
     placeholder = json.dumps(assembled["messages"])
-    assert second["itemId"] in placeholder and "the recall tool" in placeholder
+    # no recall tool in this request: the placeholder says how the host brings it back
+    assert second["itemId"] in placeholder and "session/recover" in placeholder
+    assert "recall" not in placeholder
+    offered = await client.request(
+        "context/assemble",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "?"}],
+            "profile": profile["assembly"],
+            "tools": [{"name": "recall", "description": "bring a masked result back"}],
+        },
+    )
+    placeholder = json.dumps(offered["messages"])
+    assert f"call the recall tool with ledger id {second['itemId']}" in placeholder
     events = await host.run(
         {
             "sessionId": sid,

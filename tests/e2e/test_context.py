@@ -243,8 +243,12 @@ async def test_drop_recover_and_compact(sidecars: SidecarFactory, workspace: Pat
     assert summary["text"] == (
         "<conversation-checkpoint><summary>User wants /version.</summary></conversation-checkpoint>"
     )
-    # the kept tail (seq 4) starts with an assistant message: trimmed to start on a user turn
-    assert [m["role"] for m in compacted["messages"]] == ["user"]
+    # the kept tail (seq 4) starts with an assistant message: trimmed to start on a user turn;
+    # the user's archived message is shown verbatim before it (keepUserMessages)
+    assert [m["role"] for m in compacted["messages"]] == ["user", "user"]
+    kept = compacted["messages"][0]
+    assert kept["provenance"][0]["kind"] == "summary"
+    assert kept["content"][1] == text("Add a /version endpoint.")
     archived = [i for i in compacted["ledger"] if i["visibility"] == "summaryOnly"]
     assert archived and archived[0]["fromSeq"] == 1 and archived[0]["throughSeq"] == 3
 
@@ -386,7 +390,9 @@ async def test_old_tool_results_are_masked_and_recover_brings_one_back(
     # the boundary (4,000) moves to 5,000 once the tool output passes 7,000
     assert state["nextMoveIn"] == 5000 + 2000 - state["toolTokens"] > 0
     window = result["dashboard"]["historyWindow"]
-    assert window["startSeq"] is None and window["boundBy"] == "budget"
+    # the nearest cap: the default working budget (historyWindow.workingTokens, 64k)
+    assert window["startSeq"] is None and window["boundBy"] == "maxTokens"
+    assert window["limit"] == 64_000
     assert window["roomLeft"] == window["limit"] - result["dashboard"]["categories"]["transcript"]
 
     await client.request(

@@ -596,6 +596,54 @@ ROWS: tuple[Row, ...] = (
         BLOB_IDS,
         Unused("a result with no call before it is lowered as text: images become placeholders"),
     ),
+    # --- the turn in progress (a host's own loop): its messages, as the user turn's parts ------
+    Row(
+        "context/assemble",
+        "turn.content.blob",
+        lambda c, v: {
+            "sessionId": c.sid,
+            "userTurn": turn(),
+            "turn": [
+                {"role": "assistant", "content": [{"type": "text", "text": "look"}]},
+                {"role": "user", "content": [image(v)]},
+            ],
+            "lowerTo": "openai-chat",
+        },
+        BLOB_IDS,
+        refused("blob.not_found"),
+    ),
+    Row(
+        "context/assemble",
+        "turn.content.content.blob",
+        lambda c, v: {
+            "sessionId": c.sid,
+            "userTurn": turn(),
+            "turn": [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "toolCall", "callId": "c1", "name": "t", "arguments": {}}],
+                },
+                {"role": "user", "content": [image_result(v)]},
+            ],
+            "tools": [{"name": "t"}],
+            "lowerTo": "anthropic-messages",
+        },
+        BLOB_IDS,
+        refused("blob.not_found"),
+    ),
+    Row(
+        "context/assemble",
+        "turn.content.id",
+        lambda c, v: {
+            "sessionId": c.sid,
+            "userTurn": turn(),
+            "turn": [
+                {"role": "assistant", "content": [reasoning(v), {"type": "text", "text": "a"}]}
+            ],
+        },
+        (*ESCAPING_FILES, *TRAVERSAL_IDS),
+        Unused(REASONING_ID_WHY),
+    ),
     *(
         Row(
             "context/assemble",

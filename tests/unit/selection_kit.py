@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from protocol.context import PromptProfile
+from protocol.context import ContextAssembleParams, PromptProfile
 from protocol.inputs import InputFreezeParams
 from protocol.sessions import SessionAppendParams
 from sidecar.context.assemble import Assembled, assemble, assemble_with_json
@@ -226,3 +226,47 @@ def coding_turn(index: int, sizes: list[int]) -> list[dict[str, Any]]:
         msg("user", results),
         msg("assistant", [text(f"step {index} done " + "ok " * 30)]),
     ]
+
+
+def append_entries(store: Store, sid: str, entries: list[dict[str, Any]]) -> None:
+    """Append ``entries`` to session ``sid`` (``session/append``'s validation)."""
+    params = SessionAppendParams.model_validate(
+        {"sessionId": sid, "entries": entries}, by_alias=True
+    )
+    anyio.run(store.sessions.append, sid, list(params.entries))
+
+
+def new_session(store: Store) -> str:
+    """A new, empty session's id."""
+
+    async def create() -> str:
+        made = await store.sessions.create(
+            title="t", workspace_roots=[], profile_id=None, meta=None
+        )
+        return made.session_id
+
+    return anyio.run(create)
+
+
+def assemble_live(
+    service: ContextService,
+    sid: str,
+    user: list[dict[str, Any]],
+    turn: list[dict[str, Any]],
+    profile: dict[str, Any],
+    **more: Any,
+) -> dict[str, Any]:
+    """``context/assemble``'s answer (the service's live path: window floor, calibration);
+    ``more``: other params, wire-named."""
+    params = ContextAssembleParams.model_validate(
+        {
+            "sessionId": sid,
+            "userTurn": user,
+            "turn": turn,
+            "profile": profile,
+            "date": "2026-12-01",
+            **more,
+        },
+        by_alias=True,
+    )
+    return service.assemble(params)

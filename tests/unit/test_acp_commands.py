@@ -9,7 +9,7 @@ from acp.schema import ImageContentBlock, TextContentBlock, UsageUpdate
 
 from sidecar.acp.commands import COMMANDS, available_commands, parse_command
 from sidecar.acp.dashboard import snapshot_markdown
-from sidecar.acp.usage import UsageMeter
+from sidecar.acp.usage import META_KEY, UsageMeter
 
 
 def text(t: str) -> TextContentBlock:
@@ -80,3 +80,26 @@ def test_snapshot_paragraph() -> None:
     assert shown.startswith("**Snapshot** `snp_2` · 4.4k / 167.0k tokens")
     assert "Against `snp_0`: 4,000 → 4,400 tokens, 30 → 32 messages" in shown
     assert "added `pin:a.py`" in shown and "transcript visible → masked" in shown
+
+
+def test_usage_meter_sums_the_keep_everything_comparison_into_meta() -> None:
+    meter = UsageMeter()
+    meter.updates("s", event("context.assembled", dashboard={"used": 10, "window": 100}))
+    priced = {"model": "claude-sonnet-4-5", "cost": {"total": 0.01}}
+    [plain] = meter.updates("s", event("model.completed", usage={}, predictedCache=priced))
+    assert plain.field_meta is None  # no call compared yet: nothing claimed
+    one = {"cost": 0.05, "ownCost": 0.02, "compacted": False}
+    two = {"cost": 0.04, "ownCost": 0.03, "compacted": True}
+    meter.updates("s", event("model.completed", usage={}, keepEverything=one))
+    sub = event("model.completed", agent="a1", usage={}, keepEverything=two)
+    assert meter.updates("s", sub) == []  # a sub-agent's call is not compared
+    [last] = meter.updates("s", event("model.completed", usage={}, keepEverything=two))
+    assert last.field_meta == {
+        META_KEY: {
+            "keepEverythingCost": 0.09,
+            "ownCost": 0.05,
+            "saved": 0.04,
+            "compactions": 1,
+            "calls": 2,
+        }
+    }

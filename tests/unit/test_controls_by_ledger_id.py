@@ -32,6 +32,8 @@ from tests.unit.test_window import _start
 PROFILE: dict[str, Any] = {
     "window": 100_000,
     "masking": {"protectTokens": 3000, "batchTokens": 2000},
+    # the transcript's own messages only (the user's hidden messages are another test's)
+    "historyWindow": {"keepUserMessages": False},
 }
 TURNS = 24
 #: The caps that move the window far past the first turn's group (seqs 2-3).
@@ -145,7 +147,11 @@ def test_a_group_pinned_by_id_outside_the_window_keeps_the_cached_prefix() -> No
     with tempfile.TemporaryDirectory() as tmp:
         session = GrowingSession(
             Path(tmp),
-            {"window": 100_000, "masking": "off", "historyWindow": {"maxMessages": 24}},
+            {
+                "window": 100_000,
+                "masking": "off",
+                "historyWindow": {"maxMessages": 24, "keepUserMessages": False},
+            },
             [READ_FILE],
         )
         rng = random.Random(5)

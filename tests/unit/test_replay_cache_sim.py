@@ -1,4 +1,4 @@
-"""The replay's cache simulator (``sidecar/transcripts/cache_sim.py``): entries expire their TTL
+"""The replay's cache simulator (``sidecar/context/cache_sim.py``): entries expire their TTL
 after they were last written or read, from the times the requests give; a 1-hour entry
 outlives a 5-minute one and is written at twice the input price; a read refreshes the entry;
 a prefix under the model's minimum is never written.  Each rule is checked at its boundary."""
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.transcripts.cache_sim import AnthropicCache, block_tokens, min_cacheable
+from sidecar.context.cache_sim import AnthropicCache, block_tokens, min_cacheable
 from sidecar.transcripts.pricing import bill_cost, rates_for
 
 SONNET = "claude-sonnet-4-5"

@@ -12,7 +12,7 @@ import pytest
 import tiktoken
 
 from protocol.entries import MessageInput
-from sidecar.transcripts.cache_sim import block_tokens
+from sidecar.context.cache_sim import block_tokens
 from sidecar.transcripts.model import Request, Transcript, Usage
 from sidecar.transcripts.pricing import bill_cost, rates_for
 from sidecar.transcripts.replay_refs import CLAUDE_CODE_MARKS, Fixed, keep_everything, recent_start

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from sidecar.context.cache_sim import Bill
 from sidecar.store import Store
-from sidecar.transcripts.cache_sim import Bill
 from sidecar.transcripts.pricing import rates_for
 from sidecar.transcripts.read import read_transcript
 from sidecar.transcripts.replay import Recorded, Replay, ReplayOptions, replay, window_check

@@ -31,6 +31,15 @@ local api = require("context_sidecar.api")
 
 local ok, err = xpcall(function()
   check(vim.fn.exists(":ContextSidecar") == 2, ":ContextSidecar is defined")
+  -- a run's float: the round's call beside keep-everything, and the session so far
+  local keep = { cost = 0.61, ownCost = 0.42, tokens = 9, ownTokens = 8, at = 0, compacted = true,
+    session = { calls = 3, cost = 1.21, ownCost = 1.02, compactions = 1 } }
+  local keep_lines = require("context_sidecar.explain").keep_everything_lines(keep)
+  check(vim.deep_equal(keep_lines, {
+    "Keep everything (this call): $0.6100 vs $0.4200 as sent (\u{2212}31%), it would have compacted first",
+    "  session: $1.2100 vs $1.0200 over 3 calls (\u{2212}16%); keep-everything would have compacted 1 time(s)",
+  }), "the float compares the call and the session with keep-everything:\n" .. table.concat(keep_lines, "\n"))
+  check(#require("context_sidecar.explain").keep_everything_lines(vim.NIL) == 0, "and says nothing without the figure")
   local completions = vim.fn.getcompletion("ContextSidecar ", "cmdline")
   check(vim.tbl_contains(completions, "assemble") and vim.tbl_contains(completions, "snapshot"),
     "subcommands complete: " .. table.concat(completions, ","))

@@ -1,5 +1,5 @@
 // Pure formatting helpers (no `vscode` import, tested in node).
-import type { CacheAccounting, Dashboard, LedgerItem, MaskingState, WindowState } from "./host";
+import type { CacheAccounting, Dashboard, KeepEverythingCall, LedgerItem, MaskingState, WindowState } from "./host";
 
 /** 950 -> "950", 12_345 -> "12.3k", 167_000 -> "167k", 1_250_000 -> "1.25M". */
 export function formatTokens(n: number): string {
@@ -128,9 +128,50 @@ export interface TurnUsage {
   predictedReadTokens: number;
   /** The predicted input cost of the turn's requests; `null` when the model is not priced. */
   cost: number | null;
+  /** The turn's calls beside keep-everything-then-compact (`keepEverything` on each
+   *  `model.completed`), both priced alike; `null` when no call carried it. */
+  keepEverything?: KeepEverythingSum | null;
 }
 
-/** The line under a turn: `12.3k in · 340 out · 92% cache read · $0.0042`. The share is the
+/** Calls compared with keep-everything-then-compact, summed: the turn's, and the session's so
+ *  far (the last call's `session`). Costs in USD, output included, priced alike. */
+export interface KeepEverythingSum {
+  calls: number;
+  cost: number;
+  ownCost: number;
+  sessionCalls: number;
+  sessionCost: number;
+  sessionOwnCost: number;
+}
+
+/** Adds one call's `keepEverything` to the turn's sum (a new sum when `sum` is null). */
+export function addKeepEverything(sum: KeepEverythingSum | null | undefined, call: KeepEverythingCall): KeepEverythingSum {
+  return {
+    calls: (sum?.calls ?? 0) + 1,
+    cost: (sum?.cost ?? 0) + call.cost,
+    ownCost: (sum?.ownCost ?? 0) + call.ownCost,
+    sessionCalls: call.session.calls,
+    sessionCost: call.session.cost,
+    sessionOwnCost: call.session.ownCost,
+  };
+}
+
+/** `−31%`: how much more (`+`) or less (`−`) `own` cost than `keep`, rounded. */
+export function changeAgainst(own: number, keep: number): string {
+  const change = keep > 0 ? Math.round((own / keep - 1) * 100) : 0;
+  return change < 0 ? `\u2212${-change}%` : change > 0 ? `+${change}%` : "\u00b10%";
+}
+
+/** `keep-everything $0.0061 vs $0.0050 (−18%; session −22%)`: what the turn's calls would have
+ *  cost under keep-everything-then-compact, what they cost priced the same way, the change;
+ *  the session's change too once it has calls before this turn. */
+export function keepEverythingLine(k: KeepEverythingSum): string {
+  const session = k.sessionCalls > k.calls ? `; session ${changeAgainst(k.sessionOwnCost, k.sessionCost)}` : "";
+  return `keep-everything ${formatCost(k.cost)} vs ${formatCost(k.ownCost)} (${changeAgainst(k.ownCost, k.cost)}${session})`;
+}
+
+/** The line under a turn: `12.3k in · 340 out · 92% cache read · $0.0042`, then the comparison
+ *  with keep-everything when the calls carried it (`keepEverythingLine`). The share is the
  *  provider's own figure when it reported usage, else the prediction's (`predicted`). */
 export function turnUsageLine(u: TurnUsage): string {
   const reported = u.inputTokens > 0;
@@ -138,5 +179,6 @@ export function turnUsageLine(u: TurnUsage): string {
   const read = reported ? u.cacheReadTokens : u.predictedReadTokens;
   const share = input > 0 ? Math.floor((read / input) * 100) : 0;
   const cost = u.cost === null ? "cost unknown" : formatCost(u.cost);
-  return `${formatTokens(input)} in · ${formatTokens(u.outputTokens)} out · ${share}% cache read${reported ? "" : " (predicted)"} · ${cost}`;
+  const keep = u.keepEverything ? ` · ${keepEverythingLine(u.keepEverything)}` : "";
+  return `${formatTokens(input)} in · ${formatTokens(u.outputTokens)} out · ${share}% cache read${reported ? "" : " (predicted)"} · ${cost}${keep}`;
 }

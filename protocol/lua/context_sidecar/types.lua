@@ -171,6 +171,8 @@
 ---@class context_sidecar.ContextAssembleParams
 ---@field sessionId string
 ---@field userTurn context_sidecar.ContentPart[] # The turn being asked now (not yet in history).
+---@field turn? context_sidecar.TurnMessage[] # The turn in progress after its user message, when a host that runs its own loop assembles a later round of it (not yet in history): the model's tool calls and their results, in order.  Like the user turn, never evicted nor masked; the request ends on its last message (the results the model answers next).  Every result answers a call before it in the turn, and every call is answered before the next assistant message and by the end.
+---@field previousUsage? context_sidecar.ReportedUsage # The provider's count of the session's previous request assembled here (a host that runs its own loop reports it with its next assembly): the budget is calibrated per model family from it, so what is assembled fits the window as the provider counts it.
 ---@field profile? context_sidecar.PromptProfile
 ---@field tools? context_sidecar.ToolDefinition[]
 ---@field sources? context_sidecar.HostSource[]
@@ -225,6 +227,14 @@
 ---@field skills context_sidecar.SkillInfo[]
 ---@field diagnostics context_sidecar.Diagnostic[]
 
+--- What the provider counts per token the sidecar counts, for one model family: the input
+--- budget is the window's room divided by ``factor``, so what is assembled fits the window
+--- as the provider counts it (``docs/guide/context-policy.md``).
+---@class context_sidecar.CountCalibration
+---@field family? string # The model catalog's family, else the model id (the key the ratios are kept under).
+---@field factor number
+---@field samples? integer # Provider usages it was calibrated from (0: the margin for the family until then).
+
 ---@class context_sidecar.Dashboard
 ---@field window integer
 ---@field reservedOutput integer
@@ -235,6 +245,7 @@
 ---@field summary string # One line, e.g. ``context 12 visible · 1 pinned · 40 archived · 18.2k/150.0k tokens``.
 ---@field historyWindow? context_sidecar.WindowState
 ---@field masking? context_sidecar.MaskingState # ``null`` when masking is off.
+---@field calibration? context_sidecar.CountCalibration # How the budget's counts were scaled to the provider's.
 
 ---@class context_sidecar.DeleteResult
 ---@field id string
@@ -334,12 +345,15 @@
 ---
 --- The window start moves forward by a quantum, not one group at a time, and then holds
 --- still until the transcript overflows again: the cached prompt prefix is re-written once
---- per quantum instead of on every turn.  The start is a pure function of the history, the
---- profile and the input; it always falls on a user turn.
+--- per quantum instead of on every turn.  It never moves back before where the session's
+--- window last started (kept in the store, per model), and always falls on a user turn.
 ---@class context_sidecar.HistoryWindow
 ---@field maxMessages? integer # Most transcript messages kept, counted over whole groups (default: no cap).
----@field maxTokens? integer # Most transcript tokens kept (default: whatever the budget allows).
+---@field maxTokens? integer # Most transcript tokens kept (default: the working budget, ``workingTokens``).
+---@field workingTokens? integer # The working budget: most transcript tokens kept whatever the model's window, unless ``maxTokens`` says less (``null``: whatever the budget allows).  Every request reads its whole transcript from the cache, so a transcript held near a 200k (or 1M) window pays for all of it on every request; what the model works with is its newest turns, and the user's own messages (``keepUserMessages``).  ``docs/guide/context-policy.md`` gives what it costs and shows at 40k, 64k and 100k.
 ---@field quantum? number # How far the window start moves when the transcript overflows, as a share of what overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50 messages would move the window, and re-write the cached prompt, every third turn).
+---@field keepUserMessages? boolean # Show the user's own messages that the window start or a compaction left out, verbatim, at the start of the transcript (what the user asked survives what the window hides; the text changes only when the start moves).  They take at most ``userMessagesShare`` of the input budget, kept for them; the oldest beyond it are left out.  Default: on, unless ``maxMessages`` or ``maxTokens`` asks for a small window.
+---@field userMessagesShare? number # The share of the input budget kept for those messages (out of what the working budget leaves free when there is one: a window smaller than it keeps none).
 
 --- A section supplied by the host (RAG results, editor state, ...).
 ---@class context_sidecar.HostSource
@@ -419,6 +433,31 @@
 ---@field throughSeq? integer
 ---@field itemId? string
 
+--- ``keepEverything`` on a session's own ``model.completed``: what the call would have
+--- cost under keep-everything-then-compact (Claude Code's way: the whole transcript until the
+--- window less the output reserve is reached, then a priced summary call and a 2,000-token
+--- summary plus the newest ~20,000 tokens; its marker layout), beside the call as sent, both
+--- priced by the reference cache simulator with entries expiring their TTL from the real
+--- times of the calls, output included.  A model, not a bill (``docs/guide/cache.md``).
+--- Absent for a sub-agent's call, for a model the price table does not list, and for bodies
+--- other than Anthropic Messages and OpenAI Chat Completions.
+---@class context_sidecar.KeepEverythingCall
+---@field cost number # USD this call would have cost under keep-everything (with the summary call a compaction made before it).
+---@field tokens integer # The prompt keep-everything would have sent (cl100k on each block's JSON).
+---@field compacted? boolean # Keep-everything compacted before this call.
+---@field ownCost number # USD this call cost as sent, priced the same way (not ``predictedCache``, which knows no time).
+---@field ownTokens integer # The prompt sent, counted the same way.
+---@field at number # When the call was priced, seconds since the epoch (the simulator's clock).
+---@field session context_sidecar.KeepEverythingTotals # The session's calls so far, this one included.
+
+--- A session's model calls so far (as far as this process saw them), summed: what they
+--- cost as sent and under keep-everything-then-compact, priced alike.
+---@class context_sidecar.KeepEverythingTotals
+---@field calls integer
+---@field cost number # USD under keep-everything-then-compact, summary calls included.
+---@field ownCost number # USD as sent, priced by the same simulator with the same times.
+---@field compactions? integer # Summary calls keep-everything would have made.
+
 ---@class context_sidecar.LedgerChange
 ---@field itemId string
 ---@field kind string
@@ -462,6 +501,7 @@
 ---@field protectTokens? integer # Newest tool output kept whole (default: a twelfth of the room tool output has — the available input, or ``historyWindow.maxTokens`` when smaller —, at most 40,000 tokens).
 ---@field batchTokens? integer # Tool output masked per move of the boundary (default: five twelfths of that room, at most 160,000 tokens).
 ---@field previewChars? integer # Characters of the original result shown in its placeholder.
+---@field keepTurns? integer # The results of the newest ``keepTurns`` user turns in history are never masked, whatever ``protectTokens`` says (the turn in progress, ``turn``, never is).
 
 --- Observation masking now (``sidecar/context/masking.py``).
 ---@class context_sidecar.MaskingState
@@ -718,6 +758,11 @@
 ---@class context_sidecar.RegisterSourceParams
 ---@field sessionId string
 ---@field source context_sidecar.HostSource
+
+--- What the provider counted for the session's previous assembled request: the budget's
+--- calibration (``docs/guide/context-policy.md``).
+---@class context_sidecar.ReportedUsage
+---@field promptTokens integer # The whole prompt as the provider counted it, cached or not (Anthropic: ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``; OpenAI: ``prompt_tokens`` / ``input_tokens``; Gemini: ``promptTokenCount``).
 
 --- The requests this process has answered, by method, counted by how long each took inside
 --- it: from the parsed request to its answer handed to the transport.  The pipe, the loop
@@ -1171,6 +1216,12 @@
 ---@field change? context_sidecar.FileChange # A write or an edit that was made: the file before and after.
 ---@field exitCode? integer # A command's exit code (absent when it timed out or was cancelled).
 
+--- One message of the turn in progress after its user message: the model's answer with
+--- its tool calls, or the results of those calls (``role: "user"``, ``toolResult`` parts).
+---@class context_sidecar.TurnMessage
+---@field role "user"|"assistant"
+---@field content context_sidecar.ContentPart[]
+
 ---@class context_sidecar.UnpinEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
 ---@field kind "unpin"
@@ -1297,7 +1348,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "a351b1fc664c789bba0900c0cf57f2b8",
+  SCHEMA_HASH = "c97df1529e60912853cd5fea1917aa18",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },

@@ -122,6 +122,36 @@ function M.cache_lines(cache)
   return lines
 end
 
+--- How much more (+) or less (−) `own` cost than `keep`: "-31%", "+4%".
+---@param own number
+---@param keep number
+---@return string
+local function change(own, keep)
+  local pct = keep > 0 and math.floor((own / keep - 1) * 100 + 0.5) or 0
+  if pct < 0 then
+    return ("\u{2212}%d%%"):format(-pct)
+  end
+  return (pct > 0 and "+%d%%" or "\u{00b1}%d%%"):format(pct)
+end
+
+--- The round's call beside keep-everything-then-compact (KeepEverythingCall): the call, and the
+--- session so far, both priced alike (the reference cache simulator, the real times of the calls).
+---@param keep context_sidecar.KeepEverythingCall?
+---@return string[]
+function M.keep_everything_lines(keep)
+  keep = v(keep)
+  if not keep then
+    return {}
+  end
+  local s = keep.session
+  return {
+    ("Keep everything (this call): %s vs %s as sent (%s)%s"):format(cost(keep.cost), cost(keep.ownCost),
+      change(keep.ownCost, keep.cost), keep.compacted and ", it would have compacted first" or ""),
+    ("  session: %s vs %s over %d calls (%s); keep-everything would have compacted %d time(s)"):format(cost(s.cost),
+      cost(s.ownCost), s.calls, change(s.ownCost, s.cost), s.compactions or 0),
+  }
+end
+
 --- Where the history window starts and when it moves (WindowState).
 ---@param w context_sidecar.WindowState?
 ---@return string

@@ -275,12 +275,14 @@ function M.snapshot()
   local run_id = M.state.run_id
   -- a run's snapshots are not in the session's snapshot index (snapshot/assemble's are): the
   -- diff is against the run's previous round, named explicitly
-  local snapshot_id, before, cache
+  local snapshot_id, before, cache, keep
+  local explain = require("context_sidecar.explain")
   for _, event in ipairs(client and run_id and client.events[run_id] or {}) do
     if event.type == "context.assembled" and event.payload.snapshotId then
-      before, snapshot_id, cache = snapshot_id, event.payload.snapshotId, nil
+      before, snapshot_id, cache, keep = snapshot_id, event.payload.snapshotId, nil, nil
     elseif event.type == "model.completed" and event.payload.agent == nil then
-      cache = require("context_sidecar.explain").value(event.payload.predictedCache) -- of the round assembled last
+      cache = explain.value(event.payload.predictedCache) -- of the round assembled last
+      keep = explain.value(event.payload.keepEverything)
     end
   end
   if not snapshot_id then
@@ -297,7 +299,7 @@ function M.snapshot()
     notify("snapshot/diff: " .. require("context_sidecar.client").format_error(diff_err), vim.log.levels.WARN)
   end
   M.state.shown = { session_id = snap.sessionId, ledger = snap.ledger, from = "snapshot" }
-  require("context_sidecar.ui").show_dashboard(snap, "snapshot " .. snapshot_id, { cache = cache, diff = diff })
+  require("context_sidecar.ui").show_dashboard(snap, "snapshot " .. snapshot_id, { cache = cache, diff = diff, keep = keep })
 end
 
 --- Pick a masked or dropped item of the ledger shown last (vim.ui.select) and bring it back

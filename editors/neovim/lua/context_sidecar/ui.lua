@@ -55,6 +55,7 @@ end
 ---@class context_sidecar.DashboardExtra
 ---@field cache? context_sidecar.CacheAccounting  the turn's prediction (a snapshot keeps none)
 ---@field diff? table  a SnapshotDiff, or explain.assembly_diff's answer
+---@field keep? context_sidecar.KeepEverythingCall  the round's call beside keep-everything
 
 --- The dashboard's lines for an assembly (or a snapshot, which carries the same fields): tokens
 --- by category, the cache prediction, the window, masking, what is left out, the diff.
@@ -93,6 +94,7 @@ function M.dashboard_lines(result, extra)
     d.used, d.free, d.availableInput, d.window, d.reservedOutput)
   lines[#lines + 1] = ""
   vim.list_extend(lines, explain.cache_lines(given.cache or result.cache))
+  vim.list_extend(lines, explain.keep_everything_lines(given.keep))
   lines[#lines + 1] = explain.window_line(d.historyWindow)
   vim.list_extend(lines, explain.masking_lines(d.masking, result.ledger))
   lines[#lines + 1] = ""

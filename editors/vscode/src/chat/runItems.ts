@@ -2,8 +2,8 @@
 // each tool call a card (status, approval, output), the model's todo list (one checklist per
 // run, replaced by each `plan.updated`; its calls get no card unless one fails), the turn's
 // usage line and, when it fails, why. Pure (no `vscode`): the controller posts what `apply` returns.
-import { turnUsageLine, type TurnUsage } from "../format";
-import { planUpdated, toolCall, toolResult, type ApprovalRequestParams, type CacheAccounting, type RunEvent } from "../host";
+import { addKeepEverything, turnUsageLine, type TurnUsage } from "../format";
+import { planUpdated, toolCall, toolResult, type ApprovalRequestParams, type CacheAccounting, type KeepEverythingCall, type RunEvent } from "../host";
 import { newCard, partsText, withResult } from "./cards";
 import { PLAN_TOOL, planItem, planSteps } from "./plan";
 import type { AssistantItem, ChatItem, ToolCard } from "./protocol";
@@ -20,6 +20,7 @@ export class RunItems {
     predictedInputTokens: 0,
     predictedReadTokens: 0,
     cost: null,
+    keepEverything: null,
   };
   private priced = true;
   /** Set by run.completed: "completed" | "cancelled" | "failed". */
@@ -50,6 +51,8 @@ export class RunItems {
       case "model.completed": {
         const round = typeof p["round"] === "number" ? p["round"] : 0;
         this.addUsage(p["usage"], p["predictedCache"]);
+        const keep = p["keepEverything"] as KeepEverythingCall | undefined;
+        if (keep) this.usage.keepEverything = addKeepEverything(this.usage.keepEverything, keep);
         const answer = this.answers.get(round);
         if (!answer) return [];
         answer.streaming = false;

@@ -91,6 +91,26 @@ test("turnUsageLine: the provider's figures, else the prediction's; cost unknown
   assert.equal(turnUsageLine(base), "1k in · 5 out · 90% cache read (predicted) · cost unknown");
 });
 
+test("RunItems: the usage line compares the turn's calls with keep-everything, and the session's", () => {
+  const run = new RunItems("run_1");
+  const ev = (seq: number, type: string, payload: Record<string, unknown>): RunEvent => ({ runId: "run_1", sessionId: "s", seq, time: "", type, payload });
+  const call = (cost: number, ownCost: number, calls: number, sessionCost: number, sessionOwnCost: number) => ({
+    cost, tokens: 1000, ownCost, ownTokens: 800, at: 0, session: { calls, cost: sessionCost, ownCost: sessionOwnCost },
+  });
+  const usage = { inputTokens: 1000, outputTokens: 10, cacheReadTokens: 900 };
+  run.apply(ev(1, "model.completed", { round: 1, usage, keepEverything: call(0.4, 0.3, 3, 1.0, 0.9) }));
+  run.apply(ev(2, "model.completed", { round: 2, usage, keepEverything: call(0.21, 0.12, 4, 1.21, 1.02) }));
+  run.apply(ev(3, "model.completed", { round: 3, agent: "a1", usage, keepEverything: call(9, 9, 9, 9, 9) })); // a sub-agent's: not the turn's
+  const [line] = run.apply(ev(4, "run.completed", { status: "completed" })).filter((i) => i.kind === "usage") as { line: string }[];
+  // the turn: 0.61 kept vs 0.42 as sent = -31%; the session: 1.02 / 1.21 = -16%
+  assert.equal(line!.line, "2k in · 20 out · 90% cache read · cost unknown · keep-everything $0.6100 vs $0.4200 (\u221231%; session \u221216%)");
+  const first = new RunItems("run_2");
+  first.apply({ ...ev(1, "model.completed", { round: 1, usage, keepEverything: call(0.1, 0.125, 1, 0.1, 0.125) }), runId: "run_2" });
+  const [only] = first.apply({ ...ev(2, "run.completed", { status: "completed" }), runId: "run_2" }).filter((i) => i.kind === "usage") as { line: string }[];
+  assert.match(only!.line, / · keep-everything \$0\.1000 vs \$0\.1250 \(\+25%\)$/); // dearer; no session part on its first turn
+  assert.equal(turnUsageLine({ ...usage, predictedInputTokens: 0, predictedReadTokens: 0, cost: 0.5 }), "1k in · 10 out · 90% cache read · $0.5000");
+});
+
 test("isFromWebview accepts the protocol's messages only", () => {
   assert.ok(isFromWebview({ type: "send", text: "hi" }));
   assert.ok(isFromWebview({ type: "approve", callId: "c", choice: "session" }));

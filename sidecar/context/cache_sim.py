@@ -95,6 +95,9 @@ def min_cacheable(model: str) -> int:
 
 
 _MEMO: dict[str, int] = {}
+#: The token memo is emptied past this many blocks (a long-lived sidecar prices every call of
+#: every session with it: ``keep_everything_live``), ~60 MB at most.
+_MEMO_LIMIT = 400_000
 
 
 def _dumps(value: Any) -> bytes:
@@ -114,6 +117,8 @@ def block_tokens(block: Any) -> tuple[str, int]:
     key = xxhash.xxh3_128_hexdigest(data)
     hit = _MEMO.get(key)
     if hit is None:
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
         hit = _MEMO[key] = len(_ENCODING.encode_ordinary(data.decode("utf-8", "surrogatepass")))
     return key, hit
 
@@ -193,6 +198,19 @@ class _Entry:
         return at is None or self.last_used is None or at - self.last_used <= self.lifetime
 
 
+def _forget_expired(entries: dict[Any, _Entry], at: float | None) -> None:
+    """Drop the entries dead at ``at``: an expired entry is never read again (a write makes a
+    new one), and a cache that lives as long as a session must not keep every prefix it saw."""
+    if at is None or len(entries) < _PRUNE_FROM:
+        return
+    for key in [k for k, e in entries.items() if not e.alive(at)]:
+        del entries[key]
+
+
+#: Entries a cache holds before a request prunes the dead ones.
+_PRUNE_FROM = 256
+
+
 @dataclass(slots=True)
 class AnthropicCache:
     """The entries earlier requests wrote: (model, prefix hash) -> the entry."""
@@ -204,6 +222,7 @@ class AnthropicCache:
     def price(self, body: dict[str, Any], at: float | None = None) -> Bill:
         """What ``body`` reads and writes, sent at ``at`` seconds (``None``: nothing expires)."""
         model = str(body.get("model", ""))
+        _forget_expired(self.entries, at)
         items: list[tuple[str | None, Any]] = [(None, t) for t in body.get("tools", [])]
         items += [(None, s) for s in _content_blocks(body.get("system", []))]
         for message in body["messages"]:
@@ -263,6 +282,7 @@ class OpenAICache:
         model = str(body.get("model", ""))
         route = str(body.get("prompt_cache_key", ""))
         lifetime = LIFETIME[str(body.get("prompt_cache_retention", "in_memory"))]
+        _forget_expired(self.seen, at)
         items: list[tuple[str | None, Any]] = [(None, t) for t in body.get("tools", [])]
         items += [(None, m) for m in body.get("messages", [])]
         prefixes, sums = _prefixes(items)

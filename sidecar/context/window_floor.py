@@ -1,0 +1,106 @@
+"""Where a session's history window last started: the floor its start never moves back past.
+
+The window start (:mod:`sidecar.context.window`) moves forward by a quantum and holds still.
+Computed from the history alone it can move *back*: a move of the masked boundary frees room,
+the natural cut goes back (to the session's first turn when the whole transcript fits again),
+and the next turns move it forward again — every move re-writes the whole cached transcript.
+So the start the session last showed is kept, and an assembly never starts before it.
+
+The fact is kept in the store beside the session's history — ``sessions/<id>/window.json``,
+``{"byModel": {model: {"startSeq", "startId"}}}`` — so it survives a restart, and every path
+that assembles for the session reads and writes the same one: ``context/assemble``
+(:meth:`~sidecar.context.service.ContextService.assemble_live`) and a run's rounds
+(:mod:`sidecar.runs.model_round`), in any process sharing the store.  It is written only when
+the start moves forward (once per quantum), atomically.  It is kept per model: a model's
+prompt cache is its own, so another model's window owes nothing to this one's.
+
+A floor whose entry is no longer the one recorded (the history was rewound or replaced under
+it) is ignored, as is one past the head; a window can then start anywhere again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from sidecar.errors import NotFoundError
+from sidecar.jsonbytes import dumps_bytes
+from sidecar.store.jsonl import write_file_atomic
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sidecar.store.history import HistoryView
+    from sidecar.store.sessions import SessionStore
+
+__all__ = ["FILE", "read_floor", "record_start"]
+
+logger = logging.getLogger(__name__)
+
+FILE = "window.json"
+
+
+def _path(sessions: SessionStore, session_id: str) -> Path | None:
+    try:
+        return sessions.session_dir(session_id) / FILE
+    except NotFoundError:
+        return None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except ValueError:
+        logger.warning("unreadable window floor %s: ignored", path)
+        return {}
+    by_model = data.get("byModel") if isinstance(data, dict) else None
+    return by_model if isinstance(by_model, dict) else {}
+
+
+def _valid(view: HistoryView, mark: Any) -> int | None:
+    if not isinstance(mark, dict):
+        return None
+    seq, ident = mark.get("startSeq"), mark.get("startId")
+    if not isinstance(seq, int) or not 1 <= seq <= view.head:
+        return None
+    return seq if view.record(seq).get("id") == ident else None
+
+
+def read_floor(
+    sessions: SessionStore, session_id: str, model: str, view: HistoryView
+) -> int | None:
+    """The seq the session's window last started at for ``model``, if it still names the
+    same entry of ``view``'s history (blocking: reads a small file)."""
+    path = _path(sessions, session_id)
+    if path is None:
+        return None
+    return _valid(view, _read(path).get(model))
+
+
+def record_start(
+    sessions: SessionStore,
+    session_id: str,
+    model: str,
+    view: HistoryView,
+    start_seq: int | None,
+) -> None:
+    """Keep ``start_seq`` (an assembly's ``dashboard.historyWindow.startSeq``) as the
+    session's floor for ``model`` when it is later than the one kept (blocking: an atomic
+    write, once per move of the window)."""
+    if start_seq is None or not 1 <= start_seq <= view.head:
+        return
+    path = _path(sessions, session_id)
+    if path is None:
+        return
+    by_model = _read(path)
+    kept = _valid(view, by_model.get(model))
+    if kept is not None and kept >= start_seq:
+        return
+    by_model[model] = {"startSeq": start_seq, "startId": view.record(start_seq)["id"]}
+    try:
+        write_file_atomic(path, dumps_bytes({"byModel": by_model}))
+    except OSError as exc:  # the session went away under us: nothing to hold
+        logger.warning("window floor of %s not kept: %s", session_id, exc)

@@ -1,0 +1,160 @@
+"""``historyWindow.keepUserMessages``: what the user asked survives what the window hides.
+
+A coding session grown past a 3,000-token ``maxTokens`` window, assembled through
+``context/assemble``'s path after each turn:
+
+- with the setting, every user message older than the window start is shown whole, oldest
+  first, in one message at the start of the transcript (so every user turn of the session is
+  in view), and that message is byte-identical between two requests whose window start did
+  not move (the cache keeps it);
+- a dropped user message is not shown again; the share kept for them bounds them (the oldest
+  left out, listed in the ledger);
+- without it, the user messages before the window start are not in view.
+
+Mutation tried: ``keep_user_messages`` ignored in ``Selection._transcript`` (no message of
+earlier user turns): red.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sidecar.context.service import ContextService
+from sidecar.context.user_messages import USER_MESSAGES_NOTE
+from sidecar.store import Store
+from tests.unit.selection_kit import (
+    TOKENIZERS,
+    append_entries,
+    assemble_live,
+    coding_turn,
+    new_session,
+    text,
+)
+
+PROFILE: dict[str, Any] = {
+    "model": "test-model",
+    "window": 40_000,
+    "maxOutput": 256,
+    "historyWindow": {"maxTokens": 3_000, "workingTokens": None},
+}
+
+
+def _asked(i: int) -> str:
+    return f"question {i}: " + "please " * 12
+
+
+def _user_texts(prompt: dict[str, Any]) -> list[str]:
+    return [
+        p["text"]
+        for m in prompt["messages"][:-1]
+        if m["role"] == "user"
+        for p in m["content"]
+        if p["type"] == "text"
+    ]
+
+
+def _grow(keep: bool, turns: int = 24) -> list[dict[str, Any]]:
+    profile = {**PROFILE, "historyWindow": {**PROFILE["historyWindow"], "keepUserMessages": keep}}
+    prompts = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            sid = new_session(store)
+            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+            for i in range(turns):
+                append_entries(store, sid, coding_turn(i, [200]))
+                prompts.append(assemble_live(service, sid, [text("next?")], [], profile))
+        finally:
+            store.close()
+    return prompts
+
+
+def test_every_earlier_user_message_stays_in_view_and_holds_still() -> None:
+    prompts = _grow(keep=True)
+    last = prompts[-1]
+    start = last["dashboard"]["historyWindow"]["startSeq"]
+    assert start is not None and start > 40, "the window never moved: checks nothing"
+    asked = _user_texts(last)
+    assert [t for t in asked if t.startswith("question")] == [_asked(i) for i in range(24)]
+    first = last["messages"][0]
+    assert first["content"][0]["text"] == USER_MESSAGES_NOTE
+    assert first["provenance"][0]["kind"] == "summary"
+    held = 0
+    for before, after in itertools.pairwise(prompts):
+        b, a = before["dashboard"]["historyWindow"], after["dashboard"]["historyWindow"]
+        if a["startSeq"] == b["startSeq"] and a["startSeq"] is not None:
+            held += 1
+            assert json.dumps(after["messages"][0]) == json.dumps(before["messages"][0])
+    assert held >= 5
+    assert any("keepUserMessages" in i["reason"] for i in last["ledger"])
+    assert last["dashboard"]["used"] <= last["dashboard"]["availableInput"]
+
+
+def test_without_the_setting_the_window_hides_them() -> None:
+    last = _grow(keep=False)[-1]
+    asked = [t for t in _user_texts(last) if t.startswith("question")]
+    assert len(asked) < 24
+    assert USER_MESSAGES_NOTE not in json.dumps(last["messages"])
+
+
+def test_the_share_bounds_them_and_the_oldest_are_left_out() -> None:
+    profile = {
+        **PROFILE,
+        "historyWindow": {
+            "maxTokens": 3_000,
+            "workingTokens": None,
+            "keepUserMessages": True,
+            "userMessagesShare": 0.005,
+        },
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            sid = new_session(store)
+            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+            for i in range(24):
+                append_entries(store, sid, coding_turn(i, [200]))
+            prompt = assemble_live(service, sid, [text("next?")], [], profile)
+        finally:
+            store.close()
+    kept = prompt["messages"][0]
+    assert kept["content"][0]["text"] == USER_MESSAGES_NOTE
+    assert kept["tokens"] <= int(prompt["dashboard"]["availableInput"] * 0.005)
+    left = [i for i in prompt["ledger"] if i["reason"].endswith("over the share kept for them")]
+    assert len(left) == 1 and left[0]["fromSeq"] == 1
+    shown = [p["text"] for p in kept["content"][1:]]
+    assert shown and shown[-1] == _asked(_newest_hidden(prompt))
+
+
+def _newest_hidden(prompt: dict[str, Any]) -> int:
+    """The index of the newest user turn before the window start (4 entries a turn)."""
+    start = int(prompt["dashboard"]["historyWindow"]["startSeq"])
+    return (start - 1) // 4 - 1
+
+
+def test_the_default_working_budget_holds_the_transcript_under_64k_on_a_200k_window() -> None:
+    """``historyWindow.workingTokens`` (default 64,000): on a 200k-window model the transcript
+    stays under it, where without it the transcript fills the window's budget.  Mutation
+    tried: ``token_cap`` ignoring ``working_tokens``: red."""
+    used: dict[str, int] = {}
+    for name, window in (("default", {}), ("whole window", {"workingTokens": None})):
+        # nothing masked: the transcript's size is the window's business alone
+        profile = {"model": "claude-sonnet-4-5", "masking": "off", "historyWindow": window}
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Store(Path(tmp))
+            try:
+                sid = new_session(store)
+                service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+                for i in range(60):
+                    append_entries(store, sid, coding_turn(i, [1_500, 900]))
+                prompt = assemble_live(service, sid, [text("next?")], [], profile)
+            finally:
+                store.close()
+        used[name] = prompt["dashboard"]["categories"]["transcript"]
+        if name == "default":
+            assert prompt["dashboard"]["historyWindow"]["limit"] == 64_000
+    assert used["default"] <= 64_000 < used["whole window"]

@@ -1,0 +1,128 @@
+"""The history window's start never moves back (issue 41; ``sidecar/context/window_floor.py``).
+
+- A public 471-request pi session (claude-opus-4-5, 200k window), replayed request by request
+  through ``context/assemble``'s path (the completed turns in history, the turn in progress
+  as ``turn``): the window start, once cut, never goes back — where computed from the history
+  alone it jumped forward, back to the session's start when a masking batch freed room, and
+  forward again, each move re-writing the whole cached transcript.
+- A synthetic coding session whose masking batches free room: the same, across a restart of
+  the store and the service (the floor is kept in the store, not in the process).
+- A floor whose entry is gone (the history replaced under it) is ignored.
+
+Mutation tried: ``_floored`` returning ``None`` (no floor) — both replays go red (the pi
+session moves back from seq 183 to seq 1 at request 218, from 439 to 183 at request 342).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.context.service import ContextService
+from sidecar.context.window_floor import FILE, read_floor
+from sidecar.store import Store
+from tests.unit.pi_session_kit import PI_BEFORE_COMPACTION, read_pi_turns, requests_of
+from tests.unit.selection_kit import (
+    TOKENIZERS,
+    append_entries,
+    assemble_live,
+    coding_turn,
+    new_session,
+    text,
+)
+
+
+def _start(prompt: dict[str, Any]) -> int:
+    start = prompt["dashboard"]["historyWindow"]["startSeq"]
+    return 1 if start is None else int(start)
+
+
+@pytest.mark.skipif(not PI_BEFORE_COMPACTION.exists(), reason="the shared sessions are absent")
+def test_the_window_start_never_moves_back_over_a_real_471_request_session() -> None:
+    turns = read_pi_turns(PI_BEFORE_COMPACTION)
+    requests = requests_of(turns)
+    assert len(requests) >= 471
+    profile = {"model": "claude-opus-4-5"}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+            sid = new_session(store)
+            appended = 0
+            starts: list[int] = []
+            for request in requests:
+                while appended < request.turn_index:
+                    append_entries(store, sid, turns[appended].entries())
+                    appended += 1
+                prompt = assemble_live(
+                    service, sid, turns[request.turn_index].user, request.turn, profile
+                )
+                dashboard = prompt["dashboard"]
+                assert dashboard["used"] <= dashboard["availableInput"]
+                starts.append(_start(prompt))
+        finally:
+            store.close()
+    assert max(starts) > 1, "the session never overflowed: the test checks nothing"
+    back = [(i, a, b) for i, (a, b) in enumerate(itertools.pairwise(starts)) if b < a]
+    assert not back, f"the window start moved back (request, from, to): {back[:5]}"
+    assert len(set(starts)) <= 8, "the start moves by quanta, not request by request"
+
+
+def test_the_window_start_never_moves_back_across_a_restart() -> None:
+    """Masking batches (6,000 tokens of tool output) free room on a 12k window: computed from
+    the history alone, the start goes back after each (seq 53 to 1, 105 to 53); the floor
+    holds it, and is read again from the store by a new service after a restart."""
+    profile = {
+        "model": "test-model",
+        "window": 12_000,
+        "maxOutput": 256,
+        "masking": {"protectTokens": 500, "batchTokens": 6_000},
+    }
+    user = [text("what now?")]
+    starts: list[int] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        store = Store(root)
+        sid = new_session(store)
+        service = ContextService(store, TOKENIZERS, home=root / "home")
+        try:
+            for i in range(40):
+                if i == 20:  # a restart: a new store and service on the same root
+                    store.close()
+                    store = Store(root)
+                    service = ContextService(store, TOKENIZERS, home=root / "home")
+                append_entries(store, sid, coding_turn(i, [1_000 + 37 * (i % 5)]))
+                starts.append(_start(assemble_live(service, sid, user, [], profile)))
+            floor_file = store.sessions.session_dir(sid) / FILE
+            kept = json.loads(floor_file.read_bytes())["byModel"]["test-model"]
+            assert kept["startSeq"] == starts[-1]
+        finally:
+            store.close()
+    assert len(set(starts)) >= 2, f"the window never moved: {starts}"
+    back = [(i, a, b) for i, (a, b) in enumerate(itertools.pairwise(starts)) if b < a]
+    assert not back, f"the window start moved back (turn, from, to): {back[:5]}"
+
+
+def test_a_floor_whose_entry_is_gone_is_ignored() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            sid = new_session(store)
+            append_entries(store, sid, coding_turn(0, [50]) + coding_turn(1, [50]))
+            view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
+            path = store.sessions.session_dir(sid) / FILE
+            path.write_text(json.dumps({"byModel": {"m": {"startSeq": 5, "startId": "nope"}}}))
+            assert read_floor(store.sessions, sid, "m", view) is None
+            right = view.record(5)["id"]
+            path.write_text(json.dumps({"byModel": {"m": {"startSeq": 5, "startId": right}}}))
+            assert read_floor(store.sessions, sid, "m", view) == 5
+            assert read_floor(store.sessions, sid, "other-model", view) is None
+            path.write_text("{not json")
+            assert read_floor(store.sessions, sid, "m", view) is None
+        finally:
+            store.close()
