@@ -10,11 +10,12 @@ catalog.  ``ledger`` says, for every candidate, whether it is in the prompt and 
 from __future__ import annotations
 
 import itertools
+from datetime import datetime
 from typing import Annotated, Literal, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from protocol._base import JsonObject, NonEmptyStr, PathStr, SeqNumber, WireModel
+from protocol._base import JsonObject, NonEmptyStr, PathStr, SeqNumber, Timestamp, WireModel
 from protocol.entries import ContentPart, EntryRef, ItemRef
 
 __all__ = [
@@ -352,6 +353,16 @@ class CacheSettings(WireModel):
     previous request's last entry (default ``ttl``)."""
     retention: CacheRetention | None = None
     """OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default)."""
+    from_pauses: bool = False
+    """Choose the stable prefix's and the masked history's TTL from the session's own pauses
+    (Anthropic): ``1h`` when, over its recent model calls, a 5-minute entry would have expired
+    often enough to pay for the dearer 1-hour writes, else ``prefixTtl`` / ``historyTtl`` as
+    set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``)."""
+    compact_when_cold: float | None = Field(default=None, gt=0, le=1)
+    """Advise compaction when the cache is cold anyway (the time since the session's last
+    model call is past the stable prefix's TTL, so the next request writes it again) and the
+    transcript is past this share of the available input (``null``: only at the usual
+    threshold)."""
 
 
 class PromptProfile(WireModel):
@@ -456,6 +467,22 @@ class ContextAssembleParams(WireModel):
     a one-line "unchanged, text omitted" note (HistoryReuse)."""
     date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
     """The day shown in the environment block; default: today (UTC)."""
+    at: Timestamp | None = None
+    """When this request is sent (ISO 8601 with an offset; default: now): how long the
+    session's cache has been idle, for ``profile.cache.compactWhenCold``.  A host replaying
+    or importing a session passes the recorded time."""
+
+    @field_validator("at")
+    @classmethod
+    def _at_has_an_offset(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parsed = datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"at: {value!r} is not an ISO 8601 time") from None
+            if parsed.tzinfo is None:
+                raise ValueError(f"at: {value!r} has no UTC offset")
+        return value
 
     @model_validator(mode="after")
     def _turn_pairs_calls_and_results(self) -> ContextAssembleParams:

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "c5b2341975ed394f474fdfde6965bd96" as const;
+export const SCHEMA_HASH = "dda609275f495c9cce312fdf00dfe45a" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -238,6 +238,21 @@ export interface CacheSettings {
   tailTtl?: "5m" | "1h" | null;
   /** OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default). */
   retention?: "in_memory" | "24h" | null;
+  /**
+   * Choose the stable prefix's and the masked history's TTL from the session's own pauses
+   * (Anthropic): ``1h`` when, over its recent model calls, a 5-minute entry would have expired
+   * often enough to pay for the dearer 1-hour writes, else ``prefixTtl`` / ``historyTtl`` as
+   * set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``).
+   * @default false
+   */
+  fromPauses?: boolean;
+  /**
+   * Advise compaction when the cache is cold anyway (the time since the session's last
+   * model call is past the stable prefix's TTL, so the next request writes it again) and the
+   * transcript is past this share of the available input (``null``: only at the usual
+   * threshold).
+   */
+  compactWhenCold?: number | null;
 }
 
 export interface Checkpoint {
@@ -421,6 +436,12 @@ export interface ContextAssembleParams {
   reuseInstructions?: { [key: string]: string };
   /** The day shown in the environment block; default: today (UTC). */
   date?: string | null;
+  /**
+   * When this request is sent (ISO 8601 with an offset; default: now): how long the
+   * session's cache has been idle, for ``profile.cache.compactWhenCold``.  A host replaying
+   * or importing a session passes the recorded time.
+   */
+  at?: string | null;
 }
 
 export interface ContextAssembleResult {

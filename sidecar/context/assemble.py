@@ -154,7 +154,7 @@ class _Assembler(Selection):
             f"{self.budget.available / 1000:.1f}k tokens"
         )
         breakpoints, cache, self.shape = plan_cache(
-            inp.profile, tools, self.ledger, system, messages, inp.previous, units
+            inp.profile, tools, self.ledger, system, messages, inp.previous, units, inp.settled_ttl
         )
         return {
             "system": system,

@@ -70,3 +70,9 @@ class AssemblyInputs:
     window_floor: int | None = None
     """The seq the session's history window last started at, for this model
     (:mod:`sidecar.context.window_floor`): the start never moves before it."""
+    settled_ttl: str | None = None
+    """The TTL of the marker ending the transcript before the new turn, when the session's
+    pauses chose one (default: the tail's); :mod:`sidecar.context.cache_pauses`."""
+    cache_cold: bool = False
+    """The session's cache has expired since its last model call (``profile.cache.
+    compactWhenCold``: :mod:`sidecar.context.cache_pauses`)."""

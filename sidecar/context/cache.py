@@ -56,14 +56,17 @@ def plan_cache(
     messages: Sequence[dict[str, Any]],
     previous: RequestShape | None,
     message_units: Sequence[Unit] | None = None,
+    settled_ttl: str | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], RequestShape]:
     """(breakpoints, cache accounting, the prompt's shape with its markers) of a prompt, after
     the session's ``previous`` request (``message_units``: as
-    :func:`~sidecar.context.cache_accounting.shape_of` takes them).  The shape is what
+    :func:`~sidecar.context.cache_accounting.shape_of` takes them; ``settled_ttl``: as
+    :func:`place_breakpoints` takes it).  The shape is what
     :func:`~sidecar.context.cache_accounting.request_shape` would make of the prompt, built
     from the units given: the reference of the session's next request."""
     shape = shape_of(profile.model, tools, ledger, system, messages, message_units)
-    points = place_breakpoints(profile, shape, previous, masked_through(ledger, messages))
+    stable = masked_through(ledger, messages)
+    points = place_breakpoints(profile, shape, previous, stable, settled_ttl)
     marked = shape.with_markers(points)
     return points, predict_for(profile.provider, previous, marked), marked
 
@@ -105,10 +108,13 @@ def place_breakpoints(
     shape: RequestShape,
     previous: RequestShape | None = None,
     stable_message: int | None = None,
+    settled_ttl: str | None = None,
 ) -> list[dict[str, Any]]:
     """``stable_message``: the last message that stays the same for many turns (the newest
     masked tool result): a marker there is read by every turn until the masked boundary
-    moves, and by the turn it moves (which changes only what follows)."""
+    moves, and by the turn it moves (which changes only what follows).  ``settled_ttl``: the
+    TTL of the marker ending the transcript before the new turn, when not the tail's (the
+    session's pauses chose an hour: :mod:`sidecar.context.cache_pauses`)."""
     rules = cache_rules(profile.provider, profile.model)
     ttls = profile.marker_ttls()
     through = shape.tokens_through()
@@ -144,7 +150,7 @@ def place_breakpoints(
             )
             for u in stable
         ),
-        (last - 1, "end of the transcript before the new turn", ttls["tail"]),
+        (last - 1, "end of the transcript before the new turn", settled_ttl or ttls["tail"]),
         (last, "the new turn: written now, read by the next turn", ttls["tail"]),
     ):
         if first_message <= unit <= last:

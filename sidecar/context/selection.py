@@ -406,8 +406,14 @@ class Selection:
         if compaction is not None and candidate.contains(compaction["seq"]):
             transcript_tokens -= inp.view.tokens(compaction["seq"])
         threshold = int(available * AUTO_COMPACT_SHARE)
+        cold_share = inp.profile.cache.compact_when_cold
+        cold = (  # the next request writes the prefix again anyway: compacting costs no more
+            inp.cache_cold
+            and cold_share is not None
+            and transcript_tokens > int(available * cold_share)
+        )
         advice: dict[str, Any] = {
-            "advised": transcript_tokens > threshold,
+            "advised": transcript_tokens > threshold or cold,
             "transcriptTokens": transcript_tokens,
             "thresholdTokens": threshold,
         }

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from protocol.inputs import Clock, InputFreezeParams
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.build import build_inputs, seed_of
 from sidecar.context.cache_accounting import predict_for, request_shape
+from sidecar.context.cache_pauses import apply_pauses, parse_time
 from sidecar.context.calibration import Calibration
 from sidecar.context.capture import capture_input, now_clock, workspace_paths
 from sidecar.context.instructions import (
@@ -276,6 +278,8 @@ class ContextService:
             self.calibration.record(counted_model, params.previous_usage.prompt_tokens, counted)
         inputs.calibration = self.calibration.factor(model)
         inputs.window_floor = read_floor(sessions, params.session_id, model, inputs.view)
+        at = parse_time(params.at) if params.at is not None else time.time()
+        apply_pauses(inputs, at)
         result, messages_json, shape = assemble_with_json(inputs)
         self.remember_request(params.session_id, shape)
         memory.counted = (model, int(result["dashboard"]["used"]))

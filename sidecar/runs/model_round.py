@@ -27,6 +27,7 @@ from protocol.errors import ErrorCode
 from sidecar.aio import in_cpu_lane, in_thread
 from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
+from sidecar.context.cache_pauses import apply_pauses
 from sidecar.context.keep_everything_live import compare_call
 from sidecar.context.service import lower_result
 from sidecar.context.window_floor import read_floor, record_start
@@ -98,6 +99,7 @@ class ModelRound:
             inputs.window_floor = read_floor(
                 loop.store.sessions, loop.session_id, eff.profile.model, inputs.view
             )
+        apply_pauses(inputs, time.time())  # the round is sent now
         result, messages_json, shape = assemble_with_json(inputs)  # messages spliced
         if loop.agent is None:
             start = result["dashboard"]["historyWindow"].get("startSeq")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -84,19 +85,35 @@ def tool_definitions(messages: list[MessageInput]) -> list[dict[str, Any]]:
 
 
 def _params(
-    session_id: str, user: MessageInput, profile: dict[str, Any], tools: list[dict[str, Any]]
+    session_id: str,
+    user: MessageInput,
+    profile: dict[str, Any],
+    tools: list[dict[str, Any]],
+    at: float | None = None,
 ) -> ContextAssembleParams:
-    return ContextAssembleParams.model_validate(
-        {
-            "sessionId": session_id,
-            "userTurn": content_wire(user),
-            "date": DATE,
-            "tools": tools,
-            "lowerTo": PROVIDER_TARGET.get(str(profile.get("provider")), ANTHROPIC),
-            "profile": profile,
-        },
-        by_alias=True,
-    )
+    """``at``: the request's recorded time (epoch seconds), sent as ``context/assemble``'s."""
+    params: dict[str, Any] = {
+        "sessionId": session_id,
+        "userTurn": content_wire(user),
+        "date": DATE,
+        "tools": tools,
+        "lowerTo": PROVIDER_TARGET.get(str(profile.get("provider")), ANTHROPIC),
+        "profile": profile,
+    }
+    if at is not None:
+        params["at"] = datetime.fromtimestamp(at, UTC).isoformat()
+    return ContextAssembleParams.model_validate(params, by_alias=True)
+
+
+def _timed(messages: list[MessageInput], times: list[float]) -> list[MessageInput]:
+    """The messages with their logged times in ``meta.transcript.at``, as an import keeps
+    them (what the session's pauses are read from)."""
+    if len(times) != len(messages):
+        return messages
+    return [
+        m.model_copy(update={"meta": {**(m.meta or {}), "transcript": {"at": at}}})
+        for m, at in zip(messages, times, strict=True)
+    ]
 
 
 def _turn(messages: list[MessageInput]) -> list[dict[str, Any]]:
@@ -168,11 +185,13 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
                 turn, given_up = turn_at, False
             if appended < turn_at:
                 batch = list(messages[appended:turn_at])
+                if setup.expire:  # else no time at all: the appends' own, nothing is cold
+                    batch = _timed(batch, list(prepared.transcript.times[appended:turn_at]))
                 _, head = await store.sessions.append(sid, batch)
                 appended = turn_at
-            params = _params(sid, messages[turn_at], setup.profile, setup.tools)
-            settled = _turn(messages[turn_at + 1 : request.context_end])
             at = request.at if setup.expire else None
+            params = _params(sid, messages[turn_at], setup.profile, setup.tools, at)
+            settled = _turn(messages[turn_at + 1 : request.context_end])
             result = service.assemble(params, settled)
             calls = 0
             while setup.follow_advice and not given_up and result["compaction"]["advised"]:

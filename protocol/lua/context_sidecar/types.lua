@@ -128,6 +128,8 @@
 ---@field historyTtl? "5m"|"1h" # The marker at the end of the masked history (default ``ttl``).
 ---@field tailTtl? "5m"|"1h" # Markers on the moving tail: the transcript before the new turn, the new turn, the previous request's last entry (default ``ttl``).
 ---@field retention? "in_memory"|"24h" # OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default).
+---@field fromPauses? boolean # Choose the stable prefix's and the masked history's TTL from the session's own pauses (Anthropic): ``1h`` when, over its recent model calls, a 5-minute entry would have expired often enough to pay for the dearer 1-hour writes, else ``prefixTtl`` / ``historyTtl`` as set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``).
+---@field compactWhenCold? number # Advise compaction when the cache is cold anyway (the time since the session's last model call is past the stable prefix's TTL, so the next request writes it again) and the transcript is past this share of the available input (``null``: only at the usual threshold).
 
 ---@class context_sidecar.Checkpoint
 ---@field checkpointId string # ``ckpt_`` + 26 characters, time-ordered.
@@ -231,6 +233,7 @@
 ---@field lowerTo? "anthropic-messages"|"openai-chat"|"openai-responses"|"gemini"|"system-as-user" # Also return the provider request body.
 ---@field reuseInstructions? table<string, string> # Instruction path -> hash the provider has already cached: an unchanged file is sent as a one-line "unchanged, text omitted" note (HistoryReuse).
 ---@field date? string # The day shown in the environment block; default: today (UTC).
+---@field at? string # When this request is sent (ISO 8601 with an offset; default: now): how long the session's cache has been idle, for ``profile.cache.compactWhenCold``.  A host replaying or importing a session passes the recorded time.
 
 ---@class context_sidecar.ContextAssembleResult
 ---@field system context_sidecar.Section[]
@@ -1433,7 +1436,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "c5b2341975ed394f474fdfde6965bd96",
+  SCHEMA_HASH = "dda609275f495c9cce312fdf00dfe45a",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
