@@ -252,10 +252,11 @@ def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) ->
     else:
         file_entries, now = _files(walk, fd, rel, files, keys, old)
     walk.files += len(file_entries)
-    if len(now) != len(old) or now.keys() != old.keys():
-        cache.changed = True
-    if now or old:
-        cache.entries[rel] = now
+    if now is not old:
+        if len(now) != len(old) or now.keys() != old.keys():
+            cache.changed = True
+        if now or old:
+            cache.entries[rel] = now
     if memo is not None and file_entries is memo.file_entries and sub_entries == memo.subs:
         made = memo.made
     else:
