@@ -406,3 +406,7 @@ def test_an_unchanged_directory_is_not_listed_again_but_its_files_are_still_chec
     assert _capture(root, store, cache).tree == added.tree
     (root / "d" / "new.txt").unlink()
     assert _capture(root, store, cache).tree == changed.tree
+    (root / "e").mkdir()  # changed just now: its listing could change again in the same tick
+    (root / "e" / "b.txt").write_text("b\n")
+    _capture(root, store, cache)
+    assert "e/" not in cache.dirs and "" not in cache.dirs
