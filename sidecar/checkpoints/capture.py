@@ -72,6 +72,7 @@ class StatCache:
     verdicts: dict[str, tuple[tuple[str, ...], dict[str, bool]]] = field(default_factory=dict)
     trees: dict[tuple[Entry, ...], tuple[str, bytes]] = field(default_factory=dict)
     ignore_files: dict[str, tuple[CacheKey, Rules | None]] = field(default_factory=dict)
+    dirs: dict[str, _Memo] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path, epoch: int) -> StatCache:
@@ -202,30 +203,115 @@ def _rules_of(walk: _Walk, fd: int, rel: str) -> Rules | None:
 
 def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) -> str | None:
     """The tree id of the directory held by ``fd`` (``path`` names it in messages;
-    ``None``: nothing in it is captured)."""
+    ``None``: nothing in it is captured).
+
+    A directory whose ``(mtime_ns, ctime_ns, inode)`` and rules are what they were at the
+    last capture holds the same names (creating, removing or renaming a name changes its
+    directory's mtime), so its listing and ignore verdicts are reused (:class:`_Memo`); each
+    of its files is still ``lstat``-ed (a file's content can change without its directory's
+    mtime)."""
     own = _rules_of(walk, fd, rel)
     here = [*rules, own] if own is not None else rules
+    try:
+        dst = os.fstat(fd)
+    except OSError:
+        return None
+    dkey = (dst.st_mtime_ns, dst.st_ctime_ns, dst.st_ino)
+    signature = tuple(r.token for r in here)
+    cache = walk.cache
+    memo = cache.dirs.get(rel)
+    if memo is None or memo.key != dkey or memo.signature != signature:
+        memo = None
+        listing = _listing(walk, fd, rel, here, signature)
+        if listing is None:
+            return None
+        files, subdirs, listed = listing
+    else:
+        files, subdirs, listed = memo.files, memo.subdirs, memo.listed
+    walk.entries_left -= listed
+    if walk.entries_left < 0:
+        raise TooManyFiles(f"more than the bound of entries under {path}")
+    walk.visited.add(rel)
+    sub_entries: list[Entry] = []
+    for name in subdirs:
+        try:
+            sub_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            continue  # gone, or swapped for a symlink since the listing
+        try:
+            sub = _directory(walk, sub_fd, f"{path}/{name}", f"{rel}{name}/", here)
+        finally:
+            os.close(sub_fd)
+        if sub is not None:
+            sub_entries.append((name, DIR, sub))
+    keys = _stat_keys(fd, files)
+    old = cache.entries.get(rel) or {}
+    if memo is not None and keys == memo.keys:  # every file as it was: vouched for, not read
+        file_entries = memo.file_entries
+        now = old
+    else:
+        file_entries, now = _files(walk, fd, rel, files, keys, old)
+    walk.files += len(file_entries)
+    if now is not old:
+        if len(now) != len(old) or now.keys() != old.keys():
+            cache.changed = True
+        if now or old:
+            cache.entries[rel] = now
+    if memo is not None and file_entries is memo.file_entries and sub_entries == memo.subs:
+        made = memo.made
+    else:
+        made = _tree(walk, file_entries + sub_entries)
+    racy = walk.racy
+    if dkey[0] < racy and dkey[1] < racy and len(now) == len(files) == len(file_entries):
+        # every file vouched for (none racy, over the bound or unreadable): remembered
+        cache.dirs[rel] = _Memo(
+            dkey, signature, files, subdirs, listed, keys, file_entries, sub_entries, made
+        )
+    else:
+        cache.dirs.pop(rel, None)
+    if made is None:
+        return None
+    walk.trees[made[0]] = made[1]
+    return made[0]
+
+
+@dataclass(slots=True)
+class _Memo:
+    """What a directory gave at the last capture (in memory only)."""
+
+    key: tuple[int, int, int]
+    """The directory's ``(mtime_ns, ctime_ns, inode)``."""
+    signature: tuple[str, ...]
+    """The tokens of the rules that applied to it."""
+    files: tuple[str, ...]
+    """Its names that are not directories and not ignored, in listing order."""
+    subdirs: tuple[str, ...]
+    """Its subdirectories that are not ignored."""
+    listed: int
+    keys: list[CacheKey | None]
+    """The stat key of each of ``files``."""
+    file_entries: list[Entry]
+    subs: list[Entry]
+    made: tuple[str, bytes] | None
+    """The tree's id and body."""
+
+
+def _listing(
+    walk: _Walk, fd: int, rel: str, here: list[Rules], signature: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
+    """The directory's names not ignored, ``(files, subdirectories, entries listed)``."""
     try:
         with os.scandir(fd) as scan:
             items = list(scan)
     except OSError:
         return None
-    walk.entries_left -= len(items)
-    if walk.entries_left < 0:
-        raise TooManyFiles(f"more than the bound of entries under {path}")
     cache = walk.cache
-    walk.visited.add(rel)
-    signature = tuple(r.token for r in here)
     memo = cache.verdicts.get(rel)
     if memo is None or memo[0] != signature:
         memo = cache.verdicts[rel] = (signature, {})
     verdicts = memo[1]
-    old = cache.entries.get(rel) or {}
-    now: dict[str, tuple[CacheKey, str, str]] = {}
-    racy = walk.racy
-    max_bytes = walk.max_file_bytes
-    entries: list[Entry] = []
-    files = 0
+    files: list[str] = []
+    subdirs: list[str] = []
     for item in items:
         name = item.name
         if name == ".git":
@@ -239,34 +325,39 @@ def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) ->
             keep = verdicts.get(sub_rel)
             if keep is None:
                 keep = verdicts[sub_rel] = not (here and _ignored(here, sub_rel))
-            if not keep:
-                continue
-            try:
-                sub_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                continue  # gone, or swapped for a symlink since the listing
-            try:
-                sub = _directory(walk, sub_fd, f"{path}/{name}", sub_rel, here)
-            finally:
-                os.close(sub_fd)
-            if sub is not None:
-                entries.append((name, DIR, sub))
+            if keep:
+                subdirs.append(name)
             continue
         keep = verdicts.get(name)
         if keep is None:
             keep = verdicts[name] = not (here and _ignored(here, rel + name))
-        if not keep:
+        if keep:
+            files.append(name)
+    if len(verdicts) > 2 * len(items) + 16:  # names gone since: forget them
+        verdicts.clear()
+    return tuple(files), tuple(subdirs), len(items)
+
+
+def _files(
+    walk: _Walk,
+    fd: int,
+    rel: str,
+    names: tuple[str, ...],
+    keys: list[CacheKey | None],
+    old: dict[str, tuple[CacheKey, str, str]],
+) -> tuple[list[Entry], dict[str, tuple[CacheKey, str, str]]]:
+    """The entries of a directory's files, each vouched for by the stat cache or hashed."""
+    now: dict[str, tuple[CacheKey, str, str]] = {}
+    racy = walk.racy
+    max_bytes = walk.max_file_bytes
+    entries: list[Entry] = []
+    for name, key in zip(names, keys, strict=True):
+        if key is None:
             continue
-        try:
-            st = item.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
         cached = old.get(name)
         if cached is not None and cached[0] == key:  # unchanged: not read (the stat cache)
             now[name] = cached
             entries.append((name, cached[2], cached[1]))
-            files += 1
             continue
         mode = key[4]
         is_link = stat.S_ISLNK(mode)
@@ -282,26 +373,39 @@ def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) ->
         if walk.write and key[0] < racy and key[1] < racy:  # vouched for once it is stored
             now[name] = (key, oid, git_mode)
         entries.append((name, git_mode, oid))
-        files += 1
-    walk.files += files
-    if len(now) != len(old) or now.keys() != old.keys():
-        cache.changed = True
-    if now or old:
-        cache.entries[rel] = now
-    if len(verdicts) > 2 * len(items) + 16:  # names gone since: forget them
-        verdicts.clear()
+    return entries, now
+
+
+def _tree(walk: _Walk, entries: list[Entry]) -> tuple[str, bytes] | None:
+    """A tree's id and body, encoded again only for entries not seen before."""
     if not entries:
         return None
+    trees = walk.cache.trees
     shape = tuple(entries)
-    made = cache.trees.get(shape)
+    made = trees.get(shape)
     if made is None:
         body = encode_tree(entries)
         made = (git_blob_id(body, walk.blobs.object_format, "tree"), body)
-        if len(cache.trees) > _MAX_TREES:
-            cache.trees.clear()
-        cache.trees[shape] = made
-    walk.trees[made[0]] = made[1]
-    return made[0]
+        if len(trees) > _MAX_TREES:
+            trees.clear()
+        trees[shape] = made
+    return made
+
+
+def _stat_keys(fd: int, names: tuple[str, ...]) -> list[CacheKey | None]:
+    """The stat key of each name in the directory ``fd`` (``None``: gone); symlinks are not
+    followed."""
+    out: list[CacheKey | None] = []
+    append = out.append
+    lstat = os.stat
+    for name in names:
+        try:
+            st = lstat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            append(None)
+            continue
+        append((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode))
+    return out
 
 
 def _blob(walk: _Walk, fd: int, name: str, key: CacheKey, is_link: bool) -> str | None:

@@ -20,6 +20,7 @@ import pytest
 from sidecar.checkpoints import capture as capture_mod
 from sidecar.checkpoints import checkpoints_of, diff, restore
 from sidecar.checkpoints.capture import StatCache, capture_root
+from sidecar.checkpoints.trees import flatten
 from sidecar.store import Store
 from sidecar.store.blobs import git_blob_id
 from sidecar.store.gc import collect
@@ -361,3 +362,51 @@ async def test_a_look_without_storing_vouches_for_nothing(
     record = service.take(sid, reason="edit")
     assert record is not None
     assert store.blobs.has(git_blob_id(b"written after the checkpoint\n"))
+
+
+def _settle(root: Path) -> None:
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (OLD, OLD), follow_symlinks=False)
+    time.sleep(2 * capture_mod.RACY_NS / 1e9)  # the ctimes set just now are no longer racy
+
+
+def test_an_unchanged_directory_is_not_listed_again_but_its_files_are_still_checked(
+    tmp_path: Path, store: Store
+) -> None:
+    """The per-directory memo reuses a listing while the directory's (mtime, ctime, inode)
+    hold, never a file's content: a file rewritten with the same size and its mtime put back
+    by ``os.utime`` has a new ctime, so the stat cache hashes it again (git's index does the
+    same: its stat data holds the ctime); a name added to a directory whose mtime is put
+    back changes the directory's ctime, so the directory is listed again."""
+    root = tmp_path / "ws"
+    (root / "d").mkdir(parents=True)
+    (root / "d" / "a.txt").write_text("aaaa\n")
+    _settle(root)
+    cache = StatCache()
+    first = _capture(root, store, cache)
+    assert _capture(root, store, cache).tree == first.tree
+    assert "d/" in cache.dirs  # remembered: the next capture does not list it again
+
+    a = root / "d" / "a.txt"
+    before = a.stat()
+    a.write_text("bbbb\n")  # same size
+    os.utime(a, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (root / "d").stat().st_ctime_ns < time.time_ns() - capture_mod.RACY_NS
+    time.sleep(2 * capture_mod.RACY_NS / 1e9)
+    changed = _capture(root, store, cache)
+    assert changed.tree != first.tree
+    assert store.blobs.has(git_blob_id(b"bbbb\n"))
+
+    (root / "d" / "new.txt").write_text("new\n")
+    os.utime(root / "d", (OLD, OLD))  # the directory's mtime as it was
+    time.sleep(2 * capture_mod.RACY_NS / 1e9)
+    added = _capture(root, store, cache)
+    paths = [p for p, _, _ in flatten(added.trees.__getitem__, added.tree)]
+    assert paths == ["d/a.txt", "d/new.txt"]
+    assert _capture(root, store, cache).tree == added.tree
+    (root / "d" / "new.txt").unlink()
+    assert _capture(root, store, cache).tree == changed.tree
+    (root / "e").mkdir()  # changed just now: its listing could change again in the same tick
+    (root / "e" / "b.txt").write_text("b\n")
+    _capture(root, store, cache)
+    assert "e/" not in cache.dirs and "" not in cache.dirs
