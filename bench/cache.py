@@ -12,7 +12,7 @@ Three deterministic session shapes (seeded), each a generator ``(turns, seed) ->
   150-950 — ~700 tokens a turn, ~280k in all, so the budget overflows for the last third.
 
 Each turn is one request (``context/assemble`` lowered to ``anthropic-messages``, in process),
-priced by :class:`bench.cache_sim.AnthropicCache`, a simulation written from Anthropic's
+priced by :class:`sidecar.context.cache_sim.AnthropicCache`, a simulation written from Anthropic's
 documented rules (20-block look-back, 1,024-token minimum, at most four markers), independent
 of the sidecar's own prediction.
 
@@ -54,10 +54,10 @@ import tiktoken
 
 from bench.assembly import WORDS  # the same synthetic vocabulary as the assembly suite
 from bench.cache_runs import run_appended_rounds, run_real
-from bench.cache_sim import PRICES, AnthropicCache, Bill, block_tokens
 from bench.common import Options, Row, Target
 from protocol.context import ContextAssembleParams
 from protocol.sessions import SessionAppendParams
+from sidecar.context.cache_sim import PRICES, AnthropicCache, Bill, block_tokens
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers
 from sidecar.store import Store
@@ -547,7 +547,7 @@ def _billed(outcome: Outcome) -> dict[str, list[int]]:
     return {key: [request[key] for request in outcome.trace] for key in BILLED}
 
 
-#: The columns of :func:`per_request`, as :class:`bench.cache_sim.Bill` names them.
+#: The columns of :func:`per_request`, as :class:`sidecar.context.cache_sim.Bill` names them.
 BILLED = ("read", "write", "uncached")
 
 

@@ -7,8 +7,9 @@ process over stdio; the model is a loopback server speaking the provider's wire 
 (:mod:`bench.loopback`) that answers from the turn as the shape wrote it — the assistant's text
 and tool calls (arguments as JSON text, the model's own key order), then, once the host has
 answered ``tool/execute`` with the shape's results, the final answer — and records every body as
-it came over the socket.  The recorded bodies are priced in order by :mod:`bench.cache_sim`
-(Anthropic Messages, or OpenAI Chat Completions' automatic prefix cache).
+it came over the socket.  The recorded bodies are priced in order by
+:mod:`sidecar.context.cache_sim` (Anthropic Messages, or OpenAI Chat Completions' automatic
+prefix cache).
 
 A run sends two requests for a turn with tools (the turn, then the turn with its results) and
 a compaction's summary request when the loop compacts, where the appended path prices one
@@ -26,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.cache_sim import AnthropicCache, Bill, OpenAICache
 from bench.loopback import LoopbackModel, Reply, ToolUse
 from protocol.context import ContextAssembleParams
 from protocol.sessions import SessionAppendParams
 from sidecar.client import SidecarClient
+from sidecar.context.cache_sim import AnthropicCache, Bill, OpenAICache
 from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import ContextService
 from sidecar.context.tokens import Tokenizers

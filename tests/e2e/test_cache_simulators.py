@@ -6,7 +6,7 @@ look-back — with results of a few hundred to a few thousand tokens, in a windo
 that the history window moves, and a restart of the sidecar halfway.  Every request's
 ``predictedCache`` (journaled on
 ``model.completed``) is checked against a simulator written from the provider's documented
-rules (``bench.cache_sim``: Anthropic's breakpoints with the 20-block look-back and the
+rules (``sidecar.context.cache_sim``: Anthropic's breakpoints with the 20-block look-back and the
 1,024-token minimum; OpenAI's automatic prefix cache from 1,024 tokens in 128-token steps, per
 ``prompt_cache_key``), fed the recorded bodies in order: read, write and uncached tokens agree
 for every request — with 1-hour markers too (the profile's ``cache`` lifetimes): the 1-hour
@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from bench.cache_runs import asks_for_a_summary
-from bench.cache_sim import AnthropicCache, OpenAICache
 from bench.loopback import LoopbackModel, Reply, ToolUse, last_is_tool_results
 from sidecar.client import SidecarClient
+from sidecar.context.cache_sim import AnthropicCache, OpenAICache
 from tests.conftest import SidecarFactory
 from tests.e2e.test_runs import TOOLS, Host
 

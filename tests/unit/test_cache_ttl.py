@@ -1,6 +1,6 @@
 """Cache lifetimes: the profile's ``cache`` settings, the TTL each breakpoint asks for, the
 longer-first rule, OpenAI's retention, how the lowerings write them, and how the reference
-simulator (``bench/cache_sim.py``) expires and prices them (sidecar/context/cache_ttl.py,
+simulator (``sidecar/context/cache_sim.py``) expires and prices them (sidecar/context/cache_ttl.py,
 cache.py, cache_accounting.py, lower/).
 """
 
@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from bench.cache_sim import PRICES, AnthropicCache, Bill, OpenAICache
 from protocol.context import PromptProfile
 from sidecar.context.cache import place_breakpoints
 from sidecar.context.cache_accounting import predict_for, shape_of
+from sidecar.context.cache_sim import PRICES, AnthropicCache, Bill, OpenAICache
 from sidecar.context.cache_ttl import in_ttl_order, ttl_diagnostics
 from sidecar.context.lower import lower
 from tests.unit.test_cache_accounting import HISTORY, TOOL, TOOL_LEDGER, _calls, _message, _results

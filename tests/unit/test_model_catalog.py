@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bench.cache_sim import min_cacheable
 from protocol.context import ModelLimits, PromptProfile
+from sidecar.context.cache_sim import min_cacheable
 from sidecar.context.limits import cache_rules, catalog_row, prices_of, resolve_limits
 from tests.unit.selection_kit import GrowingSession
 
