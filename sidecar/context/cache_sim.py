@@ -141,13 +141,18 @@ class Bill:
 
     @property
     def cost(self) -> float:
+        """At :data:`PRICES` (Sonnet 4.5's list rates, or OpenAI's), USD."""
         price = PRICES[self.provider]
+        return self.priced_at(price["input"], price["write"], price["write1h"], price["read"])
+
+    def priced_at(self, uncached: float, write_5m: float, write_1h: float, read: float) -> float:
+        """These tokens at the given rates (USD per million tokens), USD."""
         return (
-            self.uncached * price["input"]
-            + (self.write - self.write_1h) * price["write"]
-            + self.write_1h * price["write1h"]
-            + self.read * price["read"]
-        ) / 1e6
+            self.uncached * uncached
+            + (self.write - self.write_1h) * write_5m
+            + self.write_1h * write_1h
+            + self.read * read
+        ) / 1_000_000
 
     @property
     def read_share(self) -> float:

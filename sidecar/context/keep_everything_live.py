@@ -65,13 +65,9 @@ MILLION = 1_000_000
 
 def bill_cost(bill: Bill, prices: Prices) -> float:
     """A simulated request's input side at ``prices``, USD."""
-    spent = (
-        bill.uncached * prices.input
-        + (bill.write - bill.write_1h) * prices.cache_write_5m
-        + bill.write_1h * prices.cache_write_1h
-        + bill.read * prices.cache_read
+    return bill.priced_at(
+        prices.input, prices.cache_write_5m, prices.cache_write_1h, prices.cache_read
     )
-    return spent / MILLION
 
 
 def fixed_of(body: dict[str, Any], provider: str) -> Fixed:

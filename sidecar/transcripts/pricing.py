@@ -73,10 +73,4 @@ def usage_cost(usage: Usage, rates: Rates) -> tuple[float, float]:
 
 def bill_cost(bill: Bill, rates: Rates) -> float:
     """The input-side cost of a simulated request (or of many, summed), USD."""
-    spent = (
-        bill.uncached * rates.input
-        + (bill.write - bill.write_1h) * rates.write_5m
-        + bill.write_1h * rates.write_1h
-        + bill.read * rates.read
-    )
-    return spent / MILLION
+    return bill.priced_at(rates.input, rates.write_5m, rates.write_1h, rates.read)
