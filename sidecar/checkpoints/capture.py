@@ -24,8 +24,7 @@ whose blobs are in the store).
 
 from __future__ import annotations
 
-import contextlib
-import marshal
+import logging
 import os
 import stat
 import time
@@ -33,7 +32,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sidecar.checkpoints.ignore import Rules, base_rules, rules_at
+from sidecar.checkpoints.stat_cache import CacheKey, Memo, StatCache
 from sidecar.checkpoints.trees import DIR, EXEC, FILE, LINK, Entry, encode_tree
+from sidecar.checkpoints.watch import Since, Watcher
 from sidecar.store.blobs import BlobStore, git_blob_id
 
 if TYPE_CHECKING:
@@ -50,51 +51,13 @@ _MAX_TREES = 200_000
 """Trees remembered by their entries (an unchanged directory is not encoded again)."""
 """More new objects than this in one capture: written without fsync each, then ``os.sync``."""
 
-CacheKey = tuple[int, int, int, int, int]
+
+logger = logging.getLogger(__name__)
 
 
 class TooManyFiles(Exception):
     """The root holds more entries than a checkpoint walks (``checkpoints.maxFiles``): a
     root such as a home directory is refused rather than walked for minutes."""
-
-
-@dataclass(slots=True)
-class StatCache:
-    """One root's stat cache: per directory (relative, ``""`` or ``a/b/``), per name, the
-    stat key and blob id of each file hashed; and, in memory only, what makes an unchanged
-    directory cheap: its names' ignore verdicts (for as long as the rules above it are the
-    same), the trees it gave (by their entries), its ``.gitignore``'s rules."""
-
-    epoch: int = 0
-    entries: dict[str, dict[str, tuple[CacheKey, str, str]]] = field(default_factory=dict)
-    """``{directory: {name: (stat key, blob id, git mode)}}``."""
-    changed: bool = False
-    verdicts: dict[str, tuple[tuple[str, ...], dict[str, bool]]] = field(default_factory=dict)
-    trees: dict[tuple[Entry, ...], tuple[str, bytes]] = field(default_factory=dict)
-    ignore_files: dict[str, tuple[CacheKey, Rules | None]] = field(default_factory=dict)
-    dirs: dict[str, _Memo] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, path: Path, epoch: int) -> StatCache:
-        try:
-            raw: Any = marshal.loads(path.read_bytes())
-            if raw["epoch"] == epoch and raw.get("format") == 3:
-                return cls(epoch, raw["entries"])
-        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            pass
-        return cls(epoch)
-
-    def save(self, path: Path) -> None:
-        """Rewrite the cache file (atomic, not fsynced: a cache lost is rebuilt)."""
-        if not self.changed:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        data = {"format": 3, "epoch": self.epoch, "entries": self.entries}
-        with contextlib.suppress(OSError):
-            tmp.write_bytes(marshal.dumps(data))
-            os.replace(tmp, path)
-            self.changed = False
 
 
 @dataclass(slots=True)
@@ -107,6 +70,10 @@ class RootCapture:
     trees: dict[str, bytes]
     """Every tree object of the capture, by id (written to the store unless ``write=False``)."""
     new_objects: int = 0
+    walked: str = "stat"
+    """How: ``stat`` (every file ``lstat``-ed: no watcher, or a full walk of a watched root),
+    ``watcher`` (only what the watcher saw change), ``off`` (the watcher gave up: the limit
+    of watches)."""
 
 
 @dataclass(slots=True)
@@ -124,6 +91,14 @@ class _Walk:
     files: int = 0
     not_captured: list[dict[str, Any]] = field(default_factory=list)
     entries_left: int = 0
+    tree: str | None = None
+    since: Since | None = None
+    """What the watcher saw change (``None``: every directory stat-checked)."""
+    watch: Watcher | None = None
+
+
+class _Lost(Exception):
+    """A directory the watcher vouches for has no memo: the capture is done again whole."""
 
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -139,6 +114,7 @@ def capture_root(
     global_excludes: Path | None,
     known: set[str] | None = None,
     max_files: int = 200_000,
+    watch: Watcher | None = None,
 ) -> RootCapture:
     """The files of ``root`` as a git tree (see the module docstring).  ``known``: object ids
     this process has stored already (not checked or written again); grown with the new ones.
@@ -146,15 +122,26 @@ def capture_root(
 
     The walk goes by descriptor (``scandir`` of a directory's descriptor, each subdirectory
     opened from its parent without following a symlink): a stat resolves one name, not the
-    whole path, and nothing outside the root is reached through a swapped directory."""
-    walk = _Walk(blobs, cache, write, max_file_bytes, time.time_ns() - RACY_NS)
-    walk.entries_left = max_files
+    whole path, and nothing outside the root is reached through a swapped directory.
+
+    ``watch``: the root's watcher (:mod:`sidecar.checkpoints.watch`): the directories it saw
+    no change in are taken from the memo of the last capture without a syscall."""
     rules = base_rules(root, global_excludes)
-    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root itself is trusted, as given
+    since = watch.begin(cache.dirs.keys()) if watch is not None else None
     try:
-        tree = _directory(walk, fd, str(root), "", rules)
-    finally:
-        os.close(fd)
+        try:
+            walk = _walk(root, rules, since, watch, blobs, cache, write, max_file_bytes, max_files)
+        except _Lost as lost:
+            assert watch is not None
+            logger.warning("checkpoints of %s: %s; walked again whole", root, lost)
+            watch.lose(str(lost))
+            since = watch.begin(cache.dirs.keys())
+            walk = _walk(root, rules, since, watch, blobs, cache, write, max_file_bytes, max_files)
+    except BaseException:
+        if watch is not None:  # the events drained were not acted upon
+            watch.lose("a capture that did not finish")
+        raise
+    tree = walk.tree
     if tree is None:
         body = encode_tree([])
         tree = git_blob_id(body, blobs.object_format, "tree")
@@ -162,6 +149,8 @@ def capture_root(
     for gone in [d for d in cache.entries if d not in walk.visited]:  # directories gone since
         del cache.entries[gone]
         cache.changed = True
+    for gone in [d for d in cache.dirs if d not in walk.visited]:
+        del cache.dirs[gone]
     new = 0
     if write:
         known = known if known is not None else set()
@@ -175,7 +164,36 @@ def capture_root(
             known.add(oid)
         if many:
             os.sync()
-    return RootCapture(str(root), tree, walk.files, walk.not_captured, walk.trees, new)
+    how = "stat" if since is None else "watcher"
+    if watch is not None and watch.off is not None:
+        how = "off"
+    return RootCapture(str(root), tree, walk.files, walk.not_captured, walk.trees, new, how)
+
+
+def _walk(
+    root: Path,
+    rules: list[Rules],
+    since: Since | None,
+    watch: Watcher | None,
+    blobs: BlobStore,
+    cache: StatCache,
+    write: bool,
+    max_file_bytes: int,
+    max_files: int,
+) -> _Walk:
+    walk = _Walk(blobs, cache, write, max_file_bytes, time.time_ns() - RACY_NS)
+    walk.entries_left = max_files
+    walk.since = since
+    walk.watch = watch if watch is not None and watch.off is None else None
+    if since is not None:
+        for rel in since.gitignores:  # read again, whatever its times say
+            cache.ignore_files.pop(rel, None)
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root itself is trusted, as given
+    try:
+        walk.tree = _directory(walk, fd, str(root), "", rules)
+    finally:
+        os.close(fd)
+    return walk
 
 
 def _ignored(rules: list[Rules], rel: str) -> bool:
@@ -191,6 +209,7 @@ def _rules_of(walk: _Walk, fd: int, rel: str) -> Rules | None:
     try:
         st = os.stat(".gitignore", dir_fd=fd, follow_symlinks=False)
     except OSError:
+        walk.cache.ignore_files.pop(rel, None)
         return None
     key: CacheKey = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
     known = walk.cache.ignore_files.get(rel)
@@ -207,9 +226,12 @@ def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) ->
 
     A directory whose ``(mtime_ns, ctime_ns, inode)`` and rules are what they were at the
     last capture holds the same names (creating, removing or renaming a name changes its
-    directory's mtime), so its listing and ignore verdicts are reused (:class:`_Memo`); each
+    directory's mtime), so its listing and ignore verdicts are reused (:class:`Memo`); each
     of its files is still ``lstat``-ed (a file's content can change without its directory's
-    mtime)."""
+    mtime) — unless the watcher saw no event in it since (``walk.since``); a subdirectory
+    in which it saw none, nor below, is taken whole from its memo (:func:`_reused`)."""
+    if walk.watch is not None:
+        walk.watch.enter(fd, rel)  # before the listing: nothing after it is missed
     own = _rules_of(walk, fd, rel)
     here = [*rules, own] if own is not None else rules
     try:
@@ -232,19 +254,30 @@ def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) ->
     if walk.entries_left < 0:
         raise TooManyFiles(f"more than the bound of entries under {path}")
     walk.visited.add(rel)
+    since = walk.since
     sub_entries: list[Entry] = []
     for name in subdirs:
+        sub_rel = f"{rel}{name}/"
+        if since is not None and sub_rel not in since.visit:
+            reused = _reused(walk, sub_rel, here)
+            if reused is not None:
+                if reused[0] is not None:
+                    sub_entries.append((name, DIR, reused[0]))
+                continue
         try:
             sub_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
         except OSError:
             continue  # gone, or swapped for a symlink since the listing
         try:
-            sub = _directory(walk, sub_fd, f"{path}/{name}", f"{rel}{name}/", here)
+            sub = _directory(walk, sub_fd, f"{path}/{name}", sub_rel, here)
         finally:
             os.close(sub_fd)
         if sub is not None:
             sub_entries.append((name, DIR, sub))
-    keys = _stat_keys(fd, files)
+    if memo is not None and since is not None and rel not in since.dirty:
+        keys = memo.keys  # no event in it: its files are as the memo has them
+    else:
+        keys = _stat_keys(fd, files)
     old = cache.entries.get(rel) or {}
     if memo is not None and keys == memo.keys:  # every file as it was: vouched for, not read
         file_entries = memo.file_entries
@@ -264,8 +297,9 @@ def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) ->
     racy = walk.racy
     if dkey[0] < racy and dkey[1] < racy and len(now) == len(files) == len(file_entries):
         # every file vouched for (none racy, over the bound or unreadable): remembered
-        cache.dirs[rel] = _Memo(
-            dkey, signature, files, subdirs, listed, keys, file_entries, sub_entries, made
+        whole = all(f"{rel}{name}/" in cache.dirs for name in subdirs)
+        cache.dirs[rel] = Memo(
+            dkey, signature, files, subdirs, listed, keys, file_entries, sub_entries, made, whole
         )
     else:
         cache.dirs.pop(rel, None)
@@ -275,25 +309,37 @@ def _directory(walk: _Walk, fd: int, path: str, rel: str, rules: list[Rules]) ->
     return made[0]
 
 
-@dataclass(slots=True)
-class _Memo:
-    """What a directory gave at the last capture (in memory only)."""
+def _reused(walk: _Walk, rel: str, rules: list[Rules]) -> tuple[str | None] | None:
+    """The tree id of a directory the watcher saw no change in, nor below, taken from its
+    memo and its subdirectories' (no syscall); ``None`` when its memo cannot stand for it."""
+    cache = walk.cache
+    memo = cache.dirs.get(rel)
+    if memo is None or not memo.whole:
+        return None
+    own = cache.ignore_files.get(rel)
+    signature = tuple(r.token for r in rules)
+    if own is not None and own[1] is not None:
+        signature = (*signature, own[1].token)
+    if memo.signature != signature:  # the rules above it changed (a .gitignore, the base)
+        return None
+    _take(walk, rel, memo)
+    return (memo.made[0] if memo.made is not None else None,)
 
-    key: tuple[int, int, int]
-    """The directory's ``(mtime_ns, ctime_ns, inode)``."""
-    signature: tuple[str, ...]
-    """The tokens of the rules that applied to it."""
-    files: tuple[str, ...]
-    """Its names that are not directories and not ignored, in listing order."""
-    subdirs: tuple[str, ...]
-    """Its subdirectories that are not ignored."""
-    listed: int
-    keys: list[CacheKey | None]
-    """The stat key of each of ``files``."""
-    file_entries: list[Entry]
-    subs: list[Entry]
-    made: tuple[str, bytes] | None
-    """The tree's id and body."""
+
+def _take(walk: _Walk, rel: str, memo: Memo) -> None:
+    walk.entries_left -= memo.listed
+    if walk.entries_left < 0:
+        raise TooManyFiles(f"more than the bound of entries under {rel}")
+    walk.visited.add(rel)
+    walk.files += len(memo.file_entries)
+    for name in memo.subdirs:
+        sub_rel = f"{rel}{name}/"
+        sub = walk.cache.dirs.get(sub_rel)
+        if sub is None or not sub.whole:
+            raise _Lost(f"no memo of {sub_rel} under a directory vouched for")
+        _take(walk, sub_rel, sub)
+    if memo.made is not None:
+        walk.trees[memo.made[0]] = memo.made[1]
 
 
 def _listing(

@@ -32,6 +32,7 @@ from sidecar.checkpoints.capture import RootCapture, StatCache, TooManyFiles, ca
 from sidecar.checkpoints.ignore import global_excludes
 from sidecar.checkpoints.records import FILE, Journal
 from sidecar.checkpoints.trees import DIR, decode_tree
+from sidecar.checkpoints.watch import Watcher, watcher_for
 from sidecar.errors import InvalidRequestError, NotFoundError
 from sidecar.ids import new_id, now_iso
 
@@ -104,6 +105,9 @@ class Checkpoints:
         self._known: set[str] = set()
         self._known_epoch = -1
         self._lock = threading.Lock()
+        self._watchers: dict[str, Watcher | None] = {}
+        """Per root: its watcher, ``None`` where there can be none (see ``watch.py``)."""
+        self._closed = False
 
     # --- the session and its journal ---------------------------------------------------------
 
@@ -166,6 +170,8 @@ class Checkpoints:
                 cache_file = self.dir / f"stat-{xxhash.xxh3_64_hexdigest(root.encode())}"
                 if cache is None or cache.epoch != epoch:
                     cache = self._caches[root] = StatCache.load(cache_file, epoch)
+                if root not in self._watchers and not self._closed:
+                    self._watchers[root] = watcher_for(root)
                 captured = capture_root(
                     Path(root),
                     blobs=self.store.blobs,
@@ -175,6 +181,7 @@ class Checkpoints:
                     global_excludes=excludes,
                     known=self._known,
                     max_files=settings.max_files,
+                    watch=self._watchers.get(root),
                 )
                 if write:  # a look that stores nothing writes nothing (a read-only store)
                     cache.save(cache_file)
@@ -246,6 +253,29 @@ class Checkpoints:
             "roots": [{"root": c.root, "tree": c.tree} for c in captured],
         }
         self.journal(session_id).append({k: v for k, v in record.items() if v is not None})
+
+    def watchers(self) -> dict[str, str]:
+        """Per root captured: ``on``, ``off: <why>`` (the stat walk from then on) or
+        ``none`` (no watcher: not Linux, a remote file system)."""
+        with self._lock:
+            watchers = dict(self._watchers)
+        return {
+            root: "none" if w is None else "on" if w.off is None else f"off: {w.off}"
+            for root, w in watchers.items()
+        }
+
+    def close(self) -> None:
+        """Close the watchers (their inotify descriptors); a capture after it walks by stat."""
+        with self._lock:
+            self._closed = True
+            roots = list(self._watchers)
+        for root in roots:
+            with self._lock:
+                lock = self._root_locks.setdefault(root, threading.Lock())
+            with lock:
+                watcher = self._watchers.pop(root, None)
+                if watcher is not None:
+                    watcher.close()
 
     # --- reading trees -----------------------------------------------------------------------
 

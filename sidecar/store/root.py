@@ -70,7 +70,11 @@ class Store:
         self.sessions.require_writable()
 
     def close(self) -> None:
-        """Drop the loaded sessions and give back every session this process holds."""
+        """Drop the loaded sessions and give back every session this process holds; close
+        the checkpoint service's watchers (``sidecar.checkpoints``, kept on the store)."""
+        checkpoints = getattr(self, "_checkpoints", None)
+        if checkpoints is not None:
+            checkpoints.close()
         self.sessions.close()
         self.gc_lock.release()
 
