@@ -259,8 +259,9 @@ with open("x/y/run.sh", "w") as fh:
 def test_the_watch_limit_falls_back_to_the_stat_walk(
     tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch, caplog: Any
 ) -> None:
-    libc = watch_mod._libc()
-    assert libc is not None
+    found = watch_mod._libc()
+    assert found is not None
+    libc = found
     added: list[bytes] = []
 
     class Limited:
