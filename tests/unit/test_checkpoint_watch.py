@@ -203,6 +203,55 @@ def test_a_directory_renamed_and_one_deleted(ws: _Session, tmp_path: Path) -> No
     assert captured.tree == ws.fresh() == _git_tree(ws.root, tmp_path)
 
 
+def test_a_directory_moved_out_of_the_root_and_its_name_made_again(
+    ws: _Session, tmp_path: Path
+) -> None:
+    """The watch of a directory moved away follows it out of the root: the name made again
+    is a new directory, which must get a watch of its own (the moved one's says nothing of
+    it)."""
+    _sh(f"mv x/y {tmp_path}/outside", ws.root)
+    assert ws.capture().tree == ws.fresh()
+    _sh("mkdir x/y && echo 'new y' > x/y/run.sh", ws.root)
+    _settle(ws.root)
+    ws.capture()
+    assert ws.capture().walked == "watcher"
+    _sh("echo 'y changed' > x/y/run.sh", ws.root)
+    captured = ws.capture()
+    assert captured.tree == ws.fresh() == _git_tree(ws.root, tmp_path)
+
+
+def test_a_directory_whose_watch_could_not_be_added_is_checked_each_time(
+    tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = watch_mod._libc()
+    assert found is not None
+    libc = found
+    root = tmp_path / "ws"
+    refused: list[str] = []
+
+    class Refusing:
+        init1 = libc.init1
+
+        @staticmethod
+        def add(fd: int, path: bytes, mask: int) -> int:
+            if os.fsdecode(os.readlink(path)) == str(root / "a" / "b"):  # say, no permission
+                refused.append("a/b")
+                ctypes.set_errno(errno.EACCES)
+                return -1
+            return int(libc.add(fd, path, mask))
+
+    monkeypatch.setattr(watch_mod, "_LIBC", Refusing())
+    _workspace(root)
+    _settle(root)
+    session = _Session(root, store)
+    session.capture()
+    assert session.capture().walked == "watcher"
+    _sh("printf 'MID\\n' > a/b/mid.txt", root)  # unwatched: no event
+    changed = session.capture()
+    assert changed.walked == "watcher" and changed.tree == session.fresh()
+    assert session.service.watchers()[str(root)] == "on" and refused
+
+
 def test_chmod_and_a_symlink_retargeted(ws: _Session) -> None:
     _sh("chmod +x x/y/run.sh", ws.root)
     captured = ws.capture()
