@@ -160,6 +160,10 @@ class CheckpointStats(WireModel):
     """Distinct trees and blobs they refer to."""
     bytes: int
     """Bytes those objects take in the store (compressed, on disk)."""
+    watchers: dict[str, str] = Field(default_factory=dict)
+    """Per workspace root this process has captured, its file watcher: ``on``, ``off: <why>``
+    (the watch limit was reached: every capture walks every file) or ``none`` (not Linux, or
+    a remote file system)."""
 
 
 class StoreStatsResult(WireModel):

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "dda609275f495c9cce312fdf00dfe45a" as const;
+export const SCHEMA_HASH = "4b8c2eebebe5b5d7a8241b73b193a54f" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -344,6 +344,12 @@ export interface CheckpointStats {
   objects: number;
   /** Bytes those objects take in the store (compressed, on disk). */
   bytes: number;
+  /**
+   * Per workspace root this process has captured, its file watcher: ``on``, ``off: <why>``
+   * (the watch limit was reached: every capture walks every file) or ``none`` (not Linux, or
+   * a remote file system).
+   */
+  watchers?: { [key: string]: string };
 }
 
 /** When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show. */

@@ -170,8 +170,10 @@ class Checkpoints:
                 cache_file = self.dir / f"stat-{xxhash.xxh3_64_hexdigest(root.encode())}"
                 if cache is None or cache.epoch != epoch:
                     cache = self._caches[root] = StatCache.load(cache_file, epoch)
-                if root not in self._watchers and not self._closed:
-                    self._watchers[root] = watcher_for(root)
+                with self._lock:
+                    if root not in self._watchers and not self._closed:
+                        self._watchers[root] = watcher_for(root)
+                    watch = self._watchers.get(root)
                 captured = capture_root(
                     Path(root),
                     blobs=self.store.blobs,
@@ -181,7 +183,7 @@ class Checkpoints:
                     global_excludes=excludes,
                     known=self._known,
                     max_files=settings.max_files,
-                    watch=self._watchers.get(root),
+                    watch=watch,
                 )
                 if write:  # a look that stores nothing writes nothing (a read-only store)
                     cache.save(cache_file)
@@ -268,14 +270,15 @@ class Checkpoints:
         """Close the watchers (their inotify descriptors); a capture after it walks by stat."""
         with self._lock:
             self._closed = True
-            roots = list(self._watchers)
-        for root in roots:
+            watchers = list(self._watchers.items())
+            self._watchers.clear()
+        for root, watcher in watchers:
+            if watcher is None:
+                continue
             with self._lock:
                 lock = self._root_locks.setdefault(root, threading.Lock())
-            with lock:
-                watcher = self._watchers.pop(root, None)
-                if watcher is not None:
-                    watcher.close()
+            with lock:  # after a capture that has it in hand
+                watcher.close()
 
     # --- reading trees -----------------------------------------------------------------------
 
@@ -335,8 +338,9 @@ class Checkpoints:
                         _walk_tree(read, root.get("tree"), out)
         return out
 
-    def stats(self) -> dict[str, int]:
-        """``{count, objects, bytes}`` of every session's checkpoints."""
+    def stats(self) -> dict[str, Any]:
+        """``{count, objects, bytes}`` of every session's checkpoints, and this process's
+        ``watchers`` (:meth:`watchers`)."""
         count = 0
         for session_id in self.store.sessions.session_ids():
             with contextlib.suppress(NotFoundError, OSError, InvalidRequestError):
@@ -347,7 +351,7 @@ class Checkpoints:
         for oid in objects:
             with contextlib.suppress(OSError):
                 size += os.stat(base / oid[:2] / oid[2:]).st_size
-        return {"count": count, "objects": len(objects), "bytes": size}
+        return {"count": count, "objects": len(objects), "bytes": size, "watchers": self.watchers()}
 
 
 def _age_ok(record: dict[str, Any], cutoff: float) -> bool:

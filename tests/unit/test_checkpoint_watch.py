@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from protocol.checkpoints import CheckpointStats
 from sidecar.checkpoints import capture as capture_mod
 from sidecar.checkpoints import checkpoints_of
 from sidecar.checkpoints import watch as watch_mod
@@ -333,6 +334,8 @@ def test_the_watch_limit_falls_back_to_the_stat_walk(
     assert first.walked == "off" and first.tree == session.fresh()
     assert "watch limit" in caplog.text
     assert session.service.watchers()[str(root)].startswith("off: ")
+    stats = CheckpointStats.model_validate(session.service.stats())  # store/stats says so
+    assert "watch limit" in stats.watchers[str(root)]
     _sh("printf 'DEEP\\n' > a/b/c/deep.txt && chmod +x notes.md", root)
     changed = session.capture()
     assert changed.walked == "off" and changed.tree != first.tree

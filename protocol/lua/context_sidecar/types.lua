@@ -182,6 +182,7 @@
 ---@field count integer # Checkpoints every session holds together.
 ---@field objects integer # Distinct trees and blobs they refer to.
 ---@field bytes integer # Bytes those objects take in the store (compressed, on disk).
+---@field watchers? table<string, string> # Per workspace root this process has captured, its file watcher: ``on``, ``off: <why>`` (the watch limit was reached: every capture walks every file) or ``none`` (not Linux, or a remote file system).
 
 --- When the input was frozen, to the minute: what ``{{date}}`` and ``{{time}}`` show.
 ---@class context_sidecar.Clock
@@ -1436,7 +1437,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "dda609275f495c9cce312fdf00dfe45a",
+  SCHEMA_HASH = "4b8c2eebebe5b5d7a8241b73b193a54f",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
