@@ -16,6 +16,12 @@ again next time.  The cache lives in memory and, between processes, in the store
 ``store/gc`` that collected objects bumps ``checkpoints/epoch`` and every cache made before
 is dropped (its blob ids may name collected objects).
 
+In a long-running process the root's inotify watcher (:mod:`sidecar.checkpoints.watch`)
+says which directories had an event since the last capture: only those are stat-checked,
+their ancestors descended, and every other directory is taken whole from its memo (its tree,
+file count and the directories below it) without a syscall.  When the watcher cannot vouch
+(the first capture, an overflow, a directory moved...) the capture is the stat walk above.
+
 With ``write=False`` nothing is stored (``checkpoint/list`` and ``checkpoint/diff`` compare
 the workspace now with a checkpoint): blob and tree ids are computed, the trees kept in
 memory for the comparison, and the stat cache learns nothing (it vouches only for files
