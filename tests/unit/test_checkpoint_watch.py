@@ -24,7 +24,7 @@ from protocol.checkpoints import CheckpointStats
 from sidecar.checkpoints import capture as capture_mod
 from sidecar.checkpoints import checkpoints_of
 from sidecar.checkpoints import watch as watch_mod
-from sidecar.checkpoints.capture import RootCapture, StatCache, capture_root
+from sidecar.checkpoints.capture import RootCapture, StatCache, TooManyFiles, capture_root
 from sidecar.checkpoints.ignore import global_excludes
 from sidecar.checkpoints.service import Checkpoints, Settings
 from sidecar.checkpoints.trees import flatten
@@ -304,6 +304,16 @@ with open("x/y/run.sh", "w") as fh:
     assert captured.walked == "stat" and ws.watcher().full_walks == full_walks + 1
     assert captured.tree == ws.fresh()
     assert ws.capture().walked == "watcher"  # watches rebuilt
+
+
+def test_a_capture_that_did_not_finish_is_followed_by_a_full_walk(ws: _Session) -> None:
+    """The events a capture drained are gone from the queue: when it stops early (too many
+    files) the next capture cannot take them from the watcher."""
+    _sh("printf 'DEEP\\n' > a/b/c/deep.txt", ws.root)
+    with pytest.raises(TooManyFiles):
+        ws.service.capture([str(ws.root)], Settings(max_files=3), write=True)
+    captured = ws.capture()
+    assert captured.walked == "stat" and captured.tree == ws.fresh()
 
 
 def test_the_watch_limit_falls_back_to_the_stat_walk(
