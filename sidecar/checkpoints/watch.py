@@ -282,7 +282,7 @@ def watcher_for(root: str) -> Watcher | None:
     """A watcher for ``root``, or ``None`` where inotify cannot vouch for it (see the module
     docstring; the reason is logged)."""
     libc = _libc()
-    if libc is None:
+    if libc is None or not os.path.isdir("/proc/self/fd"):  # watches are added through it
         return None
     remote = remote_file_system(root)
     if remote is not None:
