@@ -38,6 +38,9 @@ _SKIPPED = {
     "last-prompt",
     "permission-mode",
     "ai-title",
+    "custom-title",
+    "agent-name",
+    "mode",
 }
 
 
