@@ -20,6 +20,11 @@ shows, and no request over the window once the output reserve is added, counted 
 provider counted (our count scaled by the provider's count over ours for the agent's own
 request).  ``--quick``: the three Claude Code sessions and the first 60 requests of each pi
 session.
+
+Held out: the sessions of ``tests/data/transcripts/heldout/`` (every ``*.jsonl`` under it;
+``CS_HELDOUT_SESSIONS`` names another folder, e.g. sessions that may not be vendored), found
+after the policy was set and never to tune it, get the same rows under their own "held-out"
+total with the same targets: a miss there is reported, not tuned away.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from sidecar.transcripts.replay_report import (
     figures,
 )
 
-__all__ = ["SESSIONS", "replay_all", "run"]
+__all__ = ["HELDOUT_DATA", "SESSIONS", "heldout_sessions", "replay_all", "run"]
 
 #: The vendored sessions (``CS_REAL_SESSIONS`` names another folder of the same layout): one
 #: copy in the repository, beside the transcript readers' tests that read it too.
@@ -54,18 +59,34 @@ SESSIONS = (
 )
 QUICK_REQUESTS = 60
 LANGCHAIN = "LangChain trim_messages"
+#: The held-out sessions (issue 41): real sessions the policy was not tuned on.
+DEFAULT_HELDOUT = DEFAULT_DATA.parent / "heldout"
+HELDOUT_DATA = Path(os.environ.get("CS_HELDOUT_SESSIONS", DEFAULT_HELDOUT))
+HELDOUT = "held-out"
+
+
+def heldout_sessions(folder: Path = HELDOUT_DATA) -> tuple[str, ...]:
+    """Every session log under ``folder`` (relative paths, sorted); none when it is absent."""
+    if not folder.is_dir():
+        return ()
+    return tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*.jsonl")))
 
 
 def _label(name: str) -> str:
     return Path(name).stem[:18]
 
 
-def replay_all(quick: bool = False, options: ReplayOptions | None = None) -> list[Replay]:
+def replay_all(
+    quick: bool = False,
+    options: ReplayOptions | None = None,
+    data: Path = DATA,
+    sessions: tuple[str, ...] = SESSIONS,
+) -> list[Replay]:
     """Every session replayed (the first :data:`QUICK_REQUESTS` requests of the long ones when
     ``quick``)."""
     out = []
-    for name in SESSIONS:
-        transcript = read_transcript(DATA / name)
+    for name in sessions:
+        transcript = read_transcript(data / name)
         if quick and len(transcript.requests) > QUICK_REQUESTS:
             transcript = dataclasses.replace(
                 transcript, requests=transcript.requests[:QUICK_REQUESTS]
@@ -220,9 +241,23 @@ def _figure(label: str, row: PolicyFigures) -> float:
 
 
 def run(options: Options) -> list[Row]:
-    replays = replay_all(options.quick)
+    rows = _set_rows(SESSIONS, replay_all(options.quick), "")
+    held = heldout_sessions()
+    if held:
+        replays = replay_all(options.quick, data=HELDOUT_DATA, sessions=held)
+        rows += _set_rows(held, replays, f"{HELDOUT} ")
+    return rows
+
+
+def _set_rows(sessions: tuple[str, ...], replays: list[Replay], prefix: str) -> list[Row]:
+    """A set's rows: one block per session, then its total (``prefix`` marks the held-out
+    set's, which also carry ``extra["heldOut"]``)."""
     rows: list[Row] = []
-    for name, one in zip(SESSIONS, replays, strict=True):
-        rows += _rows(_label(name), [one], total=False)
-    rows += _rows(f"total over {len(replays)} sessions", replays, total=True)
+    for name, one in zip(sessions, replays, strict=True):
+        label = str(Path(name).with_suffix(""))[:30] if prefix else _label(name)
+        rows += _rows(prefix + label, [one], total=False)
+    rows += _rows(f"{prefix}total over {len(replays)} sessions", replays, total=True)
+    if prefix:
+        for row in rows:
+            row.extra["heldOut"] = True
     return rows

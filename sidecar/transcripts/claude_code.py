@@ -9,6 +9,8 @@ by ``parentUuid`` to their root, each is a transcript of its own (newer versions
 ``<session>/subagents/*.jsonl``, read too).  A compaction is a ``system`` line with subtype
 ``compact_boundary`` then a ``user`` line with ``isCompactSummary``.  What only the terminal
 shows (``summary`` titles, ``file-history-snapshot``, other ``system`` lines) is skipped.
+Lines are read in file order except a line written before its ``parentUuid`` (newer versions
+write a parallel call's result before the call's own line): it is read just after its parent.
 """
 
 from __future__ import annotations
@@ -25,9 +27,21 @@ from sidecar.transcripts.thread import Thread, image_note, reasoning, text_parts
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["looks_like", "parse"]
+__all__ = ["looks_like", "parent_order", "parse"]
 
-_SKIPPED = {"summary", "file-history-snapshot", "attachment", "progress", "queue-operation"}
+_SKIPPED = {
+    "summary",
+    "file-history-snapshot",
+    "attachment",
+    "progress",
+    "queue-operation",
+    "last-prompt",
+    "permission-mode",
+    "ai-title",
+    "custom-title",
+    "agent-name",
+    "mode",
+}
 
 
 def looks_like(first: dict[str, Any]) -> bool:
@@ -212,8 +226,32 @@ def _thread_roots(lines: list[Line]) -> dict[str, str]:
     return roots
 
 
+def parent_order(lines: list[Line]) -> list[Line]:
+    """``lines`` in file order, but a line whose ``parentUuid`` names a line further down comes
+    right after that line (and its own late children after it); a parent never written (or a
+    cycle) leaves its lines where the file has them."""
+    later = {o["uuid"] for _, o in lines if isinstance(o.get("uuid"), str)}
+    waiting: dict[str, list[Line]] = {}
+    out: list[Line] = []
+    for line in lines:
+        parent = line[1].get("parentUuid")
+        if isinstance(parent, str) and parent in later:
+            waiting.setdefault(parent, []).append(line)
+            continue
+        stack = [line]
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            uuid = current[1].get("uuid")
+            if isinstance(uuid, str):
+                later.discard(uuid)
+                stack.extend(reversed(waiting.pop(uuid, [])))
+    stranded = {id(line) for group in waiting.values() for line in group}
+    return out + [line for line in lines if id(line) in stranded]
+
+
 def parse(path: Path, lines: list[Line] | None = None, sidechain_only: bool = False) -> Transcript:
-    lines = read_jsonl(path) if lines is None else lines
+    lines = parent_order(read_jsonl(path) if lines is None else lines)
     name = str(path)
     main = _Reader(name)
     side: dict[str, _Reader] = {}

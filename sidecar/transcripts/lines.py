@@ -14,10 +14,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-__all__ = ["Line", "at_line", "epoch", "read_json", "read_jsonl", "read_text"]
+__all__ = ["Line", "at_line", "epoch", "glued_lines", "read_json", "read_jsonl", "read_text"]
 
 #: One parsed line of a JSONL log: its 1-based number and its object.
 Line = tuple[int, dict[str, Any]]
+
+_DECODER = json.JSONDecoder()
 
 
 def read_text(path: Path) -> str:
@@ -33,7 +35,10 @@ def read_text(path: Path) -> str:
 
 def read_jsonl(path: Path, text: str | None = None) -> list[Line]:
     """Every non-blank line as an object.  A line that is not JSON is an error naming it; the
-    last line cut off mid-object (a log read while the agent wrote it) is called truncated."""
+    last line cut off mid-object (a log read while the agent wrote it) is called truncated.
+    A line of whole objects written one after the other without a newline between them (two
+    appends that raced: real pi logs have them) is read as those objects, each a
+    :data:`Line` of that line's number (:func:`glued_lines` names them)."""
     text = read_text(path) if text is None else text
     raw = text.split("\n")
     out: list[Line] = []
@@ -43,6 +48,10 @@ def read_jsonl(path: Path, text: str | None = None) -> list[Line]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
+            glued = _glued(line) if exc.msg == "Extra data" else None
+            if glued is not None:
+                out.extend((number, obj) for obj in glued)
+                continue
             last = all(not rest.strip() for rest in raw[number:])
             if last and not text.endswith("\n"):
                 raise TranscriptError(
@@ -55,6 +64,33 @@ def read_jsonl(path: Path, text: str | None = None) -> list[Line]:
     if not out:
         raise TranscriptError(str(path), 0, "empty: no line to read")
     return out
+
+
+def _glued(line: str) -> list[dict[str, Any]] | None:
+    """The objects of a line of several whole JSON objects in a row, or None when the line is
+    anything else (junk after an object, a part cut off, a value that is not an object)."""
+    out: list[dict[str, Any]] = []
+    pos = len(line) - len(line.lstrip())
+    while pos < len(line):
+        try:
+            value, end = _DECODER.raw_decode(line, pos)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        out.append(value)
+        pos = end + len(line[end:]) - len(line[end:].lstrip())
+    return out if len(out) > 1 else None
+
+
+def glued_lines(lines: list[Line]) -> list[str]:
+    """A warning per line that held several objects (read as each), for a transcript's
+    warnings."""
+    numbers = [number for number, _ in lines]
+    return [
+        f"line {n}: {numbers.count(n)} entries written on one line (each read)"
+        for n in sorted({n for i, n in enumerate(numbers) if i and numbers[i - 1] == n})
+    ]
 
 
 def read_json(path: Path, text: str | None = None) -> Any:

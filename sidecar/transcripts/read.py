@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sidecar.transcripts import claude_code, codex, opencode, pi
-from sidecar.transcripts.lines import read_jsonl, read_text
+from sidecar.transcripts.lines import glued_lines, read_jsonl, read_text
 from sidecar.transcripts.model import FORMATS, Transcript, TranscriptError
 
 if TYPE_CHECKING:
@@ -55,13 +55,13 @@ def read_transcript(path: Path, format: str | None = None) -> Transcript:
 
 def _parse(path: Path, text: str, fmt: str) -> Transcript:
     try:
-        if fmt == "pi":
-            return pi.parse(path, read_jsonl(path, text))
-        if fmt == "claude-code":
-            return claude_code.parse(path, read_jsonl(path, text))
-        if fmt == "codex":
-            return codex.parse(path, read_jsonl(path, text))
-        return opencode.parse(path, text)
+        if fmt == "opencode":
+            return opencode.parse(path, text)
+        lines = read_jsonl(path, text)
+        parser = {"pi": pi.parse, "claude-code": claude_code.parse, "codex": codex.parse}[fmt]
+        transcript = parser(path, lines)
+        transcript.warnings[:0] = glued_lines(lines)
+        return transcript
     except TranscriptError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

@@ -156,3 +156,31 @@ def test_a_field_of_the_wrong_type_names_its_line(tmp_path: Path) -> None:
     path.write_text("\n".join(rows) + "\n")
     error = error_of(path)
     assert error.line == 3 and "unexpected content" in error.message
+
+
+@pytest.mark.parametrize("source", [PI, CLAUDE], ids=["pi", "claude-code"])
+def test_two_entries_written_on_one_line_are_both_read(tmp_path: Path, source: Path) -> None:
+    # Two appends that raced leave two whole objects on one line (real pi logs of
+    # badlogic/pi-mono have such a line): both are read, the line is named in a warning.
+    rows = first_lines(source, 12)
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("\n".join(rows) + "\n")
+    glued = tmp_path / "glued.jsonl"
+    glued.write_text("\n".join([*rows[:5], rows[5] + rows[6], *rows[7:]]) + "\n")
+    expected, got = read_transcript(whole), read_transcript(glued)
+    assert got.messages == expected.messages
+    assert [r.usage for r in got.requests] == [r.usage for r in expected.requests]
+    assert got.warnings[0] == "line 6: 2 entries written on one line (each read)"
+    assert not any("one line" in w for w in expected.warnings)
+
+
+@pytest.mark.parametrize("tail", ["#oops", "[1]", '{"type": "mess'])
+def test_an_object_then_anything_but_whole_objects_is_still_bad_json(
+    tmp_path: Path, tail: str
+) -> None:
+    rows = first_lines(PI, 6)
+    rows[3] = rows[3] + tail
+    path = tmp_path / "junk.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    error = error_of(path)
+    assert error.line == 4 and "bad JSON" in error.message
