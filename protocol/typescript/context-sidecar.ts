@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "dda609275f495c9cce312fdf00dfe45a" as const;
+export const SCHEMA_HASH = "30d113c3e893538af0bc9351de5059d8" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -973,6 +973,22 @@ export interface MaskingPolicy {
    * @default 0
    */
   keepTurns?: number;
+  /**
+   * The tool output of the turn in progress (``turn``, a run's rounds) counts on the
+   * tool-output axis, as if already in history: the boundary moves on the request that
+   * brings new output, which writes to the cache anyway, not on the next one, which would
+   * write that output a second time.  It is never masked itself.
+   * @default true
+   */
+  countTurn?: boolean;
+  /**
+   * A move masks everything older than the newest ``protectTokens`` at the point the
+   * output crossed the batch line, not only what ends before that line: the result that
+   * straddles the line (a command's log of 10k tokens is most of a batch) is masked with
+   * the move instead of being re-written by it and masked by the next.
+   * @default true
+   */
+  toProtect?: boolean;
 }
 
 /** Observation masking now (``sidecar/context/masking.py``). */
@@ -983,7 +999,7 @@ export interface MaskingState {
   maskedTokens: number;
   protectTokens: number;
   batchTokens: number;
-  /** Tool output in the whole history. */
+  /** Tool output in the whole history, with the turn in progress' (``masking.countTurn``). */
   toolTokens: number;
   /** Tokens of new tool output before the masked boundary moves next (a cache re-write). */
   nextMoveIn: number;

@@ -97,6 +97,8 @@ class Selection:
         self.window_state: dict[str, Any] = {}
         self.masking_state: dict[str, Any] | None = None
         self.summary_shown = True
+        self.turn_output: list[int] = []
+        """Tokens of each tool-result message of the turn in progress (:meth:`_turn`)."""
         """False once a compaction summary was offered and not shown: the history it stands
         for is then offered to the transcript walk instead."""
 
@@ -210,6 +212,8 @@ class Selection:
                     details={"remaining": self.budget.remaining},
                 )
             self.budget.take(message["tokens"], "userTurn")
+            if any(part.get("type") == "toolResult" for part in message["content"]):
+                self.turn_output.append(message["tokens"])
             out.append(message)
         return out
 
@@ -345,6 +349,7 @@ class Selection:
             inp.controls,
             inp.profile.history_window.token_cap(),
             recall=any(tool.get("name") == RECALL_TOOL for tool in inp.tools),
+            turn_output=tuple(self.turn_output),
         )
         window_profile = inp.profile.history_window
         # kept for the user's messages the window hides (a fixed share: the grid stays put)
