@@ -320,6 +320,15 @@ class MaskingPolicy(WireModel):
     keep_turns: int = Field(default=0, ge=0)
     """The results of the newest ``keepTurns`` user turns in history are never masked,
     whatever ``protectTokens`` says (the turn in progress, ``turn``, never is)."""
+    batch_rounds: int | None = Field(default=4, ge=1)
+    """Tool rounds a batch holds at least, by the session's own output per round: while the
+    default batch (five twelfths of the working budget) holds fewer, the working budget
+    doubles (within the input budget) and the batch is five eighths of it, ``protectTokens``
+    staying at a twelfth of the budget as set — a session whose commands return logs of
+    10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The
+    output per round is measured every 16th round, so the budget changes rarely.  Only with
+    the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``;
+    ``null``: the budget as set."""
     count_turn: bool = True
     """The tool output of the turn in progress (``turn``, a run's rounds) counts on the
     tool-output axis, as if already in history: the boundary moves on the request that

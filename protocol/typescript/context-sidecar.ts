@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "30d113c3e893538af0bc9351de5059d8" as const;
+export const SCHEMA_HASH = "53a79558ba9681344dea92b65d1b9b5a" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -973,6 +973,18 @@ export interface MaskingPolicy {
    * @default 0
    */
   keepTurns?: number;
+  /**
+   * Tool rounds a batch holds at least, by the session's own output per round: while the
+   * default batch (five twelfths of the working budget) holds fewer, the working budget
+   * doubles (within the input budget) and the batch is five eighths of it, ``protectTokens``
+   * staying at a twelfth of the budget as set — a session whose commands return logs of
+   * 10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The
+   * output per round is measured every 16th round, so the budget changes rarely.  Only with
+   * the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``;
+   * ``null``: the budget as set.
+   * @default 4
+   */
+  batchRounds?: number | null;
   /**
    * The tool output of the turn in progress (``turn``, a run's rounds) counts on the
    * tool-output axis, as if already in history: the boundary moves on the request that
