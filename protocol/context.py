@@ -326,7 +326,7 @@ class MaskingPolicy(WireModel):
     doubles (within the input budget) and the batch is five eighths of it, ``protectTokens``
     staying at a twelfth of the budget as set — a session whose commands return logs of
     10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The
-    output per round is measured every 16th round, so the budget changes rarely.  Only with
+    output per round is measured every 8th round, so the budget changes rarely.  Only with
     the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``;
     ``null``: the budget as set."""
     count_turn: bool = True

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "53a79558ba9681344dea92b65d1b9b5a" as const;
+export const SCHEMA_HASH = "63c08743be1a38d726152f2016d1db56" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -979,7 +979,7 @@ export interface MaskingPolicy {
    * doubles (within the input budget) and the batch is five eighths of it, ``protectTokens``
    * staying at a twelfth of the budget as set — a session whose commands return logs of
    * 10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The
-   * output per round is measured every 16th round, so the budget changes rarely.  Only with
+   * output per round is measured every 8th round, so the budget changes rarely.  Only with
    * the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``;
    * ``null``: the budget as set.
    * @default 4

@@ -10,12 +10,13 @@ input budget), and the batch takes five eighths of it — the masked history and
 text do not grow with the size of a command's log, so what the doubling adds goes to the
 batch; ``protectTokens`` stays what the budget as set gives it.
 
-The output per round is the mean over the session's tool rounds, read at every 16th round
+The output per round is the mean over the session's tool rounds, read at every 8th round
 (:data:`MEASURED_EVERY`) from the store's running sums (O(1)): the budget is a function of the
-history that changes at most once per 16 rounds, and the window and the masked boundary hold
+history that changes at most once per 8 rounds, and the window and the masked boundary hold
 still between changes.  On the ``cache`` bench's shapes (``bench/cache.py``): a session of
-command logs (~10k tokens a round) doubles to 128k and reads 90.5% from the cache on a run's
-requests instead of 84.3%; coding (~3k a round) and chat (no tools) keep 64k.
+command logs (~10k tokens a round) doubles to 128k and reads 90.0% from the cache on a run's
+requests instead of 84.3% (at $3.39 instead of $3.04 on the appended path: the larger view
+is read on every request); coding (~3k a round) and chat (no tools) keep 64k.
 """
 
 from __future__ import annotations

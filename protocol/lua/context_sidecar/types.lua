@@ -545,7 +545,7 @@
 ---@field batchTokens? integer # Tool output masked per move of the boundary (default: five twelfths of that room, at most 160,000 tokens).
 ---@field previewChars? integer # Characters of the original result shown in its placeholder.
 ---@field keepTurns? integer # The results of the newest ``keepTurns`` user turns in history are never masked, whatever ``protectTokens`` says (the turn in progress, ``turn``, never is).
----@field batchRounds? integer # Tool rounds a batch holds at least, by the session's own output per round: while the default batch (five twelfths of the working budget) holds fewer, the working budget doubles (within the input budget) and the batch is five eighths of it, ``protectTokens`` staying at a twelfth of the budget as set — a session whose commands return logs of 10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The output per round is measured every 16th round, so the budget changes rarely.  Only with the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``; ``null``: the budget as set.
+---@field batchRounds? integer # Tool rounds a batch holds at least, by the session's own output per round: while the default batch (five twelfths of the working budget) holds fewer, the working budget doubles (within the input budget) and the batch is five eighths of it, ``protectTokens`` staying at a twelfth of the budget as set — a session whose commands return logs of 10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The output per round is measured every 8th round, so the budget changes rarely.  Only with the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``; ``null``: the budget as set.
 ---@field countTurn? boolean # The tool output of the turn in progress (``turn``, a run's rounds) counts on the tool-output axis, as if already in history: the boundary moves on the request that brings new output, which writes to the cache anyway, not on the next one, which would write that output a second time.  It is never masked itself.
 ---@field toProtect? boolean # A move masks everything older than the newest ``protectTokens`` at the point the output crossed the batch line, not only what ends before that line: the result that straddles the line (a command's log of 10k tokens is most of a batch) is masked with the move instead of being re-written by it and masked by the next.
 
@@ -1439,7 +1439,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "53a79558ba9681344dea92b65d1b9b5a",
+  SCHEMA_HASH = "63c08743be1a38d726152f2016d1db56",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
