@@ -320,6 +320,25 @@ class MaskingPolicy(WireModel):
     keep_turns: int = Field(default=0, ge=0)
     """The results of the newest ``keepTurns`` user turns in history are never masked,
     whatever ``protectTokens`` says (the turn in progress, ``turn``, never is)."""
+    batch_rounds: int | None = Field(default=4, ge=1)
+    """Tool rounds a batch holds at least, by the session's own output per round: while the
+    default batch (five twelfths of the working budget) holds fewer, the working budget
+    doubles (within the input budget) and the batch is five eighths of it, ``protectTokens``
+    staying at a twelfth of the budget as set — a session whose commands return logs of
+    10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The
+    output per round is measured every 8th round, so the budget changes rarely.  Only with
+    the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``;
+    ``null``: the budget as set."""
+    count_turn: bool = True
+    """The tool output of the turn in progress (``turn``, a run's rounds) counts on the
+    tool-output axis, as if already in history: the boundary moves on the request that
+    brings new output, which writes to the cache anyway, not on the next one, which would
+    write that output a second time.  It is never masked itself."""
+    to_protect: bool = True
+    """A move masks everything older than the newest ``protectTokens`` at the point the
+    output crossed the batch line, not only what ends before that line: the result that
+    straddles the line (a command's log of 10k tokens is most of a batch) is masked with
+    the move instead of being re-written by it and masked by the next."""
 
 
 class CacheSettings(WireModel):
@@ -668,7 +687,7 @@ class MaskingState(WireModel):
     protect_tokens: int
     batch_tokens: int
     tool_tokens: int
-    """Tool output in the whole history."""
+    """Tool output in the whole history, with the turn in progress' (``masking.countTurn``)."""
     next_move_in: int
     """Tokens of new tool output before the masked boundary moves next (a cache re-write)."""
 

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "4b8c2eebebe5b5d7a8241b73b193a54f" as const;
+export const SCHEMA_HASH = "38a3303cc8c5fba2cd5f2b0193d5beb5" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -979,6 +979,34 @@ export interface MaskingPolicy {
    * @default 0
    */
   keepTurns?: number;
+  /**
+   * Tool rounds a batch holds at least, by the session's own output per round: while the
+   * default batch (five twelfths of the working budget) holds fewer, the working budget
+   * doubles (within the input budget) and the batch is five eighths of it, ``protectTokens``
+   * staying at a twelfth of the budget as set — a session whose commands return logs of
+   * 10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The
+   * output per round is measured every 8th round, so the budget changes rarely.  Only with
+   * the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``;
+   * ``null``: the budget as set.
+   * @default 4
+   */
+  batchRounds?: number | null;
+  /**
+   * The tool output of the turn in progress (``turn``, a run's rounds) counts on the
+   * tool-output axis, as if already in history: the boundary moves on the request that
+   * brings new output, which writes to the cache anyway, not on the next one, which would
+   * write that output a second time.  It is never masked itself.
+   * @default true
+   */
+  countTurn?: boolean;
+  /**
+   * A move masks everything older than the newest ``protectTokens`` at the point the
+   * output crossed the batch line, not only what ends before that line: the result that
+   * straddles the line (a command's log of 10k tokens is most of a batch) is masked with
+   * the move instead of being re-written by it and masked by the next.
+   * @default true
+   */
+  toProtect?: boolean;
 }
 
 /** Observation masking now (``sidecar/context/masking.py``). */
@@ -989,7 +1017,7 @@ export interface MaskingState {
   maskedTokens: number;
   protectTokens: number;
   batchTokens: number;
-  /** Tool output in the whole history. */
+  /** Tool output in the whole history, with the turn in progress' (``masking.countTurn``). */
   toolTokens: number;
   /** Tokens of new tool output before the masked boundary moves next (a cache re-write). */
   nextMoveIn: number;

@@ -7,11 +7,22 @@ Tool output is most of an agent's tokens, and an old observation is rarely neede
   from the start of the history (kept by the store, so any position costs O(1)).  ``T`` is
   the total at the head.
 - The newest ``protect`` tokens of tool output are never masked, nor the results of the newest
-  ``keepTurns`` user turns (``masking.keepTurns``).  The masked boundary is
-  ``M = floor((T - protect) / batch) * batch``: a result entry whose tool output ends at or
-  before ``M`` is shown as a placeholder.  ``M`` moves only when ``T`` crosses the next
-  multiple of ``batch``, so between moves the prompt prefix stays byte-identical and each move
-  frees about ``batch`` tokens (one cache re-write buys that much room).
+  ``keepTurns`` user turns (``masking.keepTurns``).  The batch line is
+  ``G = floor((T - protect) / batch) * batch``; the masked boundary ``M`` is the protect line
+  where the output crossed ``G`` — the end of the entry that reached ``G + protect``, less
+  ``protect`` (``masking.toProtect``; ``G`` itself when it is off) — and a result entry
+  whose tool output ends at or before ``M`` is shown as a placeholder.  ``M`` moves only when
+  ``T`` crosses the next multiple of ``batch``, so between moves the prompt prefix stays
+  byte-identical and each move frees about ``batch`` tokens (one cache re-write buys that
+  much room).  A move re-writes the cache from the first newly masked result on: with
+  ``toProtect`` it leaves whole only the newest ``protect`` tokens (with ``G`` alone the
+  result straddling it stayed whole, was re-written, and was masked by the next move: with
+  10k-token command logs and a 27k batch, most of what a move wrote).  With ``keepTurns``
+  the boundary is also held before the newest turns, and follows them when they move.
+- ``T`` counts the tool output of the turn in progress (``turn``: a run's later rounds) as
+  if it were in history (``masking.countTurn``; it is never masked itself): the boundary
+  moves on the request that brings the new output, which writes it to the cache anyway, not
+  on the next turn's first request, which would write that output again.
 - The boundary is a pure function of the history and the profile: no memory of earlier turns.
 - Old reasoning follows the same age rule: an assistant message at or before the boundary is
   shown without its reasoning parts (a thinking model's reasoning is most of its transcript
@@ -33,6 +44,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.transcript import Group, cached, observation_id
@@ -104,9 +116,13 @@ class MaskPlan:
     batch: int
     preview_chars: int
     tool_tokens: int
-    """``T``: tool output from the start of the history to the head."""
+    """``T``: tool output from the start of the history to the head (and in the turn in
+    progress, with ``countTurn``)."""
+    grid: int
+    """``floor((T - protect) / batch) * batch``: the last batch line the output crossed."""
     boundary: int
-    """``M``, a multiple of ``batch``: results whose tool output ends at or before it are masked."""
+    """``M``: results whose tool output ends at or before it are masked — the grid line, or
+    with ``toProtect`` the protect line where the output crossed it (``>= grid``)."""
     through_seq: int
     """The last seq whose tool output ends at or before ``boundary``."""
     line_seq: int
@@ -135,10 +151,12 @@ def plan_masking(
     max_tokens: int | None = None,
     *,
     recall: bool = False,
+    turn_output: tuple[int, ...] = (),
 ) -> MaskPlan | None:
     """The masked boundary at the view's head, or ``None`` when masking is off
     (``max_tokens``: ``historyWindow.maxTokens``, when set; ``recall``: the request offers
-    the ``recall`` tool)."""
+    the ``recall`` tool; ``turn_output``: the tokens of each tool-result message of the turn
+    in progress, in order)."""
     if policy.mode == "off":
         return None
     room = min(available, max_tokens) if max_tokens is not None else available
@@ -146,11 +164,16 @@ def plan_masking(
     batch_default = min(BATCH_TOKENS, int(room * BATCH_SHARE))
     protect = policy.protect_tokens if policy.protect_tokens is not None else protect_default
     batch = policy.batch_tokens if policy.batch_tokens is not None else max(batch_default, 1)
-    total = view.tool_tokens_through(view.head)
+    in_history = view.tool_tokens_through(view.head)
+    turn_ends = list(accumulate(turn_output, initial=in_history))[1:] if policy.count_turn else []
+    total = turn_ends[-1] if turn_ends else in_history
     line = total - protect
     if policy.keep_turns:
         line = min(line, view.tool_tokens_through(_turn_start(view, policy.keep_turns) - 1))
-    boundary = max(line, 0) // batch * batch
+    grid = max(line, 0) // batch * batch
+    boundary = grid
+    if policy.to_protect and grid > 0:
+        boundary = min(_crossing(view, turn_ends, grid + protect) - protect, line)
     ids = {
         key.removeprefix("item:")
         for key in (*controls.pinned, *controls.recovered)
@@ -161,6 +184,7 @@ def plan_masking(
         batch=batch,
         preview_chars=policy.preview_chars,
         tool_tokens=total,
+        grid=grid,
         boundary=boundary,
         through_seq=view.last_seq_with_tool_tokens_at_most(boundary) if boundary > 0 else 0,
         line_seq=view.last_seq_with_tool_tokens_at_most(line) if line > 0 else 0,
@@ -168,6 +192,15 @@ def plan_masking(
         exempt_ids=frozenset(ids),
         recall=recall,
     )
+
+
+def _crossing(view: HistoryView, turn_ends: list[int], point: int) -> int:
+    """Where the entry (or the turn's result message) whose tool output reaches ``point`` on
+    the axis ends: the output as it was when it crossed ``point``.  A function of the
+    history up to that entry, so it holds still until the output crosses the next line."""
+    if point <= view.tool_tokens_through(view.head):
+        return view.tool_tokens_through(view.last_seq_with_tool_tokens_at_most(point - 1) + 1)
+    return next(end for end in turn_ends if end >= point)
 
 
 def _turn_start(view: HistoryView, turns: int) -> int:
@@ -204,7 +237,7 @@ def masking_state(plan: MaskPlan | None, ledger: list[dict[str, Any]]) -> dict[s
         "protectTokens": plan.protect,
         "batchTokens": plan.batch,
         "toolTokens": plan.tool_tokens,
-        "nextMoveIn": plan.boundary + plan.batch + plan.protect - plan.tool_tokens,
+        "nextMoveIn": plan.grid + plan.batch + plan.protect - plan.tool_tokens,
     }
 
 

@@ -28,6 +28,7 @@ import xxhash
 
 from protocol.errors import ErrorCode
 from sidecar.context.assembly_inputs import SectionInput
+from sidecar.context.batch_scale import working_scale
 from sidecar.context.ledger import item_id, ledger_item
 from sidecar.context.limits import available_input
 from sidecar.context.masking import (
@@ -97,6 +98,8 @@ class Selection:
         self.window_state: dict[str, Any] = {}
         self.masking_state: dict[str, Any] | None = None
         self.summary_shown = True
+        self.turn_output: list[int] = []
+        """Tokens of each tool-result message of the turn in progress (:meth:`_turn`)."""
         """False once a compaction summary was offered and not shown: the history it stands
         for is then offered to the transcript walk instead."""
 
@@ -210,6 +213,8 @@ class Selection:
                     details={"remaining": self.budget.remaining},
                 )
             self.budget.take(message["tokens"], "userTurn")
+            if any(part.get("type") == "toolResult" for part in message["content"]):
+                self.turn_output.append(message["tokens"])
             out.append(message)
         return out
 
@@ -338,15 +343,25 @@ class Selection:
         inp = self.inp
         candidate = self._candidate_range()
         available = self.budget.available
+        window_profile = inp.profile.history_window
+        masking = inp.profile.masking_policy()
+        grown = working_scale(inp.view, inp.profile, available)
+        if grown is not None:  # a session of large tool rounds: a larger working budget
+            window_profile = window_profile.model_copy(
+                update={"working_tokens": grown.working_tokens}
+            )
+            masking = masking.model_copy(
+                update={"protect_tokens": grown.protect_tokens, "batch_tokens": grown.batch_tokens}
+            )
         plan = plan_masking(
             inp.view,
-            inp.profile.masking_policy(),
+            masking,
             available,
             inp.controls,
-            inp.profile.history_window.token_cap(),
+            window_profile.token_cap(),
             recall=any(tool.get("name") == RECALL_TOOL for tool in inp.tools),
+            turn_output=tuple(self.turn_output),
         )
-        window_profile = inp.profile.history_window
         # kept for the user's messages the window hides (a fixed share: the grid stays put)
         # the user's messages the window hides get a share of the budget: out of what the
         # working budget leaves free, or kept from the window's room (a fixed share: the grid
@@ -363,9 +378,9 @@ class Selection:
             room=self.budget.remaining - reserved,
             steady_room=self.budget.remaining + self.budget.categories["userTurn"] - reserved,
             available=available,
-            max_messages=inp.profile.history_window.max_messages,
+            max_messages=window_profile.max_messages,
             max_tokens=window_profile.token_cap(),
-            quantum=inp.profile.history_window.quantum,
+            quantum=window_profile.quantum,
             floor=inp.window_floor,
         )
         pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}

@@ -25,7 +25,7 @@ import json
 import sys
 import threading
 import weakref
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -243,6 +243,11 @@ class HistoryView:
         """The largest seq ``<= head`` whose :meth:`tool_tokens_through` is ``<= tokens``
         (0 when none): where a boundary on the tool-output axis falls in seqs."""
         return bisect_right(self._tokens.tool_cum, tokens, 0, self.head + 1) - 1
+
+    def seq_of_result(self, number: int) -> int:
+        """The seq of the ``number``-th tool-result entry (1-based; ``head + 1`` when the
+        history has fewer)."""
+        return bisect_left(self._index.result_cum, number, 0, self.head + 1)
 
     def results_between(self, first: int, last: int) -> int:
         """Tool-result entries among seqs ``first..last`` inclusive."""

@@ -373,8 +373,9 @@ async def test_old_tool_results_are_masked_and_recover_brings_one_back(
     masked = sorted(
         (i for i in result["ledger"] if i["visibility"] == "masked"), key=lambda i: i["fromSeq"]
     )
-    # 8 results of ~805 tokens (6,440): the newest 2,000 protected, masked through 4,000
-    assert [i["fromSeq"] for i in masked] == [3, 7, 11, 15]
+    # 8 results of ~805 tokens (6,440): the batch line 4,000 crossed, masked through the
+    # protect line where the output crossed it (the newest result reached 6,000: 4,440)
+    assert [i["fromSeq"] for i in masked] == [3, 7, 11, 15, 19]
     assert all("session/recover shows it in full" in i["reason"] for i in masked)
     blocks = [b for m in result["body"]["messages"] for b in m["content"]]
     assert sum(b["type"] == "tool_use" for b in blocks) == 8
@@ -385,9 +386,9 @@ async def test_old_tool_results_are_masked_and_recover_brings_one_back(
     assert masked[0]["itemId"] in placeholder
     assert "masked" in result["dashboard"]["summary"]
     state = result["dashboard"]["masking"]
-    assert state["maskedResults"] == 4 and state["protectTokens"] == 2000
+    assert state["maskedResults"] == 5 and state["protectTokens"] == 2000
     assert state["maskedTokens"] == sum(i["tokens"] for i in masked)
-    # the boundary (4,000) moves to 5,000 once the tool output passes 7,000
+    # the batch line (4,000) moves to 5,000 once the tool output passes 7,000
     assert state["nextMoveIn"] == 5000 + 2000 - state["toolTokens"] > 0
     window = result["dashboard"]["historyWindow"]
     # the nearest cap: the default working budget (historyWindow.workingTokens, 64k)
@@ -401,7 +402,7 @@ async def test_old_tool_results_are_masked_and_recover_brings_one_back(
     )
     recovered = await client.request("context/assemble", params)
     still = sorted(i["fromSeq"] for i in recovered["ledger"] if i["visibility"] == "masked")
-    assert still == [7, 11, 15]
+    assert still == [7, 11, 15, 19]
     first = next(m for m in recovered["messages"] if m["provenance"][0].get("fromSeq") == 3)
     assert first["content"][0]["content"] == [text("code " * 800)]
 

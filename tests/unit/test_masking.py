@@ -1,8 +1,10 @@
 """Observation masking (sidecar/context/masking.py) over a growing synthetic coding session.
 
 The rule under test: with ``T`` the tool output of the whole history, a result entry whose
-tool output ends at or before ``M = floor((T - protect) / batch) * batch`` is shown as a
-placeholder inside its call/result group; nothing else is.  So the newest ``protect`` tokens of
+tool output ends at or before ``M`` is shown as a placeholder inside its call/result group;
+nothing else is.  ``M`` is the protect line where the output crossed the last batch line
+``floor((T - protect) / batch) * batch`` (``masking.toProtect``; the batch line itself when
+it is off).  So the newest ``protect`` tokens of
 tool output are always whole, the boundary moves only in batches (the transcript of one turn is
 a byte prefix of the next turn's between moves), a pinned or recovered result stays whole, and
 ``masking: "off"`` turns it off.  The oracle sums the entries' own token counts; it does not
@@ -11,6 +13,7 @@ use the store's running sums the implementation reads.
 
 from __future__ import annotations
 
+import itertools
 import random
 import tempfile
 from collections.abc import Iterator
@@ -55,12 +58,19 @@ def _masked(prompt: dict[str, Any]) -> dict[int, dict[str, Any]]:
     return {i["fromSeq"]: i for i in prompt["ledger"] if i["visibility"] == "masked"}
 
 
-def _expected_masked(session: GrowingSession, protect: int, batch: int) -> set[int]:
-    """The rule, from the entries' own token counts."""
+def _expected_masked(
+    session: GrowingSession, protect: int, batch: int, to_protect: bool = True
+) -> set[int]:
+    """The rule, from the entries' own token counts: the grid line, or (``toProtect``) the
+    protect line where the output crossed it."""
     view = session.view()
     results = [s for s in range(1, view.head + 1) if (s - 3) % 4 == 0]
     total = sum(view.tokens(s) for s in results)
     boundary = max(total - protect, 0) // batch * batch
+    if to_protect and boundary:
+        ends = list(itertools.accumulate(view.tokens(s) for s in results))
+        crossed = next(end for end in ends if end >= boundary + protect)
+        boundary = min(crossed, total) - protect
     out, running = set(), 0
     for seq in results:
         running += view.tokens(seq)
@@ -73,15 +83,19 @@ def _message_at(prompt: dict[str, Any], seq: int) -> dict[str, Any]:
     return next(m for m in prompt["messages"] if m["provenance"][0].get("fromSeq") == seq)
 
 
-def test_the_boundary_keeps_the_newest_tool_output_and_masks_what_is_older() -> None:
+@pytest.mark.parametrize("to_protect", [True, False])
+def test_the_boundary_keeps_the_newest_tool_output_and_masks_what_is_older(
+    to_protect: bool,
+) -> None:
+    profile = {**PROFILE, "masking": {**PROFILE["masking"], "toProtect": to_protect}}
     with tempfile.TemporaryDirectory() as tmp:
-        session = GrowingSession(Path(tmp), PROFILE, [READ_FILE])
+        session = GrowingSession(Path(tmp), profile, [READ_FILE])
         rng = random.Random(3)
         reached = 0
         try:
             for i in range(TURNS):
                 prompt = session.assemble()
-                expected = _expected_masked(session, PROTECT, BATCH)
+                expected = _expected_masked(session, PROTECT, BATCH, to_protect)
                 assert set(_masked(prompt)) == expected, i
                 reached = max(reached, len(expected))
                 view = session.view()

@@ -546,6 +546,9 @@
 ---@field batchTokens? integer # Tool output masked per move of the boundary (default: five twelfths of that room, at most 160,000 tokens).
 ---@field previewChars? integer # Characters of the original result shown in its placeholder.
 ---@field keepTurns? integer # The results of the newest ``keepTurns`` user turns in history are never masked, whatever ``protectTokens`` says (the turn in progress, ``turn``, never is).
+---@field batchRounds? integer # Tool rounds a batch holds at least, by the session's own output per round: while the default batch (five twelfths of the working budget) holds fewer, the working budget doubles (within the input budget) and the batch is five eighths of it, ``protectTokens`` staying at a twelfth of the budget as set — a session whose commands return logs of 10k tokens moves its boundary, a cache re-write, every few rounds otherwise.  The output per round is measured every 8th round, so the budget changes rarely.  Only with the working budget (no ``maxTokens`` / ``maxMessages``) and no ``batchTokens``; ``null``: the budget as set.
+---@field countTurn? boolean # The tool output of the turn in progress (``turn``, a run's rounds) counts on the tool-output axis, as if already in history: the boundary moves on the request that brings new output, which writes to the cache anyway, not on the next one, which would write that output a second time.  It is never masked itself.
+---@field toProtect? boolean # A move masks everything older than the newest ``protectTokens`` at the point the output crossed the batch line, not only what ends before that line: the result that straddles the line (a command's log of 10k tokens is most of a batch) is masked with the move instead of being re-written by it and masked by the next.
 
 --- Observation masking now (``sidecar/context/masking.py``).
 ---@class context_sidecar.MaskingState
@@ -553,7 +556,7 @@
 ---@field maskedTokens integer # What those entries would take shown whole.
 ---@field protectTokens integer
 ---@field batchTokens integer
----@field toolTokens integer # Tool output in the whole history.
+---@field toolTokens integer # Tool output in the whole history, with the turn in progress' (``masking.countTurn``).
 ---@field nextMoveIn integer # Tokens of new tool output before the masked boundary moves next (a cache re-write).
 
 ---@class context_sidecar.MessageEntry
@@ -1437,7 +1440,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "4b8c2eebebe5b5d7a8241b73b193a54f",
+  SCHEMA_HASH = "38a3303cc8c5fba2cd5f2b0193d5beb5",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
