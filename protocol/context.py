@@ -250,6 +250,10 @@ class ToolDefinition(WireModel):
 
 #: The default working budget of the history window (``HistoryWindow.working_tokens``).
 WORKING_TOKENS = 64_000
+#: The default ``cache.compactWhenCold``: a cold cache is re-written by the next request
+#: anyway, so a transcript past this share of the available input is compacted then (on a
+#: 200k window about 40k tokens; on a 1M window it rarely fires).
+COLD_COMPACT_SHARE = 0.3
 
 
 class HistoryWindow(WireModel):
@@ -372,16 +376,17 @@ class CacheSettings(WireModel):
     previous request's last entry (default ``ttl``)."""
     retention: CacheRetention | None = None
     """OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default)."""
-    from_pauses: bool = False
+    from_pauses: bool = True
     """Choose the stable prefix's and the masked history's TTL from the session's own pauses
     (Anthropic): ``1h`` when, over its recent model calls, a 5-minute entry would have expired
     often enough to pay for the dearer 1-hour writes, else ``prefixTtl`` / ``historyTtl`` as
-    set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``)."""
-    compact_when_cold: float | None = Field(default=None, gt=0, le=1)
+    set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``).  On by default: a
+    host that wants fixed TTLs sets it ``false``."""
+    compact_when_cold: float | None = Field(default=COLD_COMPACT_SHARE, gt=0, le=1)
     """Advise compaction when the cache is cold anyway (the time since the session's last
     model call is past the stable prefix's TTL, so the next request writes it again) and the
-    transcript is past this share of the available input (``null``: only at the usual
-    threshold)."""
+    transcript is past this share of the available input (default 0.3; ``null``: only at the
+    usual threshold)."""
 
 
 class PromptProfile(WireModel):

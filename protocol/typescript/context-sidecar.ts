@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "38a3303cc8c5fba2cd5f2b0193d5beb5" as const;
+export const SCHEMA_HASH = "023d2bbfd6d42a0119a611b2299caf3e" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -242,15 +242,17 @@ export interface CacheSettings {
    * Choose the stable prefix's and the masked history's TTL from the session's own pauses
    * (Anthropic): ``1h`` when, over its recent model calls, a 5-minute entry would have expired
    * often enough to pay for the dearer 1-hour writes, else ``prefixTtl`` / ``historyTtl`` as
-   * set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``).
-   * @default false
+   * set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``).  On by default: a
+   * host that wants fixed TTLs sets it ``false``.
+   * @default true
    */
   fromPauses?: boolean;
   /**
    * Advise compaction when the cache is cold anyway (the time since the session's last
    * model call is past the stable prefix's TTL, so the next request writes it again) and the
-   * transcript is past this share of the available input (``null``: only at the usual
-   * threshold).
+   * transcript is past this share of the available input (default 0.3; ``null``: only at the
+   * usual threshold).
+   * @default 0.3
    */
   compactWhenCold?: number | null;
 }

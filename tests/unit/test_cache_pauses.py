@@ -103,7 +103,10 @@ def test_a_session_that_pauses_past_5_minutes_asks_1h_for_its_stable_prefix(
         # the transcript before the new turn an hour too; the new turn's marker 5 minutes
         # (longer TTLs first)
         assert [p["ttl"] for p in on["cacheBreakpoints"][-2:]] == ["1h", "5m"]
-        assert _system_ttl(_assemble(session.service, session.sid, {}, last + 60)) == "5m"
+        assert (
+            _system_ttl(_assemble(session.service, session.sid, {"fromPauses": False}, last + 60))
+            == "5m"
+        )
         # a session answering within minutes keeps 5 minutes
         assert (
             _system_ttl(_assemble(quick.service, quick.sid, {"fromPauses": True}, quick_last))
@@ -143,7 +146,7 @@ def test_compaction_is_advised_when_the_cache_is_cold_anyway(tmp_path: Path) -> 
         late = last + 6 * MINUTE  # the 5-minute prefix has expired
         assert advice(cold, late)["advised"]
         # switched off: only the usual threshold
-        assert not advice({}, late)["advised"]
+        assert not advice({"compactWhenCold": None}, late)["advised"]
         # a 1-hour prefix is still warm after 6 minutes
         assert not advice({**cold, "ttl": "1h"}, late)["advised"]
         # under the share: nothing to gain

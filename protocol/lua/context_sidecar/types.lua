@@ -128,8 +128,8 @@
 ---@field historyTtl? "5m"|"1h" # The marker at the end of the masked history (default ``ttl``).
 ---@field tailTtl? "5m"|"1h" # Markers on the moving tail: the transcript before the new turn, the new turn, the previous request's last entry (default ``ttl``).
 ---@field retention? "in_memory"|"24h" # OpenAI's ``prompt_cache_retention`` (default: not sent, the provider's default).
----@field fromPauses? boolean # Choose the stable prefix's and the masked history's TTL from the session's own pauses (Anthropic): ``1h`` when, over its recent model calls, a 5-minute entry would have expired often enough to pay for the dearer 1-hour writes, else ``prefixTtl`` / ``historyTtl`` as set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``).
----@field compactWhenCold? number # Advise compaction when the cache is cold anyway (the time since the session's last model call is past the stable prefix's TTL, so the next request writes it again) and the transcript is past this share of the available input (``null``: only at the usual threshold).
+---@field fromPauses? boolean # Choose the stable prefix's and the masked history's TTL from the session's own pauses (Anthropic): ``1h`` when, over its recent model calls, a 5-minute entry would have expired often enough to pay for the dearer 1-hour writes, else ``prefixTtl`` / ``historyTtl`` as set; the tail keeps ``tailTtl`` (``docs/guide/context-policy.md``).  On by default: a host that wants fixed TTLs sets it ``false``.
+---@field compactWhenCold? number # Advise compaction when the cache is cold anyway (the time since the session's last model call is past the stable prefix's TTL, so the next request writes it again) and the transcript is past this share of the available input (default 0.3; ``null``: only at the usual threshold).
 
 ---@class context_sidecar.Checkpoint
 ---@field checkpointId string # ``ckpt_`` + 26 characters, time-ordered.
@@ -1440,7 +1440,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "38a3303cc8c5fba2cd5f2b0193d5beb5",
+  SCHEMA_HASH = "023d2bbfd6d42a0119a611b2299caf3e",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
