@@ -230,16 +230,23 @@ class Appends:
         entries = await read_history(client, self.sid)
         check_history(entries, self.acked)
         history = store / "sessions" / self.sid / "history.jsonl"
-        records = jsonl_records(history)
+        # The final process only read the session: a reader never cuts a torn tail from a
+        # file it does not hold (its writer may be mid-line), so a line torn by the last kill
+        # is still on disk, past every acknowledged entry, until the session's next writer
+        # opens it (checked by the restarts above, each of which appended).
+        records = jsonl_records(history, torn_tail=True)
         assert [r["seq"] for r in records] == list(range(1, len(entries) + 1))
 
 
 # --- files on disk -----------------------------------------------------------------------
 
 
-def jsonl_records(path: Path) -> list[dict[str, Any]]:
-    """Every line of a JSONL file: each one complete (newline-terminated) and an object."""
+def jsonl_records(path: Path, *, torn_tail: bool = False) -> list[dict[str, Any]]:
+    """Every line of a JSONL file: each one complete (newline-terminated) and an object
+    (``torn_tail``: bytes after the last newline are allowed, and not read)."""
     data = path.read_bytes()
+    if torn_tail:
+        data = data[: data.rfind(b"\n") + 1]
     assert not data or data.endswith(b"\n"), f"{path}: torn last line {data[-80:]!r}"
     records = []
     for number, line in enumerate(data.splitlines(), start=1):
