@@ -402,7 +402,7 @@ class Selection:
             group, items = hidden_user_messages(
                 inp.view,
                 shown_from,
-                lambda s: s in dropped or s in pinned_seqs,
+                dropped | pinned_seqs,
                 kept_for_users,
                 self.count_message,
             )

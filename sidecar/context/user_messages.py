@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from sidecar.context.ledger import ledger_item
 from sidecar.context.transcript import Group, cached
-from sidecar.store.history import SHAPE_USER
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Collection
 
     from sidecar.context.transcript import MessageCounter
     from sidecar.store.history import HistoryView
@@ -50,18 +49,29 @@ def _texts(record: dict[str, Any]) -> list[dict[str, Any]]:
 def hidden_user_messages(
     view: HistoryView,
     before: int,
-    hidden: Callable[[int], bool],
+    hidden: Collection[int],
     budget: int,
     count: MessageCounter,
 ) -> tuple[Group | None, list[dict[str, Any]]]:
     """The user messages at seqs ``1..before-1`` not ``hidden`` (dropped, pinned), as one
     message within ``budget`` tokens (newest kept first), and its ledger items; ``(None,
-    [])`` when there are none."""
-    seqs = [s for s in range(1, before) if view.shape(s) == SHAPE_USER and not hidden(s)]
-    if not seqs or budget <= 0:
+    [])`` when there are none.
+
+    Costs a bisection and the hidden seqs on every assembly, not a scan of the history: the
+    user messages are indexed by the store, and the message is built (a pass over them) only
+    when the window start, the hidden seqs or the budget changed."""
+    users = view.user_seqs_before(before)
+    if not users or budget <= 0:
         return None, []
+    # what the message depends on besides the (immutable) entries before ``before``
+    gone = tuple(sorted(s for s in hidden if s <= users[-1]))
+    seqs: list[int] = []
 
     def build() -> tuple[Group | None, list[dict[str, Any]]]:
+        out = set(gone)
+        seqs.extend(s for s in users if s not in out)
+        if not seqs:
+            return None, []
         note = {"type": "text", "text": USER_MESSAGES_NOTE}
         kept: list[tuple[int, list[dict[str, Any]]]] = []
         used = count({"content": [note]})
@@ -122,6 +132,6 @@ def hidden_user_messages(
         )
         return group, ledger
 
-    key = ("userMessages", tuple(seqs), budget)
+    key = ("userMessages", users[-1], gone, budget)
     hit: tuple[Group | None, list[dict[str, Any]]] = cached(view, key, build)
     return hit[0], [dict(item) for item in hit[1]]

@@ -96,6 +96,8 @@ class HistoryIndex:
     """``message_cum[i]``: message entries among the first ``i``."""
     result_cum: list[int] = field(default_factory=lambda: [0])
     """``result_cum[i]``: tool-result entries (shape ``r``) among the first ``i``."""
+    user_seqs: list[int] = field(default_factory=list)
+    """The seqs of the user's own messages (shape ``u``), ascending."""
     _records: OrderedDict[int, dict[str, Any]] = field(default_factory=OrderedDict)
     _tokens: dict[str, _TokenIndex] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)  # views run in worker threads
@@ -108,6 +110,8 @@ class HistoryIndex:
             self.shapes.append(shape)
             self.message_cum.append(self.message_cum[-1] + (shape != SHAPE_OTHER))
             self.result_cum.append(self.result_cum[-1] + (shape == SHAPE_RESULTS))
+            if shape == SHAPE_USER:
+                self.user_seqs.append(first_seq + offset)
             if kind in CONTROL_KINDS:
                 self.control_seqs.append(first_seq + offset)
 
@@ -248,6 +252,12 @@ class HistoryView:
         """The seq of the ``number``-th tool-result entry (1-based; ``head + 1`` when the
         history has fewer)."""
         return bisect_left(self._index.result_cum, number, 0, self.head + 1)
+
+    def user_seqs_before(self, before: int) -> list[int]:
+        """The seqs of the user's own messages before ``before`` (and at most the head),
+        ascending: found by bisection, not by a scan of the history."""
+        users = self._index.user_seqs
+        return users[: bisect_left(users, min(before, self.head + 1))]
 
     def results_between(self, first: int, last: int) -> int:
         """Tool-result entries among seqs ``first..last`` inclusive."""
