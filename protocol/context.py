@@ -764,6 +764,10 @@ class CompactionAdvice(WireModel):
     """92% of the available input."""
     keep_from_seq: SeqNumber | None = None
     """A suggested ``keepFromSeq``: the start of the newest ~20k tokens, on a user turn."""
+    reason: Literal["threshold", "coldCache"] | None = None
+    """Why it is advised (``None`` when it is not): the transcript is past the threshold, or
+    the cache is cold anyway and the transcript past ``cache.compactWhenCold``'s share — a
+    compaction that costs no re-write, taken once, never a failure when it cannot do more."""
 
 
 class AssembledPrompt(WireModel):

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "023d2bbfd6d42a0119a611b2299caf3e" as const;
+export const SCHEMA_HASH = "2e833087370d97c41a9efced2bed3547" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -368,6 +368,12 @@ export interface CompactionAdvice {
   thresholdTokens: number;
   /** A suggested ``keepFromSeq``: the start of the newest ~20k tokens, on a user turn. */
   keepFromSeq?: number | null;
+  /**
+   * Why it is advised (``None`` when it is not): the transcript is past the threshold, or
+   * the cache is cold anyway and the transcript past ``cache.compactWhenCold``'s share — a
+   * compaction that costs no re-write, taken once, never a failure when it cannot do more.
+   */
+  reason?: "threshold" | "coldCache" | null;
 }
 
 export interface CompactionEntry {

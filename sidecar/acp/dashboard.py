@@ -86,10 +86,15 @@ def context_markdown(answer: dict[str, Any]) -> str:
         lines.append(f"- … and {len(left) - _MAX_ITEMS} more")
     advice = answer.get("compaction") or {}
     if advice.get("advised"):
+        why = (
+            " — the cache has gone cold, so a summary now costs no re-write"
+            if advice.get("reason") == "coldCache"
+            else ""
+        )
         lines += [
             "",
             f"**Compaction advised**: the transcript takes {_k(int(advice['transcriptTokens']))}"
-            f" of a {_k(int(advice['thresholdTokens']))} threshold (`/compact`)",
+            f" of a {_k(int(advice['thresholdTokens']))} threshold{why} (`/compact`)",
         ]
     return "\n".join(lines) + "\n"
 

@@ -427,10 +427,12 @@ class Selection:
             and cold_share is not None
             and transcript_tokens > int(available * cold_share)
         )
+        reason = "threshold" if transcript_tokens > threshold else "coldCache" if cold else None
         advice: dict[str, Any] = {
-            "advised": transcript_tokens > threshold or cold,
+            "advised": reason is not None,
             "transcriptTokens": transcript_tokens,
             "thresholdTokens": threshold,
+            "reason": reason,
         }
         if window.keep_from is not None:
             advice["keepFromSeq"] = window.keep_from

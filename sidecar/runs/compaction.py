@@ -69,6 +69,11 @@ class Compaction:
         advice = result["compaction"]
         calls = 0
         while advice["advised"]:
+            # compacting because the cache is cold anyway is a saving taken once, not a need:
+            # when it cannot archive more, or has been done, the run goes on, no failure
+            cold = advice.get("reason") == "coldCache"
+            if cold and (calls or not self._archives_more(advice)):
+                break
             if not self._archives_more(advice):
                 self._give_up(
                     advice, "nothing older than the recent part kept verbatim is left to summarize"
@@ -92,6 +97,8 @@ class Compaction:
             before = advice
             result, snapshot_id = await assemble()
             advice = result["compaction"]
+            if advice.get("reason") == "coldCache":
+                break
             if advice["advised"] and advice["transcriptTokens"] >= before["transcriptTokens"]:
                 self._give_up(advice, "the summary made no room")
                 break

@@ -3,6 +3,7 @@ mid-round, and the retry flags of every failure the loop builds."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -270,3 +271,59 @@ async def test_a_host_assembly_that_times_out_fails_the_sub_agent_only(
     done = _of(events, "agent.completed")
     assert done[0]["failed"] is True and "assembly/request" in done[0]["answer"]
     assert [d["text"] for d in _of(events, "model.delta")] == ["went on without it"]
+
+
+async def test_a_cold_cache_compaction_is_taken_once_and_never_a_failure(
+    sidecars: SidecarFactory,
+) -> None:
+    """``cache.compactWhenCold``: the session's last model call is 20 minutes old (a 5-minute
+    cache has expired, the next request writes the prompt again anyway) and the transcript is
+    past the share though far under the threshold: the run compacts once, before its first
+    round, and goes on; when the summary leaves it past the share (the cache is still cold),
+    no second summary is paid for and no ``compaction.failed`` is said."""
+    client = await sidecars.start()
+    host = Host(client)
+    sid = await _session(client)
+    old = time.time() - 20 * 60
+    entries = []
+    for i in range(40):  # ~32k tokens: past the ~20k a compaction keeps verbatim
+        entries.append(_user(f"question {i}: {WORDS * 80}"))
+        answer = {
+            "kind": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": f"answer {i}: {WORDS * 80}"}],
+            "meta": {"transcript": {"at": old + i}},
+        }
+        entries.append(answer)
+    await client.request("session/append", {"sessionId": sid, "entries": entries})
+    limits = {"window": 200_000, "maxOutput": 256}
+    profile = {"assembly": {**limits, "cache": {"compactWhenCold": 0.1}}}
+    run = await client.request(
+        "run/start",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "next"}],
+            "profile": profile,
+            "script": {"rounds": [{"text": "Goal: keep going."}, {"text": "answer"}]},
+        },
+    )
+    events = await host.until_done(run["runId"])
+    assert events[-1]["payload"] == {"status": "completed"}
+    assembled = _of(events, "context.assembled")
+    first = assembled[0]["compaction"]
+    assert first["advised"] and first["reason"] == "coldCache"
+    assert first["transcriptTokens"] < first["thresholdTokens"]
+    assert len(_of(events, "compaction.started")) == 1  # one summary, not one per attempt
+    assert len(_of(events, "compaction.completed")) == 1
+    assert _of(events, "compaction.failed") == []  # a saving not taken again is no failure
+    assert [d["text"] for d in _of(events, "model.delta")] == ["answer"]
+    # switched off: the same session is assembled without advice
+    answer = await client.request(
+        "context/assemble",
+        {
+            "sessionId": sid,
+            "userTurn": [{"type": "text", "text": "next"}],
+            "profile": {**limits, "cache": {"compactWhenCold": None}},
+        },
+    )
+    assert answer["compaction"]["advised"] is False and answer["compaction"]["reason"] is None

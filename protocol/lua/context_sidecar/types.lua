@@ -194,6 +194,7 @@
 ---@field transcriptTokens integer # Tokens of the whole candidate transcript (after the latest compaction).
 ---@field thresholdTokens integer # 92% of the available input.
 ---@field keepFromSeq? integer # A suggested ``keepFromSeq``: the start of the newest ~20k tokens, on a user turn.
+---@field reason? "threshold"|"coldCache" # Why it is advised (``None`` when it is not): the transcript is past the threshold, or the cache is cold anyway and the transcript past ``cache.compactWhenCold``'s share — a compaction that costs no re-write, taken once, never a failure when it cannot do more.
 
 ---@class context_sidecar.CompactionEntry
 ---@field meta? table<string, any> # Host data kept with the entry and returned verbatim; never shown to the model.
@@ -1440,7 +1441,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "023d2bbfd6d42a0119a611b2299caf3e",
+  SCHEMA_HASH = "2e833087370d97c41a9efced2bed3547",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
