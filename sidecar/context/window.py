@@ -255,12 +255,17 @@ def _floored(
 ) -> int | None:
     """The chronological index the window starts at when ``floor`` (the session's last
     window start) is later than ``start``: its first user turn at or after the floor;
-    ``None`` when the floor does not bind (no floor, the start is past it, or no user turn
-    after it is shown: the history was rewound under it, and a window starting on nothing
-    would hide every turn)."""
+    ``len(chrono)`` when the floor is past every entry shown (the window last started at the
+    turn now in progress); ``None`` when the floor does not bind (no floor, the start is past
+    it, or no user turn after it is shown while entries after it are)."""
     if floor is None or start >= len(chrono) or chrono[start][0].first_seq >= floor:
         return None
-    return next((i for i in user_starts if chrono[i][0].first_seq >= floor), None)
+    held = next((i for i in user_starts if chrono[i][0].first_seq >= floor), None)
+    if held is None and chrono[-1][0].last_seq < floor:
+        # the window last started at a turn after everything shown (the turn in progress,
+        # appended since): it holds there — only the user's messages before it are shown
+        return len(chrono)
+    return held
 
 
 def _state(axes: list[_Cap], start_seq: int | None, tokens: int, messages: int) -> dict[str, Any]:

@@ -7,7 +7,8 @@ and the next turns move it forward again — every move re-writes the whole cach
 So the start the session last showed is kept, and an assembly never starts before it.
 
 The fact is kept in the store beside the session's history — ``sessions/<id>/window.json``,
-``{"byModel": {model: {"startSeq", "startId"}}}`` — so it survives a restart, and every path
+``{"byModel": {model: {"startSeq", "startId"}}}`` (``afterId``, the entry before, for a window
+that started at the new turn) — so it survives a restart, and every path
 that assembles for the session reads and writes the same one: ``context/assemble``
 (:meth:`~sidecar.context.service.ContextService.assemble_live`) and a run's rounds
 (:mod:`sidecar.runs.model_round`), in any process sharing the store.  It is written only when
@@ -63,10 +64,17 @@ def _read(path: Path) -> dict[str, Any]:
 def _valid(view: HistoryView, mark: Any) -> int | None:
     if not isinstance(mark, dict):
         return None
-    seq, ident = mark.get("startSeq"), mark.get("startId")
-    if not isinstance(seq, int) or not 1 <= seq <= view.head:
+    seq = mark.get("startSeq")
+    if not isinstance(seq, int):
         return None
-    return seq if view.record(seq).get("id") == ident else None
+    if "afterId" in mark:  # a window that started at the new turn: named by the entry before
+        before = seq - 1
+        if not 1 <= before <= view.head:
+            return None
+        return seq if view.record(before).get("id") == mark["afterId"] else None
+    if not 1 <= seq <= view.head:
+        return None
+    return seq if view.record(seq).get("id") == mark.get("startId") else None
 
 
 def read_floor(
@@ -89,8 +97,10 @@ def record_start(
 ) -> None:
     """Keep ``start_seq`` (an assembly's ``dashboard.historyWindow.startSeq``) as the
     session's floor for ``model`` when it is later than the one kept (blocking: an atomic
-    write, once per move of the window)."""
-    if start_seq is None or not 1 <= start_seq <= view.head:
+    write, once per move of the window).  A window that starts at the new turn (``head +
+    1``: not in the history yet) is kept too, named by the entry before it — else the next
+    request, the turn appended, would start where the window last started before."""
+    if start_seq is None or not 1 <= start_seq <= view.head + 1 or start_seq == 1:
         return
     path = _path(sessions, session_id)
     if path is None:
@@ -99,7 +109,11 @@ def record_start(
     kept = _valid(view, by_model.get(model))
     if kept is not None and kept >= start_seq:
         return
-    by_model[model] = {"startSeq": start_seq, "startId": view.record(start_seq)["id"]}
+    by_model[model] = (
+        {"startSeq": start_seq, "afterId": view.record(start_seq - 1)["id"]}
+        if start_seq > view.head
+        else {"startSeq": start_seq, "startId": view.record(start_seq)["id"]}
+    )
     try:
         write_file_atomic(path, dumps_bytes({"byModel": by_model}))
     except OSError as exc:  # the session went away under us: nothing to hold

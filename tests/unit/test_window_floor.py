@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from sidecar.context.service import ContextService
-from sidecar.context.window_floor import FILE, read_floor
+from sidecar.context.window_floor import FILE, read_floor, record_start
 from sidecar.store import Store
 from tests.unit.pi_session_kit import PI_BEFORE_COMPACTION, read_pi_turns, requests_of
 from tests.unit.selection_kit import (
@@ -126,3 +126,63 @@ def test_a_floor_whose_entry_is_gone_is_ignored() -> None:
             assert read_floor(store.sessions, sid, "m", view) is None
         finally:
             store.close()
+
+
+def test_a_window_that_starts_at_the_new_turn_is_the_floor_once_the_turn_is_appended() -> None:
+    """A window can start at the new turn itself (``head + 1``: not in the history yet) — a
+    held-out Claude Code session did, and the next request, its turn appended, started back
+    where the window had started before (39,874 tokens re-written).  Such a start is kept,
+    named by the entry before it, and binds once the turn is in the history; a history
+    rewritten under it voids it.  Mutation tried: ``record_start`` refusing ``head + 1`` (as
+    it did): red."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            sid = new_session(store)
+            append_entries(store, sid, coding_turn(0, [50]) + coding_turn(1, [50]))
+            view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
+            head = view.head
+            record_start(store.sessions, sid, "m", view, head + 1)
+            assert read_floor(store.sessions, sid, "m", view) == head + 1
+            view.close()
+            append_entries(store, sid, coding_turn(2, [50]))  # the new turn, appended
+            view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
+            assert read_floor(store.sessions, sid, "m", view) == head + 1
+            record_start(store.sessions, sid, "m", view, 3)  # an earlier start: not kept
+            assert read_floor(store.sessions, sid, "m", view) == head + 1
+            view.close()
+            path = store.sessions.session_dir(sid) / FILE
+            mark = json.loads(path.read_text())["byModel"]["m"]
+            path.write_text(json.dumps({"byModel": {"m": {**mark, "afterId": "gone"}}}))
+            view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
+            assert read_floor(store.sessions, sid, "m", view) is None
+            view.close()
+        finally:
+            store.close()
+
+
+def test_a_floor_past_every_entry_shown_holds_the_window_at_the_turn_in_progress() -> None:
+    """The other half of the case above: on the request after the one that started at the
+    new turn (the turn now appended, its results coming in), nothing shown starts at or after
+    the floor — every shown entry is older — so the window holds after all of them instead of
+    falling back to where the history alone would start it (a held-out Claude Code session
+    went back 124 entries, re-writing 63k tokens).  Mutation tried: the old ``None`` (the
+    floor not binding) — red."""
+    from types import SimpleNamespace
+
+    from sidecar.context.window import _floored
+
+    def shown(first: int, last: int) -> tuple[Any, tuple[()]]:
+        return (SimpleNamespace(first_seq=first, last_seq=last), ())
+
+    chrono: list[Any] = [
+        shown(1, 4),
+        shown(5, 9),
+        shown(10, 14),
+    ]  # three turns, user messages at 1, 5, 10
+    user_starts = [0, 1, 2]
+    assert _floored(chrono, user_starts, 0, None) is None
+    assert _floored(chrono, user_starts, 0, 5) == 1  # a floor on a shown turn: held there
+    assert _floored(chrono, user_starts, 2, 5) is None  # the start is past it already
+    assert _floored(chrono, user_starts, 0, 15) == len(chrono)  # past everything shown
+    assert _floored(chrono, user_starts, 0, 12) is None  # inside a shown turn: does not bind
