@@ -36,6 +36,10 @@ _lock = threading.Lock()
 _tokenizer: Tokenizer | None = None
 
 
+#: What a result of a call made before the log began is shown with (a continued session).
+CONTINUED_RESULT_NOTE = "[the result of a tool call made before this log began]"
+
+
 def count_tokens(text: str) -> int:
     """cl100k tokens of ``text`` (the encoding every format is counted in)."""
     global _tokenizer
@@ -154,7 +158,21 @@ class Thread:
         into: int | None = None,
     ) -> int:
         """A tool result, as a ``user`` message of its own (or added to message ``into``).
-        A result whose call is not before it is an error naming the line."""
+        A result whose call is not before it is an error naming the line — unless no call
+        at all is before it: a log that continues an earlier one (Claude Code starts a
+        continued session's file with the results of calls made in the previous file), read
+        as a note with the result's content, and a warning naming the line."""
+        if not self.calls and isinstance(call_id, str) and call_id:
+            self.warnings.append(
+                f"line {line}: the result of call {call_id!r}, made before this log began "
+                "(a continued session), read as a note"
+            )
+            note = TextPart(type="text", text=CONTINUED_RESULT_NOTE)
+            parts: list[ContentPart] = [note, *content]
+            if into is not None:
+                self.extend(into, parts)
+                return into
+            return self.add("user", parts, at)
         if not isinstance(call_id, str) or call_id not in self.calls:
             raise TranscriptError(
                 self.path, line, f"tool result for call {call_id!r} without its call"

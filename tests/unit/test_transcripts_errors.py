@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from protocol.entries import TextPart
 from sidecar.transcripts.read import TranscriptError, read_transcript
+from sidecar.transcripts.thread import CONTINUED_RESULT_NOTE
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "transcripts" / "real"
 PI = REAL / "pi-mono" / "large-session.jsonl"
@@ -76,18 +78,37 @@ def test_a_tool_result_without_its_call_names_its_line(tmp_path: Path) -> None:
     )
 
 
-def test_a_claude_code_result_without_its_call_names_its_line(tmp_path: Path) -> None:
-    rows = first_lines(CLAUDE, 3)
-    line = json.loads(rows[2])
+def _orphan_result(row: str) -> str:
+    line = json.loads(row)
     line["type"] = "user"
     line["message"] = {
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "?"}],
     }
-    rows[2] = json.dumps(line)
+    return json.dumps(line)
+
+
+def test_a_claude_code_result_without_its_call_names_its_line(tmp_path: Path) -> None:
+    rows = first_lines(CLAUDE, 6)  # line 4 is the log's first tool call, 5 its result
+    rows[5] = _orphan_result(rows[5])
     path = tmp_path / "cc.jsonl"
     path.write_text("\n".join(rows) + "\n")
-    assert error_of(path).line == 3
+    assert error_of(path).line == 6
+
+
+def test_a_continued_claude_code_log_reads_its_first_results_as_notes(tmp_path: Path) -> None:
+    """A log that continues an earlier session opens with the results of calls made in the
+    previous file (a real Claude Code log does): before any call of its own, such a result is
+    read as a note with its content, and a warning names the line; after a call, the same
+    line is an error (above).  Mutation tried: the continued case removed — red."""
+    rows = first_lines(CLAUDE, 12)
+    rows[2] = _orphan_result(rows[2])  # before the log's first tool call (line 4)
+    path = tmp_path / "continued.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    transcript = read_transcript(path)
+    assert any("line 3" in w and "continued session" in w for w in transcript.warnings)
+    texts = [p.text for m in transcript.messages for p in m.content if isinstance(p, TextPart)]
+    assert CONTINUED_RESULT_NOTE in texts and "?" in texts
 
 
 @pytest.mark.parametrize(
