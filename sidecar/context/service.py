@@ -30,10 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from protocol._base import dump_wire
 from protocol.inputs import Clock, InputFreezeParams
-from sidecar.context.assemble import assemble_with_json
 from sidecar.context.build import build_inputs, seed_of
 from sidecar.context.cache_accounting import predict_for, request_shape
-from sidecar.context.cache_pauses import apply_pauses, parse_time
+from sidecar.context.cache_pauses import parse_time
 from sidecar.context.calibration import Calibration
 from sidecar.context.capture import capture_input, now_clock, workspace_paths
 from sidecar.context.instructions import (
@@ -43,7 +42,7 @@ from sidecar.context.instructions import (
 )
 from sidecar.context.sent import PROVIDER_TARGET, count_marked_prefixes, sent_shape
 from sidecar.context.session_memory import SessionMemories, SessionMemory
-from sidecar.context.window_floor import read_floor, record_start
+from sidecar.context.window_floor import assemble_held
 from sidecar.errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -277,14 +276,10 @@ class ContextService:
             counted_model, counted = memory.counted
             self.calibration.record(counted_model, params.previous_usage.prompt_tokens, counted)
         inputs.calibration = self.calibration.factor(model)
-        inputs.window_floor = read_floor(sessions, params.session_id, model, inputs.view)
         at = parse_time(params.at) if params.at is not None else time.time()
-        apply_pauses(inputs, at)
-        result, messages_json, shape = assemble_with_json(inputs)
+        result, messages_json, shape = assemble_held(inputs, sessions, params.session_id, at)
         self.remember_request(params.session_id, shape)
         memory.counted = (model, int(result["dashboard"]["used"]))
-        start = result["dashboard"]["historyWindow"].get("startSeq")
-        record_start(sessions, params.session_id, model, inputs.view, start)
         provider = built.inputs.profile.provider
         target = PROVIDER_TARGET.get(provider)
         lower_to = params.lower_to

@@ -25,6 +25,8 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from sidecar.context.assemble import assemble_with_json
+from sidecar.context.cache_pauses import apply_pauses
 from sidecar.errors import NotFoundError
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.jsonl import write_file_atomic
@@ -32,10 +34,12 @@ from sidecar.store.jsonl import write_file_atomic
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from sidecar.context.assemble import Assembled
+    from sidecar.context.assembly_inputs import AssemblyInputs
     from sidecar.store.history import HistoryView
     from sidecar.store.sessions import SessionStore
 
-__all__ = ["FILE", "read_floor", "record_start"]
+__all__ = ["FILE", "assemble_held", "read_floor", "record_start"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,13 +98,18 @@ def record_start(
     model: str,
     view: HistoryView,
     start_seq: int | None,
+    known: int | None = None,
 ) -> None:
     """Keep ``start_seq`` (an assembly's ``dashboard.historyWindow.startSeq``) as the
     session's floor for ``model`` when it is later than the one kept (blocking: an atomic
     write, once per move of the window).  A window that starts at the new turn (``head +
     1``: not in the history yet) is kept too, named by the entry before it — else the next
-    request, the turn appended, would start where the window last started before."""
+    request, the turn appended, would start where the window last started before.
+    ``known``: the floor the assembly was held at (:func:`read_floor`), so a window that did
+    not move costs no second read of the file."""
     if start_seq is None or not 1 <= start_seq <= view.head + 1 or start_seq == 1:
+        return
+    if known is not None and known >= start_seq:  # held where it was: nothing to read again
         return
     path = _path(sessions, session_id)
     if path is None:
@@ -118,3 +127,25 @@ def record_start(
         write_file_atomic(path, dumps_bytes({"byModel": by_model}))
     except OSError as exc:  # the session went away under us: nothing to hold
         logger.warning("window floor of %s not kept: %s", session_id, exc)
+
+
+def assemble_held(
+    inputs: AssemblyInputs,
+    sessions: SessionStore,
+    session_id: str | None,
+    at: float | None,
+) -> Assembled:
+    """Assemble ``inputs`` for a request sent at ``at`` (epoch seconds: the pauses before it
+    decide the cache's lifetime and coldness, :func:`.cache_pauses.apply_pauses`), its
+    window held at ``session_id``'s floor and the floor moved with it: the one sequence
+    ``context/assemble`` and a run's rounds share.  ``session_id`` ``None``: a window of
+    its own (a sub-agent's), not the session's."""
+    model, view = inputs.profile.model, inputs.view
+    if session_id is not None:
+        inputs.window_floor = read_floor(sessions, session_id, model, view)
+    apply_pauses(inputs, at)
+    assembled = assemble_with_json(inputs)
+    if session_id is not None:
+        start = assembled[0]["dashboard"]["historyWindow"].get("startSeq")
+        record_start(sessions, session_id, model, view, start, inputs.window_floor)
+    return assembled

@@ -25,12 +25,10 @@ import anyio.lowlevel
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from sidecar.aio import in_cpu_lane, in_thread
-from sidecar.context.assemble import assemble_with_json
 from sidecar.context.cache_accounting import RequestShape, request_shape
-from sidecar.context.cache_pauses import apply_pauses
 from sidecar.context.keep_everything_live import compare_call
 from sidecar.context.service import lower_result
-from sidecar.context.window_floor import read_floor, record_start
+from sidecar.context.window_floor import assemble_held
 from sidecar.inputs.snapshots import EncodedSnapshot, encode_snapshot
 from sidecar.runs.compaction import Compaction
 from sidecar.runs.failures import RunStopped
@@ -95,17 +93,10 @@ class ModelRound:
         inputs = built.inputs
         inputs.previous = self._previous_request()
         inputs.calibration = loop.context.calibration.factor(eff.profile.model)
-        if loop.agent is None:  # a sub-agent's window is not the session's
-            inputs.window_floor = read_floor(
-                loop.store.sessions, loop.session_id, eff.profile.model, inputs.view
-            )
-        apply_pauses(inputs, time.time())  # the round is sent now
-        result, messages_json, shape = assemble_with_json(inputs)  # messages spliced
-        if loop.agent is None:
-            start = result["dashboard"]["historyWindow"].get("startSeq")
-            record_start(
-                loop.store.sessions, loop.session_id, eff.profile.model, inputs.view, start
-            )
+        held = loop.session_id if loop.agent is None else None  # a sub-agent's is its own
+        result, messages_json, shape = assemble_held(  # the round is sent now
+            inputs, loop.store.sessions, held, time.time()
+        )
         self._assembled_shape = (result, shape)
         snapshot = {
             **{k: v for k, v in result.items() if k != "cache"},
