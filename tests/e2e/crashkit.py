@@ -241,6 +241,21 @@ class Appends:
 # --- files on disk -----------------------------------------------------------------------
 
 
+def checkpoint_journal(store: Path, sid: str) -> list[dict[str, Any]]:
+    """The session's checkpoint journal, line by line (none when it is absent); a line a kill
+    tore is left out: the journal's reader skips it the same way."""
+    path = store / "sessions" / sid / "checkpoints.jsonl"
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_bytes().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
 def jsonl_records(path: Path, *, torn_tail: bool = False) -> list[dict[str, Any]]:
     """Every line of a JSONL file: each one complete (newline-terminated) and an object
     (``torn_tail``: bytes after the last newline are allowed, and not read)."""

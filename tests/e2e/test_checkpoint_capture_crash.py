@@ -12,7 +12,6 @@ reads whole, and restores from it.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SidecarFactory
+from tests.e2e.crashkit import checkpoint_journal
 from tests.e2e.test_runs import Host
 
 pytestmark = [
@@ -38,19 +38,6 @@ def _objects(store: Path) -> int:
         if root.exists()
         else 0
     )
-
-
-def _journal(store: Path, sid: str) -> list[dict[str, Any]]:
-    path = store / "sessions" / sid / "checkpoints.jsonl"
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_bytes().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
 
 
 def _git(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -114,7 +101,7 @@ async def test_kill_9_during_a_capture(sidecars: SidecarFactory, tmp_path: Path)
 
     fsck = _git(sidecars.store, "fsck", "--full", "--no-dangling")
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
-    for record in _journal(sidecars.store, sid):
+    for record in checkpoint_journal(sidecars.store, sid):
         for root_state in record.get("roots") or []:
             tree = str(root_state["tree"])
             assert _git(sidecars.store, "cat-file", "-e", tree).returncode == 0, record
@@ -140,7 +127,7 @@ async def test_kill_9_during_a_capture(sidecars: SidecarFactory, tmp_path: Path)
     )
     assert restored["status"] == "restored", restored
     assert (root / "d0" / "f0.txt").read_text() == "file 0\n\n"
-    for record in _journal(sidecars.store, sid):
+    for record in checkpoint_journal(sidecars.store, sid):
         for root_state in record.get("roots") or []:
             listing = _git(sidecars.store, "ls-tree", "-r", str(root_state["tree"]))
             assert listing.returncode == 0, listing.stderr

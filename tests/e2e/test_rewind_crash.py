@@ -9,30 +9,18 @@ lands between two files, and killed once the journal shows two of them done.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sidecar.checkpoints.restore import STALL_ENV
 from tests.conftest import SidecarFactory
+from tests.e2e.crashkit import checkpoint_journal
 from tests.e2e.test_runs import Host
 
 pytestmark = pytest.mark.anyio
 
 FILES = [f"f{i}.txt" for i in range(6)]
-
-
-def _journal(store: Path, sid: str) -> list[dict[str, Any]]:
-    path = store / "sessions" / sid / "checkpoints.jsonl"
-    out = []
-    for line in path.read_bytes().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
 
 
 async def test_kill_9_during_a_restore(sidecars: SidecarFactory, tmp_path: Path) -> None:
@@ -77,7 +65,7 @@ async def test_kill_9_during_a_restore(sidecars: SidecarFactory, tmp_path: Path)
     )
 
     async def two_done() -> None:
-        while sum(r["type"] == "restored" for r in _journal(sidecars.store, sid)) < 2:
+        while sum(r["type"] == "restored" for r in checkpoint_journal(sidecars.store, sid)) < 2:
             await asyncio.sleep(0.01)
 
     await asyncio.wait_for(two_done(), 30)
@@ -86,7 +74,7 @@ async def test_kill_9_during_a_restore(sidecars: SidecarFactory, tmp_path: Path)
         await asyncio.wait_for(request, 10)
     await client.wait()
 
-    journal = _journal(sidecars.store, sid)
+    journal = checkpoint_journal(sidecars.store, sid)
     (begun,) = [r for r in journal if r["type"] == "restore"]
     assert {s["path"] for s in begun["plan"]} == set(FILES)
     done = {r["path"] for r in journal if r["type"] == "restored"}
@@ -118,6 +106,6 @@ async def test_kill_9_during_a_restore(sidecars: SidecarFactory, tmp_path: Path)
     assert {r["path"] for r in finished["restored"]} == set(FILES) - done - set(in_flight)
     for name in FILES:
         assert (root / name).read_text() == f"{name} before the turn\n"
-    ends = [r for r in _journal(sidecars.store, sid) if r["type"] == "restoreEnd"]
+    ends = [r for r in checkpoint_journal(sidecars.store, sid) if r["type"] == "restoreEnd"]
     assert ends[0]["restoreId"] == begun["restoreId"] and ends[0]["interrupted"] is True
     assert "interrupted" not in ends[1]
