@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from protocol._base import dump_wire
 from protocol.errors import ErrorCode
 from sidecar.context.service import lower_result
+from sidecar.runs.compaction_steps import COMPACTION_ATTEMPTS, CompactionSteps, archived_through
 from sidecar.runs.failures import RunStopped, run_failure
 from sidecar.runs.provider_choice import body_target
 from sidecar.runs.providers.base import ProviderError, TextDelta
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPACTION_ATTEMPTS", "SUMMARY_PROMPT", "Compaction", "checkpoint_summary"]
 
-#: Compaction attempts before the run gives up (behest's circuit breaker).
-COMPACTION_ATTEMPTS = 3
 SUMMARY_PROMPT = (
     "Write a checkpoint summary of the conversation so far, to stand in for its older part. "
     "Use these headings: Goal; Constraints & Preferences; Progress; Key Decisions; "
@@ -66,51 +65,34 @@ class Compaction:
         it evicts by budget); later rounds of the run do not try again.  A summary call that
         fails is retried; the last attempt failing ends the run (``agent.compaction_failed``).
         """
-        advice = result["compaction"]
-        calls = 0
-        while advice["advised"]:
-            # compacting because the cache is cold anyway is a saving taken once, not a need:
-            # when it cannot archive more, or has been done, the run goes on, no failure
-            cold = advice.get("reason") == "coldCache"
-            if cold and (calls or not self._archives_more(advice)):
+        steps = CompactionSteps()
+        while True:
+            advice = result["compaction"]
+            step = steps.next(advice, self._archives_more(advice))
+            if step.action == "give up":
+                self._give_up(advice, step.why)
+            if step.action != "compact":
                 break
-            if not self._archives_more(advice):
-                self._give_up(
-                    advice, "nothing older than the recent part kept verbatim is left to summarize"
-                )
-                break
-            if calls == COMPACTION_ATTEMPTS:
-                self._give_up(advice, f"{calls} summaries did not make room")
-                break
-            calls += 1
             try:
                 await self._compact(result)
             except RunStopped as exc:
-                self.loop.emit("compaction.failed", {"attempt": calls, **exc.failure})
-                if calls == COMPACTION_ATTEMPTS:
+                self.loop.emit("compaction.failed", {"attempt": steps.calls, **exc.failure})
+                if steps.calls == COMPACTION_ATTEMPTS:
                     raise RunStopped(
                         ErrorCode.COMPACTION_FAILED,
-                        f"compaction failed {calls} times: {exc.failure['message']}",
+                        f"compaction failed {steps.calls} times: {exc.failure['message']}",
                         retryable=exc.failure["retryable"],
                     ) from exc
+                steps.failed()
                 continue
-            before = advice
             result, snapshot_id = await assemble()
-            advice = result["compaction"]
-            if advice.get("reason") == "coldCache":
-                break
-            if advice["advised"] and advice["transcriptTokens"] >= before["transcriptTokens"]:
-                self._give_up(advice, "the summary made no room")
-                break
         return result, snapshot_id
 
     def _archives_more(self, advice: dict[str, Any]) -> bool:
         """Whether compacting as advised would archive history not archived already."""
         done = self.loop.s.compacted
-        already = _archived_through(done.get("keepFromSeq"), done["throughSeq"]) if done else 0
-        return (
-            _archived_through(advice.get("keepFromSeq"), self.loop.s.frozen.through_seq) > already
-        )
+        already = archived_through(done.get("keepFromSeq"), done["throughSeq"]) if done else 0
+        return archived_through(advice.get("keepFromSeq"), self.loop.s.frozen.through_seq) > already
 
     def _give_up(self, advice: dict[str, Any], why: str) -> None:
         self.given_up = True
@@ -204,9 +186,3 @@ async def checkpoint_summary(
     if not summary:
         raise RunStopped(ErrorCode.COMPACTION_FAILED, "the model returned an empty summary")
     return summary
-
-
-def _archived_through(keep: int | None, through: int) -> int:
-    """The newest seq a compaction through ``through`` keeping ``keep`` onwards verbatim
-    stands for (0: none)."""
-    return keep - 1 if keep is not None and keep <= through else through

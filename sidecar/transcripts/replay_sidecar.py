@@ -9,13 +9,16 @@ context service, in process), lowered to ``anthropic-messages`` (``openai-chat``
 model, priced by OpenAI's automatic prefix cache), the same path as the
 ``cache`` bench suite's.
 
-**Compaction, as a run does it** (:mod:`sidecar.runs.compaction`): when the assembly advises it
+**Compaction, as a run does it**: the run's own decisions
+(:class:`~sidecar.runs.compaction_steps.CompactionSteps`, which :mod:`sidecar.runs.compaction`
+follows too): when the assembly advises it
 and compacting would archive history no summary stands for yet, the summary call is made (the
 assembled prompt plus the run's summary prompt, priced like any request, its output at the
 output rate), a compaction entry of :attr:`SidecarSetup.summary_tokens` tokens of filler is
 stored through the history's head, keeping the advised tail verbatim, and the request is
 assembled again; at most three summaries a request, none once one made no room (until the
-next user turn: a new run), and never a second summary of history one already stands for.
+next user turn: a new run), never a second summary of history one already stands for, and
+a compaction because the cache is cold taken once, never a reason to give up.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from protocol.entries import CompactionInput, MessageInput
 from sidecar.context.sent import PROVIDER_TARGET
 from sidecar.context.service import ContextService, lower_result
 from sidecar.context.tokens import Tokenizers
-from sidecar.runs.compaction import COMPACTION_ATTEMPTS, SUMMARY_PROMPT
+from sidecar.runs.compaction import SUMMARY_PROMPT
+from sidecar.runs.compaction_steps import CompactionSteps, archived_through
 from sidecar.transcripts.pricing import bill_cost, rates_for
 from sidecar.transcripts.replay_views import (
     PolicyRun,
@@ -193,16 +197,16 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
             params = _params(sid, messages[turn_at], setup.profile, setup.tools, at)
             settled = _turn(messages[turn_at + 1 : request.context_end])
             result = service.assemble(params, settled)
-            calls = 0
-            while setup.follow_advice and not given_up and result["compaction"]["advised"]:
+            steps = CompactionSteps()  # the run's decisions, at the same requests
+            while setup.follow_advice and not given_up:
                 advice = result["compaction"]
                 keep = advice.get("keepFromSeq")
                 keep = keep if keep is not None and keep <= head else None
-                through = keep - 1 if keep is not None else head
-                if through <= archived or calls == COMPACTION_ATTEMPTS:
-                    given_up = calls > 0 or through <= archived
+                through = archived_through(keep, head)
+                step = steps.next(advice, through > archived)
+                if step.action != "compact":
+                    given_up = step.action == "give up"
                     break
-                calls += 1
                 summary_body = _summary_body(result, store, sid, target)
                 bill = cache.price(summary_body, at)
                 run.summary_bill.add(bill)
@@ -219,9 +223,6 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
                 _, head = await store.sessions.append(sid, [entry])
                 archived = through
                 result = service.assemble(params, settled)
-                after = result["compaction"]
-                if after["advised"] and after["transcriptTokens"] >= advice["transcriptTokens"]:
-                    given_up = True
             body = result["body"]
             bill = cache.price(body, at)
             prompt, view, turns, results = measure(body, prepared.turn_keys, provider)
@@ -243,7 +244,7 @@ def replay_sidecar(prepared: Prepared, setup: SidecarSetup, store: Store, name: 
                 {
                     "request": request.index,
                     "advised": bool(result["compaction"]["advised"]),
-                    "summaries": calls,
+                    "summaries": steps.calls,
                     "startSeq": (dashboard.get("historyWindow") or {}).get("startSeq"),
                     "maskedResults": masking.get("maskedResults", 0),
                     "used": dashboard.get("used"),
