@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ import pytest
 from sidecar.context.service import ContextService
 from sidecar.context.window_floor import FILE, read_floor, record_start
 from sidecar.store import Store
+from sidecar.store.history import HistoryView
 from tests.unit.pi_session_kit import PI_BEFORE_COMPACTION, read_pi_turns, requests_of
 from tests.unit.selection_kit import (
     TOKENIZERS,
@@ -35,6 +38,23 @@ from tests.unit.selection_kit import (
     new_session,
     text,
 )
+
+
+@contextmanager
+def _two_turns() -> Iterator[tuple[Store, str]]:
+    """A store on a temporary disk with a session of two coding turns."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            sid = new_session(store)
+            append_entries(store, sid, coding_turn(0, [50]) + coding_turn(1, [50]))
+            yield store, sid
+        finally:
+            store.close()
+
+
+def _view(store: Store, sid: str) -> HistoryView:
+    return store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
 
 
 def _start(prompt: dict[str, Any]) -> int:
@@ -109,23 +129,17 @@ def test_the_window_start_never_moves_back_across_a_restart() -> None:
 
 
 def test_a_floor_whose_entry_is_gone_is_ignored() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp))
-        try:
-            sid = new_session(store)
-            append_entries(store, sid, coding_turn(0, [50]) + coding_turn(1, [50]))
-            view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
-            path = store.sessions.session_dir(sid) / FILE
-            path.write_text(json.dumps({"byModel": {"m": {"startSeq": 5, "startId": "nope"}}}))
-            assert read_floor(store.sessions, sid, "m", view) is None
-            right = view.record(5)["id"]
-            path.write_text(json.dumps({"byModel": {"m": {"startSeq": 5, "startId": right}}}))
-            assert read_floor(store.sessions, sid, "m", view) == 5
-            assert read_floor(store.sessions, sid, "other-model", view) is None
-            path.write_text("{not json")
-            assert read_floor(store.sessions, sid, "m", view) is None
-        finally:
-            store.close()
+    with _two_turns() as (store, sid):
+        view = _view(store, sid)
+        path = store.sessions.session_dir(sid) / FILE
+        path.write_text(json.dumps({"byModel": {"m": {"startSeq": 5, "startId": "nope"}}}))
+        assert read_floor(store.sessions, sid, "m", view) is None
+        right = view.record(5)["id"]
+        path.write_text(json.dumps({"byModel": {"m": {"startSeq": 5, "startId": right}}}))
+        assert read_floor(store.sessions, sid, "m", view) == 5
+        assert read_floor(store.sessions, sid, "other-model", view) is None
+        path.write_text("{not json")
+        assert read_floor(store.sessions, sid, "m", view) is None
 
 
 def test_a_window_that_starts_at_the_new_turn_is_the_floor_once_the_turn_is_appended() -> None:
@@ -135,30 +149,24 @@ def test_a_window_that_starts_at_the_new_turn_is_the_floor_once_the_turn_is_appe
     named by the entry before it, and binds once the turn is in the history; a history
     rewritten under it voids it.  Mutation tried: ``record_start`` refusing ``head + 1`` (as
     it did): red."""
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp))
-        try:
-            sid = new_session(store)
-            append_entries(store, sid, coding_turn(0, [50]) + coding_turn(1, [50]))
-            view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
-            head = view.head
-            record_start(store.sessions, sid, "m", view, head + 1)
-            assert read_floor(store.sessions, sid, "m", view) == head + 1
-            view.close()
-            append_entries(store, sid, coding_turn(2, [50]))  # the new turn, appended
-            view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
-            assert read_floor(store.sessions, sid, "m", view) == head + 1
-            record_start(store.sessions, sid, "m", view, 3)  # an earlier start: not kept
-            assert read_floor(store.sessions, sid, "m", view) == head + 1
-            view.close()
-            path = store.sessions.session_dir(sid) / FILE
-            mark = json.loads(path.read_text())["byModel"]["m"]
-            path.write_text(json.dumps({"byModel": {"m": {**mark, "afterId": "gone"}}}))
-            view = store.sessions.history(sid, "cl100k_base", lambda r: [1] * len(r))
-            assert read_floor(store.sessions, sid, "m", view) is None
-            view.close()
-        finally:
-            store.close()
+    with _two_turns() as (store, sid):
+        view = _view(store, sid)
+        head = view.head
+        record_start(store.sessions, sid, "m", view, head + 1)
+        assert read_floor(store.sessions, sid, "m", view) == head + 1
+        view.close()
+        append_entries(store, sid, coding_turn(2, [50]))  # the new turn, appended
+        view = _view(store, sid)
+        assert read_floor(store.sessions, sid, "m", view) == head + 1
+        record_start(store.sessions, sid, "m", view, 3)  # an earlier start: not kept
+        assert read_floor(store.sessions, sid, "m", view) == head + 1
+        view.close()
+        path = store.sessions.session_dir(sid) / FILE
+        mark = json.loads(path.read_text())["byModel"]["m"]
+        path.write_text(json.dumps({"byModel": {"m": {**mark, "afterId": "gone"}}}))
+        view = _view(store, sid)
+        assert read_floor(store.sessions, sid, "m", view) is None
+        view.close()
 
 
 def test_a_floor_past_every_entry_shown_holds_the_window_at_the_turn_in_progress() -> None:
