@@ -51,14 +51,10 @@ class CompactionSteps:
         before, self._before = self._before, advice
         if not advice["advised"]:
             return _STOP
-        cold = advice.get("reason") == "coldCache"
-        if before is not None:  # the assembly again, a summary stored
-            if cold:
-                return _STOP
-            if advice["transcriptTokens"] >= before["transcriptTokens"]:
-                return Step("give up", "the summary made no room")
-        if cold and (self.calls or not archives_more):
-            return _STOP
+        if advice.get("reason") == "coldCache" and (self.calls or not archives_more):
+            return _STOP  # a saving taken once (or not at all), never a failure
+        if before is not None and advice["transcriptTokens"] >= before["transcriptTokens"]:
+            return Step("give up", "the summary made no room")  # the assembly after a summary
         if not archives_more:
             return Step(
                 "give up", "nothing older than the recent part kept verbatim is left to summarize"

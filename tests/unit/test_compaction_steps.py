@@ -6,7 +6,9 @@ it could not act on as a failure (no more compaction for the rest of the turn, w
 goes on and compacts at the threshold) and took a second cold compaction after the first.
 
 Mutations tried: a cold advice that cannot archive more giving up (the second test red); the
-"made no room" check dropped (the third red); the attempts cap off (the fourth red).
+"made no room" check before the cold one (the second red: a cold compaction that made no room
+would be a failure); the "made no room" check dropped (the third red); the attempts cap off
+(the fourth red).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ def test_a_cold_cache_compaction_is_taken_once_and_never_a_failure() -> None:
     assert steps.next(_advice(100, "coldCache"), archives_more=True).action == "compact"
     # after the summary the cache is still "cold" by the clock: not a second summary
     assert steps.next(_advice(80, "coldCache"), archives_more=True).action == "stop"
+    steps = CompactionSteps()
+    assert steps.next(_advice(100, "coldCache"), archives_more=True).action == "compact"
+    # a cold compaction that made no room is not a failure either: it was a saving, not a need
+    assert steps.next(_advice(100, "coldCache"), archives_more=True).action == "stop"
 
 
 def test_a_summary_that_made_no_room_gives_up() -> None:
