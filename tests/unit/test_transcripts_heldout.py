@@ -1,7 +1,8 @@
 """The held-out real sessions (``tests/data/transcripts/heldout``, issue 41) are the bytes their
-README names, and read into transcripts that agree with a separate plain scan of each file:
-requests and their usage, calls and results, compactions — the line holding two entries
-included."""
+README names, each beside its repository's MIT licence, and read into transcripts that agree
+with a separate plain scan of each file: requests and their usage, calls and results,
+compactions — the line holding two entries included; for the Claude Code ones, one request a
+``requestId`` with its usage once, as for the public Claude Code sessions."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from typing import Any
 
 import pytest
 
-from bench.real import HELDOUT_DATA, SESSIONS, heldout_sessions
+from bench.real import DEFAULT_DATA, HELDOUT_DATA, SESSIONS, heldout_sessions
 from protocol.entries import ToolCallPart, ToolResultPart
 from sidecar.transcripts.read import read_transcript
+from tests.unit.test_transcripts_real import claude_scan
 
 HELDOUT = Path(__file__).resolve().parents[1] / "data" / "transcripts" / "heldout"
 PI = sorted((HELDOUT / "pi-mono").glob("*.jsonl"))
+CLAUDE = sorted((HELDOUT / "claude-code").glob("*/session.jsonl"))
 
 
 def blob_id(path: Path) -> str:
@@ -40,17 +43,40 @@ def scan(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 def test_the_held_out_files_are_the_bytes_the_readme_names() -> None:
     readme = (HELDOUT / "README.md").read_text()
-    assert len(PI) == 2 and (HELDOUT / "pi-mono" / "LICENSE").read_text().startswith("MIT")
-    for path in PI:
-        entry = re.search(rf"`pi-mono/{path.name}`.*?blob `([0-9a-f]{{40}})`", readme, re.S)
-        assert entry is not None, f"{path.name} not in the README"
+    assert len(PI) == 2 and len(CLAUDE) == 2
+    for path in [*PI, *CLAUDE]:
+        assert (path.parent / "LICENSE").read_text().startswith("MIT License")
+        name = path.relative_to(HELDOUT).as_posix()
+        entry = re.search(rf"`{re.escape(name)}`.*?blob\s+`([0-9a-f]{{40}})`", readme, re.S)
+        assert entry is not None, f"{name} not in the README"
         assert blob_id(path) == entry.group(1)
 
 
 def test_the_bench_replays_every_held_out_file_and_none_of_the_public_five() -> None:
     assert HELDOUT_DATA == HELDOUT
-    assert heldout_sessions() == tuple(f"pi-mono/{p.name}" for p in PI)
-    assert not {Path(s).name for s in SESSIONS} & {p.name for p in PI}
+    held = sorted(p.relative_to(HELDOUT).as_posix() for p in [*PI, *CLAUDE])
+    assert heldout_sessions() == tuple(held)
+    public = {blob_id(DEFAULT_DATA / s) for s in SESSIONS if (DEFAULT_DATA / s).exists()}
+    assert not public & {blob_id(p) for p in [*PI, *CLAUDE]}
+
+
+@pytest.mark.parametrize("path", CLAUDE, ids=lambda p: p.parent.name)
+def test_a_held_out_claude_code_session_agrees_with_a_plain_scan(path: Path) -> None:
+    scan = claude_scan(path)
+    t = read_transcript(path)
+    assert t.format == "claude-code" and t.requests
+    assert len(t.requests) == len(scan["main"])
+    for r, group in zip(t.requests, scan["main"].values(), strict=True):
+        usage = group[0]["message"]["usage"]
+        assert (r.usage.input, r.usage.cache_read) == (
+            usage["input_tokens"],
+            usage["cache_read_input_tokens"],
+        )
+        assert r.usage.cache_write == usage["cache_creation_input_tokens"]
+        assert r.model == group[0]["message"]["model"]
+    results = [p for m in t.messages for p in m.content if isinstance(p, ToolResultPart)]
+    assert len(results) == scan["results"]
+    assert len(t.subagents) == scan["roots"]
 
 
 @pytest.mark.parametrize("path", PI, ids=lambda p: p.name)
