@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sidecar.context.transcript import Group
+    from sidecar.context.window import Grids
 
 __all__ = ["Assembled", "assemble", "assemble_with_json", "item_id"]
 
@@ -48,6 +49,9 @@ class Assembled(NamedTuple):
     makes it, from the units the transcript groups built once: the session's next request is
     planned against it (``request_shape`` of a 2,000-message prompt rebuilt every unit: a
     fourteenth of a ``context/assemble``; the next plan compares the same unit objects)."""
+    window_grids: Grids
+    """The history window caps' grid lines for its start, kept with the start when it moves
+    (:mod:`sidecar.context.window_floor`)."""
 
 
 class _Assembler(Selection):
@@ -216,4 +220,4 @@ def assemble_with_json(inputs: AssemblyInputs) -> Assembled:
     assembler = _Assembler(inputs)
     result = assembler.run()
     assert assembler.shape is not None  # made by run()
-    return Assembled(result, assembler.messages_json(), assembler.shape)
+    return Assembled(result, assembler.messages_json(), assembler.shape, assembler.window_grids)

@@ -70,6 +70,9 @@ class AssemblyInputs:
     window_floor: int | None = None
     """The seq the session's history window last started at, for this model
     (:mod:`sidecar.context.window_floor`): the start never moves before it."""
+    window_grids: dict[str, tuple[int, int]] | None = None
+    """The caps' grid lines (and quanta) that start was snapped to: the start holds at it
+    until one is crossed (:class:`sidecar.context.window.Caps`)."""
     settled_ttl: str | None = None
     """The TTL of the marker ending the transcript before the new turn, when the session's
     pauses chose one (default: the tail's); :mod:`sidecar.context.cache_pauses`."""

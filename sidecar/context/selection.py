@@ -40,7 +40,7 @@ from sidecar.context.masking import (
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
 from sidecar.context.user_messages import hidden_user_messages
-from sidecar.context.window import Caps, select_window
+from sidecar.context.window import Caps, Grids, select_window
 from sidecar.errors import InvalidRequestError
 
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ class Selection:
         self.sections: dict[str, dict[str, Any]] = {}
         self.diagnostics: list[dict[str, Any]] = list(inp.diagnostics)
         self.window_state: dict[str, Any] = {}
+        self.window_grids: Grids = {}
         self.masking_state: dict[str, Any] | None = None
         self.summary_shown = True
         self.turn_output: list[int] = []
@@ -382,6 +383,7 @@ class Selection:
             max_tokens=window_profile.token_cap(),
             quantum=window_profile.quantum,
             floor=inp.window_floor,
+            floor_grids=inp.window_grids,
         )
         pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}
         window = select_window(
@@ -411,6 +413,7 @@ class Selection:
                 self.budget.take(group.tokens, "summary", force=True)
                 users.append(group)
         self.window_state = window.state
+        self.window_grids = window.grids
         self.masking_state = masking_state(plan, window.ledger)
         # measured as shown (old tool output masked): advice to compact when masking alone
         # keeps the transcript well inside the budget would pay a model call for nothing

@@ -277,7 +277,7 @@ class ContextService:
             self.calibration.record(counted_model, params.previous_usage.prompt_tokens, counted)
         inputs.calibration = self.calibration.factor(model)
         at = parse_time(params.at) if params.at is not None else time.time()
-        result, messages_json, shape = assemble_held(inputs, sessions, params.session_id, at)
+        result, messages_json, shape, _ = assemble_held(inputs, sessions, params.session_id, at)
         self.remember_request(params.session_id, shape)
         memory.counted = (model, int(result["dashboard"]["used"]))
         provider = built.inputs.profile.provider

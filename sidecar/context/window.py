@@ -23,9 +23,13 @@ kept beside the history: the start the session last showed (``Caps.floor``,
 the masked boundary frees room, the natural cut moves back (to the session's first turn when
 the whole transcript fits again), and taking it would re-write the whole cached transcript
 for the one turn until it moves forward again (issue 41: 1.0-1.2M tokens of cache writes in a
-471-request session).  Pins, drops, blocked
-groups, and compaction summaries work as before the window: pinned groups are shown on top
-of it; a dropped or blocked group is left out without ending the walk.
+471-request session).  Nor does it move *on* while no cap's grid line is past the one it was
+snapped to (``Caps.floor_grids``, kept with the floor) and the transcript from it fits: the
+token axis reckons the masked results at a placeholder's size, so a move of the masked
+boundary shrinks the positions before a line and the line's turn drifts later; re-resolving
+the same line moved the start a few turns at a time (:func:`_same_lines`).  Pins, drops,
+blocked groups, and compaction summaries work as before the window: pinned groups are shown
+on top of it; a dropped or blocked group is left out without ending the walk.
 """
 
 from __future__ import annotations
@@ -79,6 +83,15 @@ class Caps:
     """``historyWindow.quantum``; ``None``: :data:`BUDGET_QUANTUM` / :data:`CAP_QUANTUM`."""
     floor: int | None = None
     """The seq the session's window last started at: the start never moves before it."""
+    floor_grids: Grids | None = None
+    """The grid line each cap's start was snapped to when the window last moved (to
+    :attr:`floor`), with its quantum: while no cap's line is past its own, the start holds at
+    the floor (see :func:`_same_lines`)."""
+
+
+#: Per cap (``budget``, ``maxTokens``, ``maxMessages``): (the grid line its start was snapped
+#: to, its quantum).
+Grids = dict[str, tuple[int, int]]
 
 
 @dataclass(slots=True)
@@ -94,6 +107,9 @@ class TranscriptWindow:
     state: dict[str, Any] = field(default_factory=dict)
     """``dashboard.historyWindow``: where the window starts, what binds it, how far it moves
     and how much growth it takes before it moves (wire-shaped)."""
+    grids: Grids = field(default_factory=dict)
+    """The caps' grid lines for this start: kept with it when the start moves
+    (:mod:`sidecar.context.window_floor`)."""
 
 
 @dataclass(slots=True)
@@ -180,17 +196,24 @@ def select_window(
             )
             cap.grid = -(-at // cap.quantum) * cap.quantum
         cap.start = first_start(cap, natural)
+
+    def over_at(index: int) -> list[_Cap]:
+        return [
+            cap for cap in axes if cap.size(tokens_from[index], messages_from[index]) > cap.limit
+        ]
+
     while True:  # the exact check: a start that still overflows moves on by whole quanta
         start = max(cap.start for cap in axes)
-        over = [
-            cap for cap in axes if cap.size(tokens_from[start], messages_from[start]) > cap.limit
-        ]
+        over = over_at(start)
         if not over:
             break
         for cap in over:  # placeholders reckoned at their nominal size: step to the next turn
             cap.start = next((i for i in user_starts if i > start), len(chrono))
     binding = max(axes, key=lambda c: (c.start, c.accepted is not None))
-    floored = _floored(chrono, user_starts, start, caps.floor)
+    floored, held_why = _floored(chrono, user_starts, start, caps.floor), _HELD
+    if floored is None and _same_lines(axes, caps.floor_grids):
+        floored = _held_while_it_fits(chrono, user_starts, start, caps.floor, axes, over_at)
+        held_why = _STILL
     if floored is not None:
         start = floored
     ledger = walk.ledger
@@ -210,7 +233,7 @@ def select_window(
     cut = floored is not None or any(cap.accepted is not None or cap.grid > 0 for cap in axes)
     start_seq = shown[0][0].first_seq if shown else view.head + 1
     if cut and start_seq > origin:
-        cause = binding.cause if floored is None else _HELD
+        cause = binding.cause if floored is None else held_why
         ledger.append(
             ledger_item(
                 "transcript",
@@ -243,11 +266,13 @@ def select_window(
         start_seq=start_seq if cut else None,
         keep_from=walk.keep_from,
         state=_state(axes, start_seq if cut else None, tokens_from[start], messages_from[start]),
+        grids={cap.name: (cap.grid, cap.quantum) for cap in axes},
     )
 
 
 #: Why the window start is later than the caps alone would put it.
 _HELD = "held at the session's last window start (it never moves back)"
+_STILL = "held at the session's last window start until the history crosses the next grid line"
 
 
 def _floored(
@@ -265,6 +290,40 @@ def _floored(
         # the window last started at a turn after everything shown (the turn in progress,
         # appended since): it holds there — only the user's messages before it are shown
         return len(chrono)
+    return held
+
+
+def _same_lines(axes: list[_Cap], floor_grids: Grids | None) -> bool:
+    """Whether no cap's grid line is past the one the window's last start was snapped to (on
+    the same quantum).  The token axis reckons only the *masked* results at a placeholder's
+    size, so a move of the masked boundary shrinks the positions before a line and the line's
+    turn drifts later: re-resolving the same line moved the start a few turns at a time, each
+    move re-writing the whole cached transcript (the synthetic coding session: 425, 445, 453
+    within twelve turns).  Only a line crossed moves it now."""
+    if not floor_grids:
+        return False
+    for cap in axes:  # a cap that cuts nothing (line 0) holds nothing back
+        line, quantum = floor_grids.get(cap.name, (0, cap.quantum))
+        if cap.grid > 0 and (quantum != cap.quantum or cap.grid > line):
+            return False
+    return True
+
+
+def _held_while_it_fits(
+    chrono: list[_Shown],
+    user_starts: list[int],
+    start: int,
+    floor: int | None,
+    axes: list[_Cap],
+    over_at: Callable[[int], list[_Cap]],
+) -> int | None:
+    """The chronological index of the session's last window start (``floor``) when ``start``
+    is past it and the transcript from it still fits every cap; else ``None``."""
+    if floor is None:
+        return None
+    held = next((i for i in user_starts if chrono[i][0].first_seq >= floor), None)
+    if held is None or held >= start or over_at(held):
+        return None
     return held
 
 

@@ -7,8 +7,10 @@ and the next turns move it forward again — every move re-writes the whole cach
 So the start the session last showed is kept, and an assembly never starts before it.
 
 The fact is kept in the store beside the session's history — ``sessions/<id>/window.json``,
-``{"byModel": {model: {"startSeq", "startId"}}}`` (``afterId``, the entry before, for a window
-that started at the new turn) — so it survives a restart, and every path
+``{"byModel": {model: {"startSeq", "startId", "grids"}}}`` (``afterId``, the entry before, for
+a window that started at the new turn; ``grids``, each cap's grid line and quantum the start
+was snapped to: the start holds there until the history crosses a next line, see
+:class:`~sidecar.context.window.Caps`) — so it survives a restart, and every path
 that assembles for the session reads and writes the same one: ``context/assemble``
 (:meth:`~sidecar.context.service.ContextService.assemble_live`) and a run's rounds
 (:mod:`sidecar.runs.model_round`), in any process sharing the store.  It is written only when
@@ -36,10 +38,11 @@ if TYPE_CHECKING:
 
     from sidecar.context.assemble import Assembled
     from sidecar.context.assembly_inputs import AssemblyInputs
+    from sidecar.context.window import Grids
     from sidecar.store.history import HistoryView
     from sidecar.store.sessions import SessionStore
 
-__all__ = ["FILE", "assemble_held", "read_floor", "record_start"]
+__all__ = ["FILE", "assemble_held", "read_floor", "read_mark", "record_start"]
 
 logger = logging.getLogger(__name__)
 
@@ -86,10 +89,37 @@ def read_floor(
 ) -> int | None:
     """The seq the session's window last started at for ``model``, if it still names the
     same entry of ``view``'s history (blocking: reads a small file)."""
+    return read_mark(sessions, session_id, model, view)[0]
+
+
+def read_mark(
+    sessions: SessionStore, session_id: str, model: str, view: HistoryView
+) -> tuple[int | None, Grids | None]:
+    """(:func:`read_floor`, the caps' grid lines that start was snapped to — ``None`` when
+    none were kept with it), from one read of the file."""
     path = _path(sessions, session_id)
     if path is None:
+        return None, None
+    mark = _read(path).get(model)
+    floor = _valid(view, mark)
+    if floor is None or not isinstance(mark, dict):
+        return floor, None
+    return floor, _grids(mark.get("grids"))
+
+
+def _grids(raw: Any) -> Grids | None:
+    """``grids`` as kept (``{cap: [line, quantum]}``), or ``None`` when malformed."""
+    if not isinstance(raw, dict):
         return None
-    return _valid(view, _read(path).get(model))
+    out: Grids = {}
+    for name, pair in raw.items():
+        if not (isinstance(pair, list) and len(pair) == 2):
+            return None
+        line, quantum = pair
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in pair):
+            return None
+        out[str(name)] = (line, quantum)
+    return out
 
 
 def record_start(
@@ -99,6 +129,7 @@ def record_start(
     view: HistoryView,
     start_seq: int | None,
     known: int | None = None,
+    grids: Grids | None = None,
 ) -> None:
     """Keep ``start_seq`` (an assembly's ``dashboard.historyWindow.startSeq``) as the
     session's floor for ``model`` when it is later than the one kept (blocking: an atomic
@@ -106,7 +137,8 @@ def record_start(
     1``: not in the history yet) is kept too, named by the entry before it — else the next
     request, the turn appended, would start where the window last started before.
     ``known``: the floor the assembly was held at (:func:`read_floor`), so a window that did
-    not move costs no second read of the file."""
+    not move costs no second read of the file.  ``grids``: the caps' grid lines the start was
+    snapped to, kept with it."""
     if start_seq is None or not 1 <= start_seq <= view.head + 1 or start_seq == 1:
         return
     if known is not None and known >= start_seq:  # held where it was: nothing to read again
@@ -118,11 +150,14 @@ def record_start(
     kept = _valid(view, by_model.get(model))
     if kept is not None and kept >= start_seq:
         return
-    by_model[model] = (
+    mark: dict[str, Any] = (
         {"startSeq": start_seq, "afterId": view.record(start_seq - 1)["id"]}
         if start_seq > view.head
         else {"startSeq": start_seq, "startId": view.record(start_seq)["id"]}
     )
+    if grids and start_seq <= view.head:  # a start at the new turn was snapped to no line
+        mark["grids"] = {name: list(pair) for name, pair in grids.items()}
+    by_model[model] = mark
     try:
         write_file_atomic(path, dumps_bytes({"byModel": by_model}))
     except OSError as exc:  # the session went away under us: nothing to hold
@@ -142,10 +177,12 @@ def assemble_held(
     its own (a sub-agent's), not the session's."""
     model, view = inputs.profile.model, inputs.view
     if session_id is not None:
-        inputs.window_floor = read_floor(sessions, session_id, model, view)
+        inputs.window_floor, inputs.window_grids = read_mark(sessions, session_id, model, view)
     apply_pauses(inputs, at)
     assembled = assemble_with_json(inputs)
     if session_id is not None:
-        start = assembled[0]["dashboard"]["historyWindow"].get("startSeq")
-        record_start(sessions, session_id, model, view, start, inputs.window_floor)
+        start = assembled.result["dashboard"]["historyWindow"].get("startSeq")
+        record_start(
+            sessions, session_id, model, view, start, inputs.window_floor, assembled.window_grids
+        )
     return assembled

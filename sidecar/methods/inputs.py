@@ -108,7 +108,7 @@ async def snapshot_assemble(state: SidecarState, p: SnapshotAssembleParams) -> d
         before = load_snapshot(state.store.blobs, previous) if previous else None
         # the cache is planned against the session's previous snapshot: the request before
         built.inputs.previous = request_shape(before) if before is not None else None
-        result, messages_json, shape = assemble_with_json(built.inputs)
+        result, messages_json, shape, _ = assemble_with_json(built.inputs)
         cache = result.pop("cache")  # how it relates to the previous one: not the snapshot's
         snapshot = {
             **result,

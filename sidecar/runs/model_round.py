@@ -94,7 +94,7 @@ class ModelRound:
         inputs.previous = self._previous_request()
         inputs.calibration = loop.context.calibration.factor(eff.profile.model)
         held = loop.session_id if loop.agent is None else None  # a sub-agent's is its own
-        result, messages_json, shape = assemble_held(  # the round is sent now
+        result, messages_json, shape, _ = assemble_held(  # the round is sent now
             inputs, loop.store.sessions, held, time.time()
         )
         self._assembled_shape = (result, shape)

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from sidecar.context.service import ContextService
-from sidecar.context.window_floor import FILE, read_floor, record_start
+from sidecar.context.window_floor import FILE, read_floor, read_mark, record_start
 from sidecar.store import Store
 from sidecar.store.history import HistoryView
 from tests.unit.pi_session_kit import PI_BEFORE_COMPACTION, read_pi_turns, requests_of
@@ -194,3 +194,52 @@ def test_a_floor_past_every_entry_shown_holds_the_window_at_the_turn_in_progress
     assert _floored(chrono, user_starts, 2, 5) is None  # the start is past it already
     assert _floored(chrono, user_starts, 0, 15) == len(chrono)  # past everything shown
     assert _floored(chrono, user_starts, 0, 12) is None  # inside a shown turn: does not bind
+
+
+def test_the_window_start_moves_only_when_the_history_crosses_a_grid_line() -> None:
+    """The synthetic coding shape of the ``cache`` suite (150 turns, default profile), assembled
+    turn by turn as a host appends it, the service made anew at turn 100 (the grid lines are
+    kept in the store with the start, not in the process).  The token axis reckons only the
+    masked results at a placeholder's size, so each move of the masked boundary shrinks the
+    positions before a grid line and its turn drifts later: re-resolving the same line moved
+    the start at turns 112, 117 and 124 (seq 425, 445, 453), each move re-writing the whole
+    cached window.  Held until a line is crossed, it moves at 62 and 112 only, and never
+    twice within a quantum's growth of the history.  Mutation tried: ``_same_lines``
+    returning ``False`` (the lines not kept) — red (moves at 62, 69, 112, 117, 124)."""
+    from bench.cache import SEEDS, _request, session, tools_for
+
+    turns = session(150, SEEDS["coding"])
+    tools = tools_for(turns)
+    starts: list[int] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            sid = new_session(store)
+            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+            for number, turn in enumerate(turns, start=1):
+                if number == 100:  # a restart: what holds the start is read from the store
+                    service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+                prompt = service.assemble(_request(sid, turn, {}, tools))
+                starts.append(_start(prompt))
+                append_entries(store, sid, [turn.user, *turn.rest])
+        finally:
+            store.close()
+    moves = [n for n, (a, b) in enumerate(itertools.pairwise(starts), start=2) if b != a]
+    assert len(moves) >= 2, f"the window hardly moved: {moves}"
+    gaps = [b - a for a, b in itertools.pairwise(moves)]
+    assert min(gaps) >= 10, f"moves at turns {moves}: one within a few turns of another"
+
+
+def test_the_grid_lines_are_kept_with_the_start_and_a_malformed_record_holds_nothing() -> None:
+    with _two_turns() as (store, sid):
+        view = _view(store, sid)
+        record_start(store.sessions, sid, "m", view, 5, grids={"maxTokens": (64_000, 32_000)})
+        assert read_mark(store.sessions, sid, "m", view) == (5, {"maxTokens": (64_000, 32_000)})
+        path = store.sessions.session_dir(sid) / FILE
+        mark = json.loads(path.read_text())["byModel"]["m"]
+        for bad in ({"maxTokens": [64_000]}, {"maxTokens": ["x", 1]}, [1, 2], {"b": [True, 1]}):
+            path.write_text(json.dumps({"byModel": {"m": {**mark, "grids": bad}}}))
+            assert read_mark(store.sessions, sid, "m", view) == (5, None)
+        record_start(store.sessions, sid, "m", view, view.head + 1, grids={"b": (1, 1)})
+        assert read_mark(store.sessions, sid, "m", view) == (view.head + 1, None)
+        view.close()
