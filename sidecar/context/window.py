@@ -285,12 +285,17 @@ def _floored(
     it, or no user turn after it is shown while entries after it are)."""
     if floor is None or start >= len(chrono) or chrono[start][0].first_seq >= floor:
         return None
-    held = next((i for i in user_starts if chrono[i][0].first_seq >= floor), None)
+    held = _turn_at(chrono, user_starts, floor)
     if held is None and chrono[-1][0].last_seq < floor:
         # the window last started at a turn after everything shown (the turn in progress,
         # appended since): it holds there — only the user's messages before it are shown
         return len(chrono)
     return held
+
+
+def _turn_at(chrono: list[_Shown], user_starts: list[int], seq: int) -> int | None:
+    """The chronological index of the first shown user turn at or after ``seq``."""
+    return next((i for i in user_starts if chrono[i][0].first_seq >= seq), None)
 
 
 def _same_lines(axes: list[_Cap], floor_grids: Grids | None) -> bool:
@@ -321,7 +326,7 @@ def _held_while_it_fits(
     is past it and the transcript from it still fits every cap; else ``None``."""
     if floor is None:
         return None
-    held = next((i for i in user_starts if chrono[i][0].first_seq >= floor), None)
+    held = _turn_at(chrono, user_starts, floor)
     if held is None or held >= start or over_at(held):
         return None
     return held
