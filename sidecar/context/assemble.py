@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sidecar.context.transcript import Group
-    from sidecar.context.window import Grids
+    from sidecar.context.window_hold import Grids
 
 __all__ = ["Assembled", "assemble", "assemble_with_json", "item_id"]
 

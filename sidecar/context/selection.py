@@ -40,11 +40,12 @@ from sidecar.context.masking import (
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
 from sidecar.context.user_messages import hidden_user_messages
-from sidecar.context.window import Caps, Grids, select_window
+from sidecar.context.window import Caps, select_window
 from sidecar.errors import InvalidRequestError
 
 if TYPE_CHECKING:
     from sidecar.context.assembly_inputs import AssemblyInputs
+    from sidecar.context.window_hold import Grids
 
 __all__ = ["AUTO_COMPACT_SHARE", "Selection"]
 

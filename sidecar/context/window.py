@@ -18,18 +18,12 @@ turn).  It moves by a *quantum* and then holds still:
    start that still overflows moves on by whole quanta.
 
 The window start is a function of the history, the profile and the input, and of one fact
-kept beside the history: the start the session last showed (``Caps.floor``,
-:mod:`sidecar.context.window_floor`).  The start never moves back before it: when a move of
-the masked boundary frees room, the natural cut moves back (to the session's first turn when
-the whole transcript fits again), and taking it would re-write the whole cached transcript
-for the one turn until it moves forward again (issue 41: 1.0-1.2M tokens of cache writes in a
-471-request session).  Nor does it move *on* while no cap's grid line is past the one it was
-snapped to (``Caps.floor_grids``, kept with the floor) and the transcript from it fits: the
-token axis reckons the masked results at a placeholder's size, so a move of the masked
-boundary shrinks the positions before a line and the line's turn drifts later; re-resolving
-the same line moved the start a few turns at a time (:func:`_same_lines`).  Pins, drops,
-blocked groups, and compaction summaries work as before the window: pinned groups are shown
-on top of it; a dropped or blocked group is left out without ending the walk.
+kept beside the history: where the session's window last started, with the grid lines it was
+snapped to (``Caps.floor``, ``Caps.floor_grids``, :mod:`sidecar.context.window_floor`).  It
+never moves back before it, nor on until the history crosses a next line
+(:mod:`sidecar.context.window_hold`).  Pins, drops, blocked groups, and compaction summaries
+work as before the window: pinned groups are shown on top of it; a dropped or blocked group is
+left out without ending the walk.
 """
 
 from __future__ import annotations
@@ -47,6 +41,15 @@ from sidecar.context.masking import (
     shown_tokens_between,
 )
 from sidecar.context.transcript import Group, TranscriptRange, iter_groups
+from sidecar.context.window_hold import (
+    HELD,
+    STILL,
+    Grids,
+    Shown,
+    floored_at,
+    held_while_it_fits,
+    same_lines,
+)
 
 if TYPE_CHECKING:
     from sidecar.context.controls import ControlState
@@ -86,12 +89,7 @@ class Caps:
     floor_grids: Grids | None = None
     """The grid line each cap's start was snapped to when the window last moved (to
     :attr:`floor`), with its quantum: while no cap's line is past its own, the start holds at
-    the floor (see :func:`_same_lines`)."""
-
-
-#: Per cap (``budget``, ``maxTokens``, ``maxMessages``): (the grid line its start was snapped
-#: to, its quantum).
-Grids = dict[str, tuple[int, int]]
+    the floor (:func:`~sidecar.context.window_hold.same_lines`)."""
 
 
 @dataclass(slots=True)
@@ -133,13 +131,9 @@ class _Cap:
         return messages if self.unit == "messages" else tokens
 
 
-#: A group the walk can show, as shown (masked), and what masking replaced in it.
-_Shown = tuple[Group, tuple[Masked, ...]]
-
-
 @dataclass(slots=True)
 class _Walk:
-    shown: list[_Shown] = field(default_factory=list)
+    shown: list[Shown] = field(default_factory=list)
     """Newest first."""
     fits: list[int] = field(default_factory=lambda: [0])
     """``fits[k]``: tokens of the ``k`` newest shown groups (as shown)."""
@@ -210,10 +204,13 @@ def select_window(
         for cap in over:  # placeholders reckoned at their nominal size: step to the next turn
             cap.start = next((i for i in user_starts if i > start), len(chrono))
     binding = max(axes, key=lambda c: (c.start, c.accepted is not None))
-    floored, held_why = _floored(chrono, user_starts, start, caps.floor), _HELD
-    if floored is None and _same_lines(axes, caps.floor_grids):
-        floored = _held_while_it_fits(chrono, user_starts, start, caps.floor, axes, over_at)
-        held_why = _STILL
+    lines = {cap.name: (cap.grid, cap.quantum) for cap in axes}
+    floored, held_why = floored_at(chrono, user_starts, start, caps.floor), HELD
+    if floored is None and same_lines(lines, caps.floor_grids):
+        floored = held_while_it_fits(
+            chrono, user_starts, start, caps.floor, lambda i: bool(over_at(i))
+        )
+        held_why = STILL
     if floored is not None:
         start = floored
     ledger = walk.ledger
@@ -266,70 +263,8 @@ def select_window(
         start_seq=start_seq if cut else None,
         keep_from=walk.keep_from,
         state=_state(axes, start_seq if cut else None, tokens_from[start], messages_from[start]),
-        grids={cap.name: (cap.grid, cap.quantum) for cap in axes},
+        grids=lines,
     )
-
-
-#: Why the window start is later than the caps alone would put it.
-_HELD = "held at the session's last window start (it never moves back)"
-_STILL = "held at the session's last window start until the history crosses the next grid line"
-
-
-def _floored(
-    chrono: list[_Shown], user_starts: list[int], start: int, floor: int | None
-) -> int | None:
-    """The chronological index the window starts at when ``floor`` (the session's last
-    window start) is later than ``start``: its first user turn at or after the floor;
-    ``len(chrono)`` when the floor is past every entry shown (the window last started at the
-    turn now in progress); ``None`` when the floor does not bind (no floor, the start is past
-    it, or no user turn after it is shown while entries after it are)."""
-    if floor is None or start >= len(chrono) or chrono[start][0].first_seq >= floor:
-        return None
-    held = _turn_at(chrono, user_starts, floor)
-    if held is None and chrono[-1][0].last_seq < floor:
-        # the window last started at a turn after everything shown (the turn in progress,
-        # appended since): it holds there — only the user's messages before it are shown
-        return len(chrono)
-    return held
-
-
-def _turn_at(chrono: list[_Shown], user_starts: list[int], seq: int) -> int | None:
-    """The chronological index of the first shown user turn at or after ``seq``."""
-    return next((i for i in user_starts if chrono[i][0].first_seq >= seq), None)
-
-
-def _same_lines(axes: list[_Cap], floor_grids: Grids | None) -> bool:
-    """Whether no cap's grid line is past the one the window's last start was snapped to (on
-    the same quantum).  The token axis reckons only the *masked* results at a placeholder's
-    size, so a move of the masked boundary shrinks the positions before a line and the line's
-    turn drifts later: re-resolving the same line moved the start a few turns at a time, each
-    move re-writing the whole cached transcript (the synthetic coding session: 425, 445, 453
-    within twelve turns).  Only a line crossed moves it now."""
-    if not floor_grids:
-        return False
-    for cap in axes:  # a cap that cuts nothing (line 0) holds nothing back
-        line, quantum = floor_grids.get(cap.name, (0, cap.quantum))
-        if cap.grid > 0 and (quantum != cap.quantum or cap.grid > line):
-            return False
-    return True
-
-
-def _held_while_it_fits(
-    chrono: list[_Shown],
-    user_starts: list[int],
-    start: int,
-    floor: int | None,
-    axes: list[_Cap],
-    over_at: Callable[[int], list[_Cap]],
-) -> int | None:
-    """The chronological index of the session's last window start (``floor``) when ``start``
-    is past it and the transcript from it still fits every cap; else ``None``."""
-    if floor is None:
-        return None
-    held = _turn_at(chrono, user_starts, floor)
-    if held is None or held >= start or over_at(held):
-        return None
-    return held
 
 
 def _state(axes: list[_Cap], start_seq: int | None, tokens: int, messages: int) -> dict[str, Any]:

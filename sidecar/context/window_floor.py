@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from sidecar.context.assemble import Assembled
     from sidecar.context.assembly_inputs import AssemblyInputs
-    from sidecar.context.window import Grids
+    from sidecar.context.window_hold import Grids
     from sidecar.store.history import HistoryView
     from sidecar.store.sessions import SessionStore
 

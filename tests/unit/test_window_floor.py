@@ -9,8 +9,9 @@
   the store and the service (the floor is kept in the store, not in the process).
 - A floor whose entry is gone (the history replaced under it) is ignored.
 
-Mutation tried: ``_floored`` returning ``None`` (no floor) — both replays go red (the pi
-session moves back from seq 183 to seq 1 at request 218, from 439 to 183 at request 342).
+Mutation tried: ``window_hold.floored_at`` returning ``None`` (no floor) — both replays go red
+(the pi session moves back from seq 183 to seq 1 at request 218, from 439 to 183 at request
+342).
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def test_a_floor_past_every_entry_shown_holds_the_window_at_the_turn_in_progress
     floor not binding) — red."""
     from types import SimpleNamespace
 
-    from sidecar.context.window import _floored
+    from sidecar.context.window_hold import floored_at as _floored
 
     def shown(first: int, last: int) -> tuple[Any, tuple[()]]:
         return (SimpleNamespace(first_seq=first, last_seq=last), ())
@@ -204,7 +205,7 @@ def test_the_window_start_moves_only_when_the_history_crosses_a_grid_line() -> N
     positions before a grid line and its turn drifts later: re-resolving the same line moved
     the start at turns 112, 117 and 124 (seq 425, 445, 453), each move re-writing the whole
     cached window.  Held until a line is crossed, it moves at 62 and 112 only, and never
-    twice within a quantum's growth of the history.  Mutation tried: ``_same_lines``
+    twice within a quantum's growth of the history.  Mutation tried: ``window_hold.same_lines``
     returning ``False`` (the lines not kept) — red (moves at 62, 69, 112, 117, 124)."""
     from bench.cache import SEEDS, _request, session, tools_for
 
