@@ -90,7 +90,7 @@ def collect(
         raise BusyError(
             ErrorCode.STORE_LOCKED,
             "another gc is running on this store",
-            details={"store": str(store.root), "heldBy": lock.read()},
+            details={"store": str(store.root), "heldBy": lock.refused_by()},
             retry_after_ms=1000,
         )
     try:

@@ -23,6 +23,7 @@ import fcntl
 import json
 import os
 import socket
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ Holder = dict[str, Any]
 """``{"pid": int, "face": str, "since": timestamp, "host": str}``."""
 
 _HOST = socket.gethostname()
+#: How long a refused process waits for the holder's record to appear (the holder writes it
+#: right after taking the lock; an empty file in between).
+RECORD_WAIT_S = 0.1
 
 
 def holder_record(face: str, since: str) -> Holder:
@@ -113,6 +117,19 @@ class FileLock:
     def read(self) -> Holder | None:
         """The live holder the file names (see :func:`read_holder`)."""
         return read_holder(self.path)
+
+    def refused_by(self) -> Holder | None:
+        """Who holds the lock :meth:`try_acquire` was just refused: :meth:`read`, read again
+        for up to :data:`RECORD_WAIT_S` while the file names nobody — the holder takes the
+        lock, then writes its record, and a refusal in between read an empty file (two
+        processes appending to one free session at once: the loser was told "another
+        process")."""
+        deadline = time.monotonic() + RECORD_WAIT_S
+        holder = self.read()
+        while holder is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+            holder = self.read()
+        return holder
 
     def release(self) -> None:
         """Clear the record and give the lock back (idempotent)."""

@@ -210,7 +210,7 @@ class SessionStates:
         self.require_writable()
         lock = FileLock(self.session_dir(session_id) / WRITER_LOCK)
         if not lock.try_acquire(holder_record(self.face, now_iso())):
-            raise self._held_error(session_id, lock.read())
+            raise self._held_error(session_id, lock.refused_by())
         with self._held_lock:
             self._held[session_id] = lock
         self._loaded.forget(session_id)  # loaded read-only, or before another's appends
@@ -223,7 +223,7 @@ class SessionStates:
         it).  Called in the create's worker thread."""
         lock = FileLock(sdir / WRITER_LOCK)
         if not lock.try_acquire(holder_record(self.face, now_iso())):
-            raise self._held_error(session_id, lock.read())
+            raise self._held_error(session_id, lock.refused_by())
         with self._held_lock:
             self._held[session_id] = lock
         return lock

@@ -126,6 +126,31 @@ def test_the_lock_is_refused_while_held_and_names_the_holder(tmp_path: Path) -> 
     second.release()
 
 
+def test_a_refusal_between_the_holders_lock_and_its_record_still_names_the_holder(
+    tmp_path: Path,
+) -> None:
+    """The holder takes the lock, then writes its record: a process refused in between read
+    an empty file and said "another process" (``tests/e2e/test_shared_store.py``, two
+    processes appending to one free session at once, about one run in twelve).  The refused
+    side reads again for a moment.  Mutation tried: ``refused_by`` reading once — red."""
+    import fcntl
+    import threading
+
+    path = tmp_path / WRITER_LOCK
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # the holder, its record not written yet
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    record = holder_record("acp", "2026-01-01T00:00:00Z")
+    late = threading.Timer(0.02, lambda: os.pwrite(fd, json.dumps(record).encode(), 0))
+    try:
+        refused = FileLock(path)
+        assert not refused.try_acquire(holder_record("serve", now_iso()))
+        late.start()
+        assert refused.refused_by() == record
+    finally:
+        late.join()
+        os.close(fd)
+
+
 def test_a_killed_holder_frees_the_lock_and_its_record_names_nobody(tmp_path: Path) -> None:
     """A child process takes the lock, writes its record and is killed with SIGKILL."""
     path = tmp_path / WRITER_LOCK
