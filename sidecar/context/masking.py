@@ -125,10 +125,6 @@ class MaskPlan:
     with ``toProtect`` the protect line where the output crossed it (``>= grid``)."""
     through_seq: int
     """The last seq whose tool output ends at or before ``boundary``."""
-    line_seq: int
-    """The last seq whose tool output ends at or before ``T - protect``: what would be masked
-    without batching.  The history window measures the transcript as if masked that far, so
-    its start does not move back when the boundary catches up."""
     exempt_seqs: frozenset[int]
     exempt_ids: frozenset[str]
     """Ledger ids of result entries (:func:`observation_id`) pinned or recovered.  A group
@@ -187,7 +183,6 @@ def plan_masking(
         grid=grid,
         boundary=boundary,
         through_seq=view.last_seq_with_tool_tokens_at_most(boundary) if boundary > 0 else 0,
-        line_seq=view.last_seq_with_tool_tokens_at_most(line) if line > 0 else 0,
         exempt_seqs=frozenset(controls.pinned_seqs | controls.recovered_seqs),
         exempt_ids=frozenset(ids),
         recall=recall,
