@@ -10,13 +10,11 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { REPO, TMP, changeSetting, memento, removeTmp, resolveView, ui, type StubWebview } from "./vscodeStub";
+import { REPO, TMP, changeSetting, memento, removeTmp, ui, type StubWebview } from "./vscodeStub";
+import { extension, openChat, sendAndWait as sendAndWaitIn, shownItems, until, type OpenChat } from "./chatKit";
 import type { ContextSidecarApi } from "../extension";
 import type { ChatItem, ChatState, ToolCard } from "../chat/protocol";
 import type { RunEvent, SidecarHost } from "../host";
-
-const BUNDLE = path.resolve(__dirname, "..", "extension.js");
-const extension = require(BUNDLE) as typeof import("../extension");
 
 const SCRIPTS = path.join(TMP, "chat-scripts.json");
 process.env["CONTEXT_SIDECAR_CHAT_SCRIPTS"] = SCRIPTS;
@@ -28,35 +26,12 @@ function script(prompt: string, rounds: object[]): string {
 }
 
 const workspaceState = memento();
+let chat: OpenChat;
 let api: ContextSidecarApi;
 let view: StubWebview;
 let host: SidecarHost;
-const events: RunEvent[] = [];
-
-async function until<T>(what: string, get: () => T | undefined | false): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const value = get();
-    if (value) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** The latest version of each item the webview was sent (state, then upserts). */
-function shown(): ChatItem[] {
-  const items = new Map<string, ChatItem>();
-  for (const m of view.posted) {
-    if (m.type === "state") {
-      items.clear();
-      for (const item of (m["state"] as ChatState).items) items.set(item.id, item);
-    } else if (m.type === "item") {
-      const item = m["item"] as ChatItem;
-      items.set(item.id, item);
-    }
-  }
-  return [...items.values()];
-}
+let events: RunEvent[];
+const shown = (): ChatItem[] => shownItems(view);
 const cards = (): ToolCard[] => shown().filter((i): i is ToolCard => i.kind === "tool");
 const card = (callId: string): ToolCard | undefined => cards().find((c) => c.callId === callId);
 /** The card of `callId` once `ready` holds for it. */
@@ -71,20 +46,12 @@ const runEnd = (callId: string) =>
 const command = (id: string) => ui.commands.get(id) as unknown as (...args: unknown[]) => Promise<unknown>;
 const lastState = (): ChatState => (view.posted.filter((m) => m.type === "state").at(-1)!["state"] as ChatState);
 
-async function sendAndWait(prompt: string): Promise<RunEvent> {
-  const before = events.length;
-  view.send({ type: "send", text: prompt });
-  return until(`the run of "${prompt}"`, () => events.slice(before).find((e) => e.type === "run.completed" && e.payload["agent"] === undefined));
-}
+const sendAndWait = (prompt: string): Promise<RunEvent> => sendAndWaitIn(chat, prompt);
 
 before(async () => {
   ui.settings["builtinTools"] = "off";
-  api = extension.activate({ subscriptions: [], extensionUri: { fsPath: path.resolve(__dirname, "..", "..") }, workspaceState } as never);
-  view = resolveView("contextSidecar.chat");
-  view.send({ type: "ready" });
-  host = await api.host();
-  host.onRunEvent((e) => events.push(e));
-  await until("the first state", () => view.posted.some((m) => m.type === "state"));
+  chat = await openChat(workspaceState);
+  ({ api, view, host, events } = chat);
 });
 
 after(async () => {

@@ -11,6 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { REPO as REPO_ROOT, changeSetting, removeTmp, ui, type QuickPickCall } from "./vscodeStub";
+import { extension, until } from "./chatKit";
 import type { ContextSidecarApi } from "../extension";
 import {
   recoverableItems,
@@ -24,8 +25,6 @@ import {
 } from "../host";
 
 // The bundle itself, not a fresh compile of the sources: what the .vsix ships.
-const BUNDLE = path.resolve(__dirname, "..", "extension.js");
-const extension = require(BUNDLE) as typeof import("../extension");
 
 const READ = (p: string) => ({ name: "read_file", arguments: { path: p } });
 let api: ContextSidecarApi;
@@ -51,14 +50,6 @@ function toolTurns(n: number): EntryInput[] {
  *  placeholder names the id that brings it back). */
 function placeholderIn(result: ContextAssembleResult, itemId: string): boolean {
   return JSON.stringify(result.messages).includes(itemId);
-}
-
-async function until(what: string, cond: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!cond()) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 before(() => {

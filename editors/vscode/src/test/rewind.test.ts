@@ -10,13 +10,11 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { TMP, memento, removeTmp, resolveView, ui, type StubUri, type StubWebview } from "./vscodeStub";
+import { TMP, removeTmp, ui, type StubUri, type StubWebview } from "./vscodeStub";
+import { extension, openChat, sendAndWait as sendAndWaitIn, shownItems, until, type OpenChat } from "./chatKit";
 import type { ContextSidecarApi } from "../extension";
-import type { ChatItem, ChatState, UserItem } from "../chat/protocol";
-import type { RunEvent, SidecarHost } from "../host";
-
-const BUNDLE = path.resolve(__dirname, "..", "extension.js");
-const extension = require(BUNDLE) as typeof import("../extension");
+import type { ChatItem, UserItem } from "../chat/protocol";
+import type { SidecarHost } from "../host";
 
 const WS = path.join(TMP, "ws");
 const file = (rel: string) => path.join(WS, rel);
@@ -40,41 +38,17 @@ fs.writeFileSync(
   }),
 );
 
+let chat: OpenChat;
 let api: ContextSidecarApi;
 let view: StubWebview;
 let host: SidecarHost;
-const events: RunEvent[] = [];
 
-async function until<T>(what: string, get: () => T | undefined | false): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = get();
-    if (value) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function shown(): ChatItem[] {
-  const items = new Map<string, ChatItem>();
-  for (const m of view.posted) {
-    if (m.type === "state") {
-      items.clear();
-      for (const item of (m["state"] as ChatState).items) items.set(item.id, item);
-    } else if (m.type === "item") {
-      const item = m["item"] as ChatItem;
-      items.set(item.id, item);
-    }
-  }
-  return [...items.values()];
-}
+const shown = (): ChatItem[] => shownItems(view);
 const user = (text: string) => shown().find((i): i is UserItem => i.kind === "user" && i.text === text);
 const notices = () => shown().flatMap((i) => (i.kind === "notice" ? [i.text] : []));
 
 async function sendAndWait(prompt: string): Promise<void> {
-  const before = events.length;
-  view.send({ type: "send", text: prompt });
-  const done = await until(`the run of "${prompt}"`, () => events.slice(before).find((e) => e.type === "run.completed" && e.payload["agent"] === undefined));
+  const done = await sendAndWaitIn(chat, prompt);
   assert.equal(done.payload["status"], "completed");
 }
 
@@ -84,12 +58,8 @@ before(async () => {
   fs.writeFileSync(file("notes.txt"), "untracked notes\n");
   ui.folders = [WS];
   ui.settings["builtinTools"] = "allow_all";
-  api = extension.activate({ subscriptions: [], extensionUri: { fsPath: path.resolve(__dirname, "..", "..") }, workspaceState: memento() } as never);
-  view = resolveView("contextSidecar.chat");
-  view.send({ type: "ready" });
-  host = await api.host();
-  host.onRunEvent((e) => events.push(e));
-  await until("the first state", () => view.posted.some((m) => m.type === "state"));
+  chat = await openChat();
+  ({ api, view, host } = chat);
 });
 
 after(async () => {
