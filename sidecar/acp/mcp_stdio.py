@@ -21,7 +21,8 @@ debug output to stdout: 42,800 tracebacks in 25 s).  Here:
   that also speaks JSON-RPC keeps working.
 
 The process is started in its own process group (``start_new_session``) with the SDK's
-default environment plus the server's ``env``, its stderr going to the sidecar's; on close
+default environment plus the server's ``env``, its stderr read into the sidecar's log
+(:mod:`sidecar.acp.mcp_stderr`: redacted, cut, bounded in rate); on close
 its stdin is closed, it has :data:`EXIT_GRACE_S` to exit, then its whole group is ended (the
 SDK's ``terminate_posix_process_tree``: SIGTERM, then SIGKILL).
 """
@@ -31,13 +32,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sys
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
 
+from sidecar.acp.mcp_stderr import StderrLog
 from sidecar.redact import redact_text
 
 if TYPE_CHECKING:
@@ -222,7 +223,6 @@ async def stdio_transport(
     process = await anyio.open_process(
         [params.command, *params.args],
         env=get_default_environment() | (params.env or {}),
-        stderr=sys.stderr,
         cwd=params.cwd,
         start_new_session=True,
     )
@@ -243,9 +243,10 @@ async def stdio_transport(
         finally:
             writer_done.set()
 
-    assert process.stdout is not None
+    assert process.stdout is not None and process.stderr is not None
     async with anyio.create_task_group() as tg:
         tg.start_soon(lines.run, process.stdout)
+        tg.start_soon(StderrLog(name).run, process.stderr)
         tg.start_soon(write)
         try:
             yield read_stream, write_stream
@@ -272,8 +273,10 @@ async def _stop(process: Process) -> None:
     if not await _exited(process, EXIT_GRACE_S):
         await terminate_posix_process_tree(process, EXIT_GRACE_S)
         await _exited(process, EXIT_GRACE_S)
-    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await process.stdout.aclose()
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await stream.aclose()
 
 
 async def _exited(process: Process, timeout_s: float) -> bool:

@@ -13,6 +13,7 @@ import pytest
 from acp import text_block
 from acp.schema import AgentMessageChunk, EnvVariable, McpServerStdio, ToolCallProgress
 
+from sidecar.acp.mcp_stderr import BURST_LINES, LINE_CHARS
 from sidecar.tools.bounds import DEFAULT_BOUNDS, count_tokens
 from tests.e2e.acp_kit import (
     MCP_SERVER,
@@ -166,3 +167,43 @@ async def test_junk_on_an_mcp_servers_stdout_is_counted_not_logged_line_by_line(
     assert len(first) == 1 and "'chatty'" in first[0]
     assert "warming up the abacus, step 0" in first[0]
     assert any("'chatty': 9999 more lines on stdout that are not JSON-RPC" in x for x in lines)
+
+
+async def test_an_mcp_servers_stderr_is_logged_redacted_cut_and_not_a_flood(
+    tmp_path: Path,
+) -> None:
+    """The server's stderr reaches the sidecar's log (not the raw terminal): its token
+    masked, its terminal escapes gone, a 100,000-character line cut, 10,000 debug lines
+    logged as a burst and a count; it still serves."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    rounds = [call_round("noisy__add", "e1", a=19, b=23), {"text": "the sum is 42"}]
+    script.write_text(json.dumps({"rounds": rounds}))
+    noisy = McpServerStdio(
+        name="noisy",
+        command=sys.executable,
+        args=[str(MCP_SERVER), str(tmp_path / "calc.pid"), "--stderr", "10000"],
+        env=[],
+    )
+    editor = ToolEditor({}, ["allow_once"])
+    args = ("--script", str(script))
+    async with acp_agent(tmp_path, tmp_path / "store", *args, editor=editor) as (conn, _):
+        await initialize(conn)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[noisy])).session_id
+        answer = await conn.prompt(session_id=sid, prompt=[text_block("add 19 and 23")])
+        assert answer.stop_reason == "end_turn"
+        final = {u.tool_call_id: u for u in editor.take() if isinstance(u, ToolCallProgress)}
+        assert (final["e1"].status, tool_text(final["e1"])) == ("completed", "42")
+    log = (tmp_path / "acp.log").read_text()
+    lines = log.splitlines()
+    logged = [x for x in lines if "MCP server 'noisy' (stderr): " in x]
+    assert len(logged) == BURST_LINES, len(logged)
+    assert TOKEN not in log and "calc: config api_key=***" in logged[0]
+    assert logged[1].endswith("(stderr): calc: red alert")  # no escape, no bell
+    assert "\x1b" not in log and "\x07" not in log
+    assert logged[2].endswith("… (cut)") and len(logged[2]) < LINE_CHARS + 200
+    assert any(
+        f"'noisy': {10_003 - BURST_LINES} more lines on stderr not logged" in x for x in lines
+    )
+    assert len(lines) < 50, len(lines)
