@@ -258,3 +258,6 @@ class StoreGcResult(WireModel):
     collected_bytes: int
     dry_run: bool
     snapshots_dropped: int
+    checkpoints_dropped: int
+    """Workspace checkpoints past their session's retention (the newest ``keep``, none older
+    than ``maxAgeDays``) dropped by this collection (a dry run: that would be)."""

@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "2e833087370d97c41a9efced2bed3547" as const;
+export const SCHEMA_HASH = "9586a2fc0c512192118a90a03b766913" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -2142,6 +2142,11 @@ export interface StoreGcResult {
   collectedBytes: number;
   dryRun: boolean;
   snapshotsDropped: number;
+  /**
+   * Workspace checkpoints past their session's retention (the newest ``keep``, none older
+   * than ``maxAgeDays``) dropped by this collection (a dry run: that would be).
+   */
+  checkpointsDropped: number;
 }
 
 /** Answer of ``store/stats``: what the store holds. */

@@ -15,27 +15,34 @@ and skipped when read):
   which files were restored, and the next use of the session closes the restore as
   interrupted (its leftover temporary files removed).
 
-Only the process holding the session writes it (the session's writer lock, taken by the
-caller first); within the process one lock per session keeps lines whole and in order.
-Retention rewrites the file (temporary file, rename) keeping the newest checkpoints.
+The process holding the session writes it (the session's writer lock, taken by the caller
+first); ``store/gc`` may rewrite it too, applying the session's retention, from any process.
+So every append and every rewrite is done under :meth:`Journal.locked`: a lock per session in
+the process (lines whole and in order) and an ``flock`` on ``checkpoints.lock`` beside the
+journal across processes (a retention's read and rewrite never lose a line appended between
+them).  Retention rewrites the file (temporary file, rename) keeping the newest checkpoints.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sidecar.jsonbytes import dumps_bytes
 from sidecar.store.jsonl import write_file_atomic, write_fully
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
-__all__ = ["FILE", "Journal"]
+__all__ = ["FILE", "LOCK_FILE", "Journal"]
 
 FILE = "checkpoints.jsonl"
+LOCK_FILE = "checkpoints.lock"
 
 
 class Journal:
@@ -43,12 +50,38 @@ class Journal:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.lock = threading.RLock()
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._fd = -1
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """The journal to this thread alone in the process, and to this process alone among
+        the store's (re-entrant: the outermost holder takes the ``flock``)."""
+        with self._lock:
+            if self._depth == 0:
+                fd = os.open(
+                    self.path.with_name(LOCK_FILE), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644
+                )
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd = fd
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    fd, self._fd = self._fd, -1
+                    os.close(fd)  # the flock goes with the descriptor
 
     def append(self, record: dict[str, Any]) -> None:
         """Append ``record`` durably."""
         line = dumps_bytes(record) + b"\n"
-        with self.lock:
+        with self.locked():
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
                 end = os.fstat(fd).st_size
@@ -76,5 +109,5 @@ class Journal:
 
     def rewrite(self, records: list[dict[str, Any]]) -> None:
         """Replace the journal with ``records`` (atomic)."""
-        with self.lock:
+        with self.locked():
             write_file_atomic(self.path, b"".join(dumps_bytes(r) + b"\n" for r in records))

@@ -300,20 +300,30 @@ class Checkpoints:
 
     # --- retention and storage ---------------------------------------------------------------
 
-    def retain(self, session_id: str, settings: Settings) -> int:
+    def retain(
+        self,
+        session_id: str,
+        settings: Settings,
+        *,
+        slack: int = _TRIM_SLACK,
+        dry_run: bool = False,
+    ) -> int:
         """Drop the checkpoints past the bound (the newest ``keep``, none older than
-        ``maxAgeDays``); how many were dropped.  The journal is rewritten only once it holds
-        :data:`_TRIM_SLACK` past the bound (or any too old), not on every checkpoint."""
+        ``maxAgeDays``); how many were dropped (``dry_run``: would be).  The journal is
+        rewritten only once it holds ``slack`` past the bound (or any too old), not on every
+        checkpoint; ``store/gc`` passes 0."""
         journal = self.journal(session_id)
-        with journal.lock:
+        with journal.locked():
             records = journal.read()
             checkpoints = [r for r in records if r["type"] == "checkpoint"]
             cutoff = time.time() - settings.max_age_days * 86400
             kept = [c for c in checkpoints[-settings.keep :] if _age_ok(c, cutoff)]
             dropped = len(checkpoints) - len(kept)
             too_old = any(not _age_ok(c, cutoff) for c in checkpoints[-settings.keep :])
-            if dropped == 0 or (dropped < _TRIM_SLACK and not too_old):
+            if dropped == 0 or (dropped < max(slack, 1) and not too_old):
                 return 0
+            if dry_run:
+                return dropped
             keep_ids = {c["checkpointId"] for c in kept}
             oldest = kept[0]["createdAt"] if kept else None
             survivors = [
@@ -325,6 +335,17 @@ class Checkpoints:
             ]
             journal.rewrite(survivors)
             return dropped
+
+    def expire(self, *, dry_run: bool = False) -> int:
+        """Every session's retention applied in full (``store/gc``, so a session no longer
+        checkpointed does not keep what its age limit drops): how many checkpoints were
+        dropped (``dry_run``: would be).  A session whose journal cannot be read is skipped."""
+        dropped = 0
+        for session_id in self.store.sessions.session_ids():
+            with contextlib.suppress(NotFoundError, OSError, InvalidRequestError):
+                settings = settings_of(self.store.sessions.get(session_id).meta)
+                dropped += self.retain(session_id, settings, slack=0, dry_run=dry_run)
+        return dropped
 
     def reachable(self) -> set[str]:
         """Every object a checkpoint or an after-state of any session refers to (gc keeps

@@ -10,8 +10,10 @@ The keep-set is everything something live refers to:
 - every run record's frozen input, the blobs it names, and the script it was started with
   (``run/resume`` needs them for as long as the run is kept);
 - every object a workspace checkpoint refers to (its trees, down to their blobs), and what a
-  mutating call left (``also_keep``: :mod:`sidecar.checkpoints`, whose retention decides
-  which checkpoints a session keeps);
+  mutating call left (``also_keep``: :mod:`sidecar.checkpoints`), once each session's
+  checkpoint retention is applied in full (its newest ``keep``, none older than
+  ``maxAgeDays``: a session no longer checkpointed drops what it would drop at its next
+  checkpoint);
 - anything younger than ``grace_seconds`` (an input being frozen right now is not referenced
   by anything yet).
 
@@ -65,6 +67,10 @@ class Keeper(Protocol):
     """What else keeps objects: the workspace checkpoints (``sidecar.checkpoints``, beside
     the store: the store does not import it)."""
 
+    def expire(self, *, dry_run: bool) -> int:
+        """Apply the retention that decides what is kept; how many records it dropped."""
+        ...
+
     def reachable(self) -> set[str]: ...
 
     def bump_epoch(self) -> None:
@@ -107,6 +113,7 @@ def _collect(
 ) -> StoreGcResult:
     blobs = store.blobs
     hex_len = 40 if blobs.object_format == "sha1" else 64
+    expired = 0 if also_keep is None else also_keep.expire(dry_run=dry_run)
     keep: set[str] = set() if also_keep is None else also_keep.reachable()
     dropped = 0
     for session_id in store.sessions.session_ids():
@@ -171,4 +178,5 @@ def _collect(
         collected_bytes=collected_bytes,
         dry_run=dry_run,
         snapshots_dropped=dropped,
+        checkpoints_dropped=expired,
     )

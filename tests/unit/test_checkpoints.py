@@ -320,6 +320,73 @@ async def test_gc_keeps_what_checkpoints_reach_and_collects_the_rest(
     assert stats["count"] == len(service.records(sid)) and stats["objects"] >= 2
 
 
+async def test_gc_applies_every_sessions_retention_first(
+    tmp_path: Path, home: Path, store: Store
+) -> None:
+    """A session nobody checkpoints any more keeps nothing its bound drops: ``store/gc``
+    applies each session's retention in full (the age limit, and ``keep`` without the slack
+    a checkpoint leaves) before it decides what is reachable; a dry run only counts."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    sid = await _session(store, root, keep=3, maxAgeDays=30)
+    service = checkpoints_of(store)
+    for i in range(6):
+        (root / "f.txt").write_text(f"version {i}\n")
+        service.take(sid, reason="edit")
+    journal = service.journal(sid)
+    records = journal.read()
+    assert len(records) == 6  # past keep by less than the slack: left until the next one
+    dry = collect(store, keep_recent=20, grace_seconds=0, dry_run=True, also_keep=service)
+    assert dry.checkpoints_dropped == 3 and len(journal.read()) == 6
+    result = collect(store, keep_recent=20, grace_seconds=0, dry_run=False, also_keep=service)
+    assert result.checkpoints_dropped == 3 and journal.read() == records[3:]
+    assert not store.blobs.has(git_blob_id(b"version 2\n"))  # only the dropped ones had it
+    # one of the newest three too old: dropped by the next gc, whatever the count
+    old = {**records[3], "createdAt": "2020-01-01T00:00:00.000Z"}
+    journal.rewrite([old, *records[4:]])
+    result = collect(store, keep_recent=20, grace_seconds=0, dry_run=False, also_keep=service)
+    assert result.checkpoints_dropped == 1 and journal.read() == records[4:]
+    assert not store.blobs.has(git_blob_id(b"version 3\n"))
+    assert store.blobs.has(git_blob_id(b"version 5\n"))
+    again = collect(store, keep_recent=20, grace_seconds=0, dry_run=False, also_keep=service)
+    assert again.checkpoints_dropped == 0
+
+
+def test_a_journal_is_not_written_while_another_process_holds_its_lock(tmp_path: Path) -> None:
+    """Appends and rewrites take an ``flock`` on ``checkpoints.lock`` beside the journal: a
+    retention in another process (``store/gc``) reads and rewrites it whole in between."""
+    import sys
+    import threading
+
+    from sidecar.checkpoints.records import LOCK_FILE, Journal
+
+    journal = Journal(tmp_path / "checkpoints.jsonl")
+    script = (
+        "import fcntl, sys\n"
+        f"fd = open({str(tmp_path / LOCK_FILE)!r}, 'a')\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as holder:
+        assert holder.stdin is not None and holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        appending = threading.Thread(
+            target=journal.append, args=({"type": "checkpoint", "checkpointId": "a"},)
+        )
+        appending.start()
+        appending.join(0.5)
+        held_back = appending.is_alive() and journal.read() == []
+        holder.stdin.write("\n")  # the other process lets go
+        holder.stdin.flush()
+        holder.wait(10)
+    appending.join(10)
+    assert held_back  # the append waited for the other process
+    assert [r["checkpointId"] for r in journal.read()] == ["a"]
+
+
 def test_the_journal_skips_a_torn_line(tmp_path: Path) -> None:
     from sidecar.checkpoints.records import Journal
 

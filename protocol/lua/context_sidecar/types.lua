@@ -1193,6 +1193,7 @@
 ---@field collectedBytes integer
 ---@field dryRun boolean
 ---@field snapshotsDropped integer
+---@field checkpointsDropped integer # Workspace checkpoints past their session's retention (the newest ``keep``, none older than ``maxAgeDays``) dropped by this collection (a dry run: that would be).
 
 --- Answer of ``store/stats``: what the store holds.
 ---@class context_sidecar.StoreStatsResult
@@ -1441,7 +1442,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "2e833087370d97c41a9efced2bed3547",
+  SCHEMA_HASH = "9586a2fc0c512192118a90a03b766913",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
