@@ -131,6 +131,7 @@ class SidecarAgent:
             self.config.mode_id,
             lambda session_id: self._send_in_turn(session_id, InTurn(None)),  # the tool_call
             self._cancel_turn,
+            self.config,
         )
         self.tools = EditorTools(store, self.approvals, self._send_in_turn, session_of)
         self.mcp = McpServers(lambda fn: self.spawn(fn), session_of, self.approvals)

@@ -10,21 +10,25 @@ true}``: the sidecar runs it, not the editor's terminal, which no sandbox wraps)
 model marks ``sandbox: "escalate"``, every command where no sandbox can start, and a
 sandboxed command the sandbox blocked (:meth:`Approvals.leave_sandbox`) are asked about with
 "Allow once" and "Reject" only ("always" would mean "never sandbox this tool again").
-"Always allow" is remembered per session and tool for as long as the process lives; the mode
-is the session's (kept in its ``meta``, so a loaded session keeps it).  A refusal or a
-rejection is an error result the model reads, with the reason; a request the client answers
-``cancelled`` ends the turn as ``session/cancel`` does (ACP: the outcome means the turn is
-being cancelled), so the model is not called again.
+"Always allow" is remembered per session and tool, in the session's ``meta`` as its mode is
+(``acp.alwaysAllowed``): a session loaded by a later process, after an editor restart, does
+not ask again, nor does a fork of it (it keeps the meta); another session asks anew.  Where
+the session cannot be written (loaded read-only while another window holds it) the answer
+holds for this process only.  A refusal or a rejection is an error result the model reads,
+with the reason; a request the client answers ``cancelled`` ends the turn as
+``session/cancel`` does (ACP: the outcome means the turn is being cancelled), so the model is
+not called again.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
+from sidecar.errors import SidecarError
 from sidecar.tools.approvals import (
     ApprovalMode,
     Effect,
@@ -38,6 +42,15 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from acp.core import AgentSideConnection
+
+
+class KeptAnswers(Protocol):
+    """Where a session's "Always allow" answers are kept (``SessionConfig``)."""
+
+    def always_allowed(self, session_id: str) -> frozenset[str]: ...
+
+    async def allow_always(self, session_id: str, tool: str) -> None: ...
+
 
 __all__ = ["Approvals", "Effect"]
 
@@ -62,19 +75,36 @@ class Approvals:
         mode_of: Callable[[str], object],
         before_asking: Callable[[str], Awaitable[None]],
         cancel_turn: Callable[[str], None] = lambda session_id: None,
+        kept: KeptAnswers | None = None,
     ) -> None:
         self.client: AgentSideConnection | None = None
         self._mode_of = mode_of
+        self._kept = kept
+        """Where "Always allow" answers are kept beyond the process (the session's meta)."""
         self._before_asking = before_asking
         self._cancel_turn = cancel_turn
         """What ``session/cancel`` does: a permission answered ``cancelled`` means the client
         is cancelling the turn (ACP), so no other model round starts after it."""
         self._always: dict[str, set[str]] = {}
-        """Per session: the tools the user allowed always."""
+        """Per session: the tools the user allowed always in this process."""
 
     def forget(self, session_id: str) -> None:
-        """The session is closed: its "always allow" answers go with it."""
+        """The session is closed in this process (what is kept stays with the session)."""
         self._always.pop(session_id, None)
+
+    def _allowed_always(self, session_id: str, tool: str) -> bool:
+        if tool in self._always.get(session_id, ()):
+            return True
+        return self._kept is not None and tool in self._kept.always_allowed(session_id)
+
+    async def _keep_always(self, session_id: str, tool: str) -> None:
+        self._always.setdefault(session_id, set()).add(tool)
+        if self._kept is None:
+            return
+        try:
+            await self._kept.allow_always(session_id, tool)
+        except SidecarError as exc:  # read-only here (another window holds it), or gone
+            logger.info("'always allow' of %s kept for this process only: %s", tool, exc)
 
     def mode(self, session_id: str) -> ApprovalMode:
         return mode_named(self._mode_of(session_id)) or default_mode()
@@ -100,7 +130,7 @@ class Approvals:
                 return {"approved": True, "sandboxed": True}
             why = "run outside the sandbox" + (f": {wanted}" if wanted else "")
             return await self._ask(session_id, tool, _titled(call, why), _ONCE)
-        if verdict == "allow" or tool in self._always.get(session_id, set()):
+        if verdict == "allow" or self._allowed_always(session_id, tool):
             return {"approved": True}
         return await self._ask(session_id, tool, call, _OPTIONS)
 
@@ -134,7 +164,7 @@ class Approvals:
             self._cancel_turn(session_id)
             return {"approved": False, "reason": "the permission request was cancelled"}
         if outcome.option_id == "allow_always":
-            self._always.setdefault(session_id, set()).add(tool)
+            await self._keep_always(session_id, tool)
         if outcome.option_id in ("allow_once", "allow_always"):
             return {"approved": True}
         return {"approved": False, "reason": "the user rejected it"}

@@ -12,7 +12,8 @@ Both are **session config options** (``configOptions`` of ``session/new`` and
 The approval mode is also offered as ACP **session modes** (``modes``, ``session/set_mode``)
 for clients that know modes but not config options; the two stay in step (changing one
 sends the other's update).  Both settings are kept in the session's ``meta`` (key ``acp``),
-so a session loaded in a later process keeps them.
+so a session loaded in a later process keeps them; so are the tools its user allowed always
+(``alwaysAllowed``, :mod:`sidecar.acp.approvals`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ __all__ = ["APPROVAL", "DEFAULT_MODEL", "MODEL", "ModelChoice", "SessionConfig"]
 MODEL, APPROVAL = "model", "approval"
 DEFAULT_MODEL = "default"
 _META = MODE_META[0]
+ALWAYS_META = "alwaysAllowed"
+"""``meta.acp.alwaysAllowed``: the tools a session's user allowed always, oldest first."""
+MAX_ALWAYS_ALLOWED = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,31 @@ class SessionConfig:
     def mode_id(self, session_id: str) -> str:
         mode = mode_named(self._meta(session_id).get(MODE_META[1]))
         return mode.id if mode is not None else DEFAULT_MODE
+
+    def always_allowed(self, session_id: str) -> frozenset[str]:
+        """The tools the user answered "Always allow" for in this session (kept in its
+        ``meta``: a session loaded by a later process still has them)."""
+        names = self._meta(session_id).get(ALWAYS_META)
+        return (
+            frozenset(n for n in names if isinstance(n, str))
+            if isinstance(names, list)
+            else frozenset()
+        )
+
+    async def allow_always(self, session_id: str, tool: str) -> None:
+        """Remember "Always allow" for ``tool`` in the session (at most
+        :data:`MAX_ALWAYS_ALLOWED` tools, the newest kept)."""
+
+        def add(acp: dict[str, Any]) -> dict[str, Any]:
+            old = acp.get(ALWAYS_META)
+            names = (
+                [n for n in old if isinstance(n, str) and n != tool]
+                if isinstance(old, list)
+                else []
+            )
+            return {**acp, ALWAYS_META: [*names, tool][-MAX_ALWAYS_ALLOWED:]}
+
+        await self.store.sessions.update_meta(session_id, _META, add)
 
     def model_id(self, session_id: str) -> str:
         value = self._meta(session_id).get("model")

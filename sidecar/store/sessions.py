@@ -206,11 +206,19 @@ class SessionStore(SessionStates):
         """Merge ``fields`` into the object at ``key`` of the session's free-form ``meta`` (a
         front end's own settings: the ACP face keeps a session's approval mode and model
         there), under the session's write lock."""
+        return await self.update_meta(session_id, key, lambda old: {**old, **fields})
+
+    async def update_meta(
+        self, session_id: str, key: str, update: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> Session:
+        """Replace the object at ``key`` of the session's ``meta`` with ``update(old)`` (``{}``
+        when there is none), read and written under the session's write lock: two updates at
+        once both count."""
 
         def change(meta: dict[str, Any]) -> dict[str, Any]:
             free = dict(meta.get("meta") or {})
             old = free.get(key)
-            free[key] = {**(old if isinstance(old, dict) else {}), **fields}
+            free[key] = update(dict(old) if isinstance(old, dict) else {})
             return {"meta": free}
 
         return await self._rewrite(session_id, change)

@@ -137,6 +137,36 @@ async def test_always_is_per_session_and_tool_and_reject_or_cancel_refuse() -> N
     assert client.asked == ["a", "c", "d", "e"]
 
 
+class _Kept:
+    """Kept answers whose writes fail as a read-only session's do (another window holds it)."""
+
+    def __init__(self, kept: set[str]) -> None:
+        self.kept = kept
+
+    def always_allowed(self, session_id: str) -> frozenset[str]:
+        return frozenset(self.kept)
+
+    async def allow_always(self, session_id: str, tool: str) -> None:
+        from protocol.error_codes import ErrorCode
+        from sidecar.errors import BusyError
+
+        raise BusyError(ErrorCode.SESSION_HELD, "held by another window")
+
+
+async def test_kept_answers_count_and_one_not_kept_holds_for_the_process() -> None:
+    async def before_asking(session_id: str) -> None:
+        return None
+
+    approvals = Approvals(lambda session_id: "ask", before_asking, kept=_Kept({"run_command"}))
+    client = FakeClient(["allow_always"])
+    approvals.client = client  # type: ignore[assignment]
+    assert (await approvals.decide("s1", "run_command", "execute", _call("a")))["approved"]
+    # not kept (the session is read-only here): approved, and not asked again in this process
+    assert (await approvals.decide("s1", "write_file", "edit", _call("b")))["approved"]
+    assert (await approvals.decide("s1", "write_file", "edit", _call("c")))["approved"]
+    assert client.asked == ["b"]
+
+
 def _plan_call(call_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "tool.callRequested",
