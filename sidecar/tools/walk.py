@@ -5,6 +5,10 @@ Rules, the same as ``rg --hidden --no-require-git`` so that the two grep back en
 its directory and below, a deeper file's rules after the shallower ones (its ``!negations``
 can re-include); hidden files are walked like any other.  Symlinks are not followed (a link
 to a file is listed, never a link to a directory), so the walk cannot leave the root or loop.
+It goes by descriptor, as the checkpoints' capture does: each directory is opened relative
+to its parent's descriptor with ``O_NOFOLLOW`` and listed through it, and its ignore files
+read through it, so a directory swapped for a symlink between its parent's listing and its
+own is skipped, never listed where the link points.
 
 Bounded in time: given a :class:`~sidecar.tools.deadline.Deadline`, the walk checks it before
 every entry and raises :class:`~sidecar.tools.deadline.DeadlinePassed` once the call's time is
@@ -31,6 +35,14 @@ __all__ = ["Walked", "walk"]
 
 _IGNORE_FILES = (".gitignore", ".ignore")
 _NEVER = frozenset({".git"})
+_DIR_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_BY_FD = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
+"""Where directories cannot be listed by descriptor (Windows), they are listed by path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +80,21 @@ def walk(
         for parent in reversed(root.parents):
             if parent == within or within in parent.parents:
                 rules += _rules_in(str(parent))
-    yield from _walk(str(root), "", rules, 1, max_depth, deadline)
+    if not _BY_FD:
+        yield from _walk(str(root), str(root), "", rules, 1, max_depth, deadline)
+        return
+    try:  # the root itself is followed: it was resolved and confined
+        fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        yield from _walk(fd, str(root), "", rules, 1, max_depth, deadline)
+    finally:
+        os.close(fd)
 
 
 def _walk(
+    fd: int | str,
     directory: str,
     rel_dir: str,
     rules: list[_Rules],
@@ -79,12 +102,14 @@ def _walk(
     max_depth: int | None,
     deadline: Deadline | None,
 ) -> Iterator[Walked]:
+    """The entries of the directory open as ``fd`` (its path where it cannot be opened:
+    ``_BY_FD``; ``directory`` is its path, for names)."""
     try:
-        with os.scandir(directory) as scan:
+        with os.scandir(fd) as scan:
             entries = sorted(scan, key=lambda entry: entry.name)
     except OSError:
         return
-    here = rules + _rules_in(directory)
+    here = rules + _rules_in(directory, fd if isinstance(fd, int) else None)
     for entry in entries:
         if deadline is not None:
             deadline.check()
@@ -95,18 +120,34 @@ def _walk(
         except OSError:
             continue
         rel = rel_dir + entry.name
-        if here and _ignored(here, entry.path, is_dir):
+        path = os.path.join(directory, entry.name)
+        if here and _ignored(here, path, is_dir):
             continue
-        yield Walked(entry.path, rel, is_dir, depth)
-        if is_dir and (max_depth is None or depth < max_depth):
-            yield from _walk(entry.path, rel + "/", here, depth + 1, max_depth, deadline)
+        yield Walked(path, rel, is_dir, depth)
+        if not is_dir or (max_depth is not None and depth >= max_depth):
+            continue
+        if isinstance(fd, str):
+            yield from _walk(path, path, rel + "/", here, depth + 1, max_depth, deadline)
+            continue
+        try:
+            sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            continue  # gone, or swapped for a symlink since the listing: not followed
+        try:
+            yield from _walk(sub, path, rel + "/", here, depth + 1, max_depth, deadline)
+        finally:
+            os.close(sub)
 
 
-def _rules_in(directory: str) -> list[_Rules]:
+def _rules_in(directory: str, fd: int | None = None) -> list[_Rules]:
+    """The ignore files' rules of ``directory`` (read through ``fd`` when it is open)."""
     found: list[_Rules] = []
     for name in _IGNORE_FILES:
         try:
-            lines = _read_regular(os.path.join(directory, name)).splitlines()
+            if fd is None:
+                lines = _read_regular(os.path.join(directory, name)).splitlines()
+            else:
+                lines = _read_regular(name, fd).splitlines()
         except OSError:
             continue
         if any(line.strip() and not line.startswith("#") for line in lines):
@@ -114,10 +155,13 @@ def _rules_in(directory: str) -> list[_Rules]:
     return found
 
 
-def _read_regular(path: str) -> str:
-    """The text of ``path`` when it is a regular file; ``OSError`` otherwise.  Opened without
-    blocking (a FIFO's open would wait for a writer), then checked before any read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+def _read_regular(path: str, dir_fd: int | None = None) -> str:
+    """The text of ``path`` (relative to ``dir_fd`` when given) when it is a regular file;
+    ``OSError`` otherwise.  Opened without blocking (a FIFO's open would wait for a writer),
+    then checked before any read.  A symlinked ignore file is followed, as git and ``rg`` do
+    (it decides what is listed, and its text is never shown)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file")

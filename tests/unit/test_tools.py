@@ -162,6 +162,29 @@ def test_long_lines_binary_and_huge_files(repo: Path, ws: Workspace) -> None:
     assert info.value.code == "tool.too_large"
 
 
+def test_a_directory_swapped_for_a_symlink_mid_walk_is_not_listed_through(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The walk (list_dir, glob, grep's python back end) goes by descriptor: a directory
+    replaced by a symlink to outside between its parent's listing and its own is skipped,
+    never listed where the link points (by path, ``os.scandir`` followed it)."""
+    from sidecar.tools.walk import walk
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private-key.pem").write_text("")
+    (repo / "calc" / "deep").mkdir()
+    (repo / "calc" / "deep" / "x.py").write_text("")
+    seen: list[str] = []
+    for entry in walk(repo):
+        seen.append(entry.rel)
+        if entry.rel == "calc":  # listed as a directory; swapped before it is entered
+            os.rename(repo / "calc", tmp_path / "calc-moved")
+            (repo / "calc").symlink_to(outside)
+    assert "calc" in seen and "tests/test_add.py" in seen
+    assert not any(rel.startswith("calc/") for rel in seen), seen
+
+
 # --- list / glob ---------------------------------------------------------------------------
 
 
