@@ -285,17 +285,18 @@ class HistoryWindow(WireModel):
     """Show the user's own messages that the window start or a compaction left out, verbatim,
     at the start of the transcript (what the user asked survives what the window hides; the
     text changes only when the start moves).  They take at most ``userMessagesShare`` of the
-    input budget, kept for them; the oldest beyond it are left out.  Default: on, unless
-    ``maxMessages`` or ``maxTokens`` asks for a small window."""
+    input budget, kept for them; the oldest beyond it are left out.  Inside a host's explicit
+    cap they are part of it, never on top: ``maxTokens`` keeps that share of its tokens for
+    them, ``maxMessages`` one of its messages, holding at most that share of its count of
+    them; the window has the rest.  Default: on."""
     user_messages_share: float = Field(default=0.2, gt=0, le=0.5)
     """The share of the input budget kept for those messages (out of what the working budget
-    leaves free when there is one: a window smaller than it keeps none)."""
+    leaves free when there is one: a window smaller than it keeps none); with an explicit
+    ``maxTokens`` / ``maxMessages``, the share of that cap."""
 
     def keeps_user_messages(self) -> bool:
         """:attr:`keep_user_messages`, its default applied."""
-        if self.keep_user_messages is not None:
-            return self.keep_user_messages
-        return self.max_messages is None and self.max_tokens is None
+        return self.keep_user_messages is not False
 
     def token_cap(self) -> int | None:
         """The tokens the transcript is held under: ``maxTokens``, else the working budget."""

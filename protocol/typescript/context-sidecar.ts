@@ -3,7 +3,7 @@
 // `python -m protocol.export`.
 
 export const PROTOCOL_VERSION = 1 as const;
-export const SCHEMA_HASH = "9586a2fc0c512192118a90a03b766913" as const;
+export const SCHEMA_HASH = "8722839f5f71d97c680c2add55162a15" as const;
 
 export interface ApprovalRequestParams {
   runId: string;
@@ -736,13 +736,16 @@ export interface HistoryWindow {
    * Show the user's own messages that the window start or a compaction left out, verbatim,
    * at the start of the transcript (what the user asked survives what the window hides; the
    * text changes only when the start moves).  They take at most ``userMessagesShare`` of the
-   * input budget, kept for them; the oldest beyond it are left out.  Default: on, unless
-   * ``maxMessages`` or ``maxTokens`` asks for a small window.
+   * input budget, kept for them; the oldest beyond it are left out.  Inside a host's explicit
+   * cap they are part of it, never on top: ``maxTokens`` keeps that share of its tokens for
+   * them, ``maxMessages`` one of its messages, holding at most that share of its count of
+   * them; the window has the rest.  Default: on.
    */
   keepUserMessages?: boolean | null;
   /**
    * The share of the input budget kept for those messages (out of what the working budget
-   * leaves free when there is one: a window smaller than it keeps none).
+   * leaves free when there is one: a window smaller than it keeps none); with an explicit
+   * ``maxTokens`` / ``maxMessages``, the share of that cap.
    * @default 0.2
    */
   userMessagesShare?: number;

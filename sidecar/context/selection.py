@@ -364,27 +364,44 @@ class Selection:
             recall=any(tool.get("name") == RECALL_TOOL for tool in inp.tools),
             turn_output=tuple(self.turn_output),
         )
-        # kept for the user's messages the window hides (a fixed share: the grid stays put)
-        # the user's messages the window hides get a share of the budget: out of what the
-        # working budget leaves free, or kept from the window's room (a fixed share: the grid
-        # of the window's quanta stays put)
-        kept_for_users = reserved = 0
+        # the user's messages the window hides get a fixed share (the grid of the window's
+        # quanta stays put): inside a host's explicit cap, a share of its tokens and of its
+        # messages; else out of what the working budget leaves free, or kept from the
+        # window's room
+        kept_for_users = reserved = users_tokens = users_messages = 0
+        users_most: int | None = None
+        token_cap, max_messages = window_profile.token_cap(), window_profile.max_messages
         if window_profile.keeps_user_messages():
-            kept_for_users = int(available * window_profile.user_messages_share)
-            if window_profile.working_tokens is not None:
+            share = window_profile.user_messages_share
+            if window_profile.max_tokens is not None or max_messages is not None:
+                base = available if token_cap is None else min(token_cap, available)
+                kept_for_users = int(base * share)
+                if max_messages is not None:  # a share of the host's, in one message
+                    users_most = int(max_messages * share) if max_messages > 1 else 0
+                    if users_most:
+                        max_messages, users_messages = max_messages - 1, 1
+                    else:
+                        kept_for_users = 0  # a window of one message keeps none
+                kept_for_users = reserved = max(min(kept_for_users, self.budget.remaining), 0)
+                if window_profile.max_tokens is not None and token_cap is not None:
+                    token_cap -= kept_for_users
+                    users_tokens = kept_for_users
+            elif window_profile.working_tokens is not None:
                 free = self.budget.remaining - window_profile.working_tokens
-                kept_for_users = max(min(kept_for_users, free), 0)
+                kept_for_users = max(min(int(available * share), free), 0)
             else:
-                reserved = kept_for_users
+                kept_for_users = reserved = int(available * share)
         caps = Caps(
             room=self.budget.remaining - reserved,
             steady_room=self.budget.remaining + self.budget.categories["userTurn"] - reserved,
             available=available,
-            max_messages=window_profile.max_messages,
-            max_tokens=window_profile.token_cap(),
+            max_messages=max_messages,
+            max_tokens=token_cap,
             quantum=window_profile.quantum,
             floor=inp.window_floor,
             floor_grids=inp.window_grids,
+            users_tokens=users_tokens,
+            users_messages=users_messages,
         )
         pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}
         window = select_window(
@@ -408,6 +425,7 @@ class Selection:
                 dropped | pinned_seqs,
                 kept_for_users,
                 self.count_message,
+                users_most,
             )
             self.ledger += items
             if group is not None:

@@ -52,16 +52,17 @@ def hidden_user_messages(
     hidden: Collection[int],
     budget: int,
     count: MessageCounter,
+    most: int | None = None,
 ) -> tuple[Group | None, list[dict[str, Any]]]:
     """The user messages at seqs ``1..before-1`` not ``hidden`` (dropped, pinned), as one
-    message within ``budget`` tokens (newest kept first), and its ledger items; ``(None,
-    [])`` when there are none.
+    message within ``budget`` tokens and, when given, ``most`` messages (newest kept first),
+    and its ledger items; ``(None, [])`` when there are none.
 
     Costs a bisection and the hidden seqs on every assembly, not a scan of the history: the
     user messages are indexed by the store, and the message is built (a pass over them) only
     when the window start, the hidden seqs or the budget changed."""
     users = view.user_seqs_before(before)
-    if not users or budget <= 0:
+    if not users or budget <= 0 or (most is not None and most <= 0):
         return None, []
     # what the message depends on besides the (immutable) entries before ``before``
     gone = tuple(sorted(s for s in hidden if s <= users[-1]))
@@ -80,7 +81,7 @@ def hidden_user_messages(
             tokens = count({"content": texts}) if texts else 0
             if not texts:
                 continue
-            if used + tokens > budget:
+            if used + tokens > budget or (most is not None and len(kept) >= most):
                 break
             used += tokens
             kept.append((seq, texts))
@@ -132,6 +133,6 @@ def hidden_user_messages(
         )
         return group, ledger
 
-    key = ("userMessages", users[-1], gone, budget)
+    key = ("userMessages", users[-1], gone, budget, most)
     hit: tuple[Group | None, list[dict[str, Any]]] = cached(view, key, build)
     return hit[0], [dict(item) for item in hit[1]]

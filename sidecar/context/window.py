@@ -90,6 +90,11 @@ class Caps:
     """The grid line each cap's start was snapped to when the window last moved (to
     :attr:`floor`), with its quantum: while no cap's line is past its own, the start holds at
     the floor (:func:`~sidecar.context.window_hold.same_lines`)."""
+    users_tokens: int = 0
+    users_messages: int = 0
+    """What a host's explicit cap keeps for the user's earlier messages besides the window
+    (``keepUserMessages``; :attr:`max_tokens` and :attr:`max_messages` are the window's
+    part): said in the ledger."""
 
 
 @dataclass(slots=True)
@@ -199,7 +204,7 @@ def select_window(
     while True:  # the exact check: a start that still overflows moves on by whole quanta
         start = max(cap.start for cap in axes)
         over = over_at(start)
-        if not over:
+        if not over or start >= len(chrono):  # nothing left to leave out (a room under 0)
             break
         for cap in over:  # placeholders reckoned at their nominal size: step to the next turn
             cap.start = next((i for i in user_starts if i > start), len(chrono))
@@ -308,7 +313,9 @@ def _caps(view: HistoryView, origin: int, plan: MaskPlan | None, caps: Caps) -> 
                 max(int(caps.max_tokens * (caps.quantum or CAP_QUANTUM)), 1),
                 tokens_at,
                 "tokens",
-                f"outside the history window ({caps.max_tokens} tokens)",
+                f"outside the history window ({caps.max_tokens} tokens"
+                + _besides(caps.users_tokens, "")
+                + ")",
             )
         )
     if caps.max_messages is not None:
@@ -320,10 +327,16 @@ def _caps(view: HistoryView, origin: int, plan: MaskPlan | None, caps: Caps) -> 
                 max(int(caps.max_messages * (caps.quantum or CAP_QUANTUM)), 1),
                 messages_at,
                 "messages",
-                f"outside the history window ({caps.max_messages} messages)",
+                f"outside the history window ({caps.max_messages} messages"
+                + _besides(caps.users_messages, " message")
+                + ")",
             )
         )
     return out
+
+
+def _besides(kept: int, unit: str) -> str:
+    return f", and {kept}{unit} for the user's earlier messages" if kept else ""
 
 
 def _walk(

@@ -61,6 +61,7 @@ def assemble_entries(
     components: list[dict[str, Any]] | None = None,
     tools: list[dict[str, Any]] | None = None,
     user_turn: str = "what now?",
+    keep_user_messages: bool | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The assembled prompt, twice (same input), for ``entries`` appended to a new session."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,6 +88,7 @@ def assemble_entries(
                         "maxMessages": max_messages,
                         "maxTokens": max_tokens,
                         "quantum": quantum,
+                        "keepUserMessages": keep_user_messages,
                     },
                 },
                 by_alias=True,

@@ -250,7 +250,7 @@ def test_history_window_max_tokens_bounds_the_transcript() -> None:
         msg("user" if i % 2 == 0 else "assistant", [text(f"message {i} " + "word " * 20)])
         for i in range(30)
     ]
-    prompt, _ = assemble_entries(history, window=60_000, max_tokens=200)
+    prompt, _ = assemble_entries(history, window=60_000, max_tokens=200, keep_user_messages=False)
     shown = sum(m["tokens"] for m in prompt["messages"][:-1])
     assert 0 < shown <= 200
     assert prompt["dashboard"]["categories"]["transcript"] == shown

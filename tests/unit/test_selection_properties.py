@@ -190,6 +190,12 @@ def _msg_seq(message: dict[str, Any]) -> int | None:
     return int(seq) if seq is not None else None
 
 
+def _users_kept(message: dict[str, Any]) -> bool:
+    """The one message of the user's earlier messages the window hides (keepUserMessages):
+    shown before the window, inside an explicit cap."""
+    return str(message["provenance"][0].get("id", "")).startswith("userMessages:")
+
+
 def _check_pairs(messages: list[dict[str, Any]]) -> None:
     open_calls: set[str] = set()
     for message in messages:
@@ -275,7 +281,11 @@ def _check_summary(entries: list[dict[str, Any]], prompt: dict[str, Any]) -> Non
         assert not omitted
         if archived_to >= 1:
             assert [(i["fromSeq"], i["throughSeq"]) for i in archived] == [(1, archived_to)]
-        assert all((_msg_seq(m) or archived_to + 1) > archived_to for m in prompt["messages"])
+        assert all(
+            (_msg_seq(m) or archived_to + 1) > archived_to
+            for m in prompt["messages"]
+            if not _users_kept(m)  # the user's archived messages, verbatim
+        )
         return
     event(f"summary: {summary[0]['visibility']}, archived history offered instead")
     assert not archived
@@ -311,10 +321,13 @@ def _check_window(
     ]
     if pinned and (max_messages is not None or max_tokens is not None):
         event("window: holds beside a pin")
-    if max_messages is not None:
+    if max_messages is not None:  # the user's earlier messages inside the cap
         assert len(unpinned) <= max_messages
     if max_tokens is not None:
         assert sum(m["tokens"] for m in unpinned) <= max_tokens
+    if unpinned and _users_kept(unpinned[0]):
+        event("window: the user's earlier messages kept inside the cap")
+        unpinned = unpinned[1:]
     cuts = [
         (item, found)
         for item in prompt["ledger"]
@@ -335,15 +348,21 @@ def _check_window(
         )
         cause = item["reason"].split(":")[0]
         event(f"window: {'budget' if 'budget' in cause else unit + ' cap'} cut the transcript")
+        # a cap's part for the window: the cap, less what it keeps for the user's messages
+        users = re.search(r", and (\d+)(?: message)? for the user's earlier messages\)$", cause)
+        kept = int(users.group(1)) if users else 0
+        if users:
+            cause = cause[: users.start()] + ")"
         assert item["visibility"] == "candidate" and item["throughSeq"] == start - 1
         if unpinned:
             assert _msg_seq(unpinned[0]) == start
         else:
             event("window: everything unpinned is outside it")
-        if cause == f"outside the history window ({max_messages} messages)":
-            assert unit == "messages" and step == max(int((max_messages or 0) * 0.25), 1)
-        elif cause == f"outside the history window ({max_tokens} tokens)":
-            assert unit == "tokens" and step == max(int((max_tokens or 0) * 0.25), 1)
+        part_messages, part_tokens = (max_messages or 0) - kept, (max_tokens or 0) - kept
+        if cause == f"outside the history window ({part_messages} messages)":
+            assert unit == "messages" and step == max(int(part_messages * 0.25), 1)
+        elif cause == f"outside the history window ({part_tokens} tokens)":
+            assert unit == "tokens" and step == max(int(part_tokens * 0.25), 1)
         else:
             assert cause == "older than what fits in the budget" and unit == "tokens"
     for item in prompt["ledger"]:

@@ -24,7 +24,9 @@ chat                  $16.900      153.2                98.5%
   appended history is within 4.5 points of its bound (the share if every request wrote only its
   new tokens) — the window start that followed a drifting grid line was 5.9 points under it;
 - **the bodies a real run sends** (a run's two requests a turn, ``run_appended_rounds``, which
-  the bench's loopback runs match within 0.2 points) read >= 90% in the coding and chat shapes.
+  the bench's loopback runs match within 0.2 points) read >= 90% in the coding and chat shapes;
+- **each explicit cap** of the suite (``maxMessages: 50``, ``maxTokens: 60000``) costs at most a
+  third of LangChain's at the same cap and shows at least its user turns (DESIGN §7).
 
 Mutations tried, each red: the working budget off by default (``workingTokens`` default
 ``None``: coding $8.996); the user's messages not kept (coding 28.6 turns); the window start
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -88,6 +91,24 @@ def test_a_request_rewrites_little_beyond_what_is_new_in_it(shape: str) -> None:
     assert ours.bound - ours.read_share <= REWRITE_POINTS, (
         f"{shape}: read {ours.read_share:.1f}% against a bound of {ours.bound:.1f}%"
     )
+
+
+CAPS = [(shape, name, profile) for shape in SHAPES for name, profile in suite.POLICIES[1:]]
+
+
+@pytest.mark.parametrize(("shape", "name", "profile"), CAPS, ids=[f"{s}, {n}" for s, n, _ in CAPS])
+def test_an_explicit_cap_costs_a_third_of_langchains_and_shows_as_many_turns(
+    shape: str, name: str, profile: dict[str, Any]
+) -> None:
+    """DESIGN §7: at the same cap as LangChain's ``trim_messages``, at most a third of its
+    cost with at least its user turns in view (the user's earlier messages kept inside the
+    cap: with ``keepUserMessages: false`` four of the six rows show 0.74-0.90x the turns)."""
+    turns = suite._turns(shape, quick=False)
+    ours, first = suite.run_sidecar(name, turns, profile)
+    peer = suite.run_langchain(turns, first, profile.get("historyWindow"))
+    assert peer is not None
+    assert ours.bill.cost * 3 <= peer.bill.cost, f"{shape}, {name}: ${ours.bill.cost:.3f}"
+    assert ours.mean_turns >= peer.mean_turns, f"{ours.mean_turns:.1f} < {peer.mean_turns:.1f}"
 
 
 @pytest.mark.parametrize("shape", ["coding", "chat"])

@@ -8,7 +8,9 @@ A coding session grown past a 3,000-token ``maxTokens`` window, assembled throug
   in view), and that message is byte-identical between two requests whose window start did
   not move (the cache keeps it);
 - a dropped user message is not shown again; the share kept for them bounds them (the oldest
-  left out, listed in the ledger);
+  left out, listed in the ledger); inside a host's explicit cap (``maxTokens``: a share of
+  its tokens; ``maxMessages``: one of its messages, holding a share of its count), never on
+  top of it;
 - without it, the user messages before the window start are not in view.
 
 Mutation tried: ``keep_user_messages`` ignored in ``Selection._transcript`` (no message of
@@ -101,15 +103,13 @@ def test_without_the_setting_the_window_hides_them() -> None:
     assert USER_MESSAGES_NOTE not in json.dumps(last["messages"])
 
 
-def test_the_share_bounds_them_and_the_oldest_are_left_out() -> None:
+def test_inside_an_explicit_cap_the_share_bounds_them_and_the_oldest_are_left_out() -> None:
+    """With ``maxTokens`` the user's messages are kept inside the cap, not on top of it: a
+    share of its tokens for them (the oldest left out past it), the rest for the window."""
+    share = 0.05
     profile = {
         **PROFILE,
-        "historyWindow": {
-            "maxTokens": 3_000,
-            "workingTokens": None,
-            "keepUserMessages": True,
-            "userMessagesShare": 0.005,
-        },
+        "historyWindow": {"maxTokens": 3_000, "workingTokens": None, "userMessagesShare": share},
     }
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp))
@@ -122,12 +122,44 @@ def test_the_share_bounds_them_and_the_oldest_are_left_out() -> None:
         finally:
             store.close()
     kept = prompt["messages"][0]
-    assert kept["content"][0]["text"] == USER_MESSAGES_NOTE
-    assert kept["tokens"] <= int(prompt["dashboard"]["availableInput"] * 0.005)
+    assert kept["content"][0]["text"] == USER_MESSAGES_NOTE  # on by default, even capped
+    assert kept["tokens"] <= int(3_000 * share)
+    assert sum(m["tokens"] for m in prompt["messages"][:-1]) <= 3_000
     left = [i for i in prompt["ledger"] if i["reason"].endswith("over the share kept for them")]
     assert len(left) == 1 and left[0]["fromSeq"] == 1
     shown = [p["text"] for p in kept["content"][1:]]
     assert shown and shown[-1] == _asked(_newest_hidden(prompt))
+    cut = [i for i in prompt["ledger"] if i["reason"].startswith("outside the history window")]
+    assert cut and cut[0]["reason"].startswith(
+        "outside the history window (2850 tokens, and 150 for the user's earlier messages)"
+    )
+
+
+def test_inside_max_messages_they_are_one_message_of_a_share_of_them() -> None:
+    """With ``maxMessages: 20`` the user's earlier messages are one message of the twenty,
+    holding at most a fifth of twenty (4), the newest; the window has the other 19."""
+    profile = {**PROFILE, "historyWindow": {"maxMessages": 20}}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            sid = new_session(store)
+            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+            for i in range(24):
+                append_entries(store, sid, coding_turn(i, [200]))
+            prompt = assemble_live(service, sid, [text("next?")], [], profile)
+        finally:
+            store.close()
+    transcript = prompt["messages"][:-1]
+    assert len(transcript) <= 20
+    kept = transcript[0]
+    assert kept["content"][0]["text"] == USER_MESSAGES_NOTE
+    shown = [p["text"] for p in kept["content"][1:]]
+    newest = _newest_hidden(prompt)
+    assert shown == [_asked(i) for i in range(newest - 3, newest + 1)]
+    cut = [i for i in prompt["ledger"] if i["reason"].startswith("outside the history window")]
+    assert cut and cut[0]["reason"].startswith(
+        "outside the history window (19 messages, and 1 message for the user's earlier messages)"
+    )
 
 
 def _newest_hidden(prompt: dict[str, Any]) -> int:

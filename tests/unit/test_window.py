@@ -219,7 +219,11 @@ def test_the_max_messages_window_starts_where_the_rule_puts_it(
                 else "window: on the grid"
             )
     prompt, again = assemble_entries(
-        entries, window=60_000, max_messages=max_messages, quantum=quantum
+        entries,
+        window=60_000,
+        max_messages=max_messages,
+        quantum=quantum,
+        keep_user_messages=False,  # the window alone (inside the cap: test_user_messages_kept)
     )
     assert prompt == again
     shown = [m["provenance"][0]["fromSeq"] for m in prompt["messages"][:-1]]
@@ -245,7 +249,7 @@ def test_a_max_tokens_window_over_protected_tool_output_is_never_emptied() -> No
     cap = 8_000
     profile = {
         "window": 100_000,
-        "historyWindow": {"maxTokens": cap},
+        "historyWindow": {"maxTokens": cap, "keepUserMessages": False},
         "masking": {"protectTokens": 6_000, "batchTokens": 2_000},
     }
     with tempfile.TemporaryDirectory() as tmp:

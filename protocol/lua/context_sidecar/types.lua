@@ -397,8 +397,8 @@
 ---@field maxTokens? integer # Most transcript tokens kept (default: the working budget, ``workingTokens``).
 ---@field workingTokens? integer # The working budget: most transcript tokens kept whatever the model's window, unless ``maxTokens`` says less (``null``: whatever the budget allows).  Every request reads its whole transcript from the cache, so a transcript held near a 200k (or 1M) window pays for all of it on every request; what the model works with is its newest turns, and the user's own messages (``keepUserMessages``).  ``docs/guide/context-policy.md`` gives what it costs and shows at 40k, 64k and 100k.
 ---@field quantum? number # How far the window start moves when the transcript overflows, as a share of what overflowed: of the room the transcript has in the budget, of ``maxTokens``, or of ``maxMessages``.  Default: a quarter of the budget's room (large: a quarter is many turns), half of an explicit ``maxTokens`` / ``maxMessages`` (small: a quarter of 50 messages would move the window, and re-write the cached prompt, every third turn).
----@field keepUserMessages? boolean # Show the user's own messages that the window start or a compaction left out, verbatim, at the start of the transcript (what the user asked survives what the window hides; the text changes only when the start moves).  They take at most ``userMessagesShare`` of the input budget, kept for them; the oldest beyond it are left out.  Default: on, unless ``maxMessages`` or ``maxTokens`` asks for a small window.
----@field userMessagesShare? number # The share of the input budget kept for those messages (out of what the working budget leaves free when there is one: a window smaller than it keeps none).
+---@field keepUserMessages? boolean # Show the user's own messages that the window start or a compaction left out, verbatim, at the start of the transcript (what the user asked survives what the window hides; the text changes only when the start moves).  They take at most ``userMessagesShare`` of the input budget, kept for them; the oldest beyond it are left out.  Inside a host's explicit cap they are part of it, never on top: ``maxTokens`` keeps that share of its tokens for them, ``maxMessages`` one of its messages, holding at most that share of its count of them; the window has the rest.  Default: on.
+---@field userMessagesShare? number # The share of the input budget kept for those messages (out of what the working budget leaves free when there is one: a window smaller than it keeps none); with an explicit ``maxTokens`` / ``maxMessages``, the share of that cap.
 
 --- A section supplied by the host (RAG results, editor state, ...).
 ---@class context_sidecar.HostSource
@@ -1442,7 +1442,7 @@
 
 return {
   PROTOCOL_VERSION = 1,
-  SCHEMA_HASH = "9586a2fc0c512192118a90a03b766913",
+  SCHEMA_HASH = "8722839f5f71d97c680c2add55162a15",
   METHODS = {
     { name = "session/create", kind = "request", direction = "clientToServer" },
     { name = "session/list", kind = "request", direction = "clientToServer" },
