@@ -190,3 +190,32 @@ def test_the_default_working_budget_holds_the_transcript_under_64k_on_a_200k_win
         if name == "default":
             assert prompt["dashboard"]["historyWindow"]["limit"] == 64_000
     assert used["default"] <= 64_000 < used["whole window"]
+
+
+def test_a_user_turn_that_leaves_less_than_their_share_still_gets_an_answer() -> None:
+    """The whole window (``workingTokens: null``) keeps a fifth of the budget for the user's
+    earlier messages; a user turn that leaves less than that left the window a room under
+    zero, and its cut looked for a start forever (a request that never answered).  It answers:
+    the turn whole, the transcript what fits."""
+    profile = {
+        "model": "test-model",
+        "window": 8_000,
+        "maxOutput": 256,
+        "historyWindow": {"workingTokens": None},
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        try:
+            sid = new_session(store)
+            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
+            for i in range(12):
+                append_entries(store, sid, coding_turn(i, [200]))
+            available = assemble_live(service, sid, [text("hi")], [], profile)["dashboard"][
+                "availableInput"
+            ]
+            big = text("word " * int(available * 0.9))
+            prompt = assemble_live(service, sid, [big], [], profile)
+        finally:
+            store.close()
+    assert prompt["messages"][-1]["content"][0]["text"] == big["text"]
+    assert prompt["dashboard"]["used"] <= prompt["dashboard"]["availableInput"]
