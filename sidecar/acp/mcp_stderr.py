@@ -29,11 +29,11 @@ import anyio
 from sidecar.redact import redact_text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import AsyncIterator, Callable
 
     from anyio.abc import ByteReceiveStream
 
-__all__ = ["BURST_LINES", "LINE_CHARS", "WINDOW_S", "StderrLog"]
+__all__ = ["BURST_LINES", "LINE_CHARS", "WINDOW_S", "StderrLog", "received"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,16 @@ _CHUNK = 64 * 1024
 #: Terminal escapes (CSI and OSC sequences, lone ESC pairs), then other control characters.
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-_])")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+async def received(stream: ByteReceiveStream) -> AsyncIterator[bytes]:
+    """The chunks of a server's pipe until it ends, is closed or breaks."""
+    while True:
+        try:
+            chunk = await stream.receive(_CHUNK)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            return
+        yield chunk
 
 
 def shown(raw: bytes) -> str:
@@ -76,16 +86,7 @@ class StderrLog:
         line = bytearray()
         keep = LINE_CHARS * 4 + 4  # bytes: a UTF-8 character is at most four
         try:
-            while True:
-                try:
-                    chunk = await stderr.receive(_CHUNK)
-                except (
-                    anyio.EndOfStream,
-                    anyio.ClosedResourceError,
-                    anyio.BrokenResourceError,
-                    OSError,
-                ):
-                    break
+            async for chunk in received(stderr):
                 start = 0
                 while True:
                     end = chunk.find(b"\n", start)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.to_thread
 
-from sidecar.acp.mcp_stderr import StderrLog
+from sidecar.acp.mcp_stderr import StderrLog, received
 from sidecar.redact import redact_text
 
 if TYPE_CHECKING:
@@ -59,7 +59,6 @@ JUNK_REPORT_S = 10.0
 #: How long a server has to exit once its stdin is closed, before its group is ended.
 EXIT_GRACE_S = 2.0
 
-_CHUNK = 64 * 1024
 _HEAD = 512
 """Bytes kept of an oversized line: enough to find its ``id``."""
 _PARSE_IN_THREAD = 1024 * 1024
@@ -85,16 +84,7 @@ class _Lines:
         head = b""
         size = 0  # the current line's length so far
         async with self._deliver:
-            while True:
-                try:
-                    chunk = await stdout.receive(_CHUNK)
-                except (
-                    anyio.EndOfStream,
-                    anyio.ClosedResourceError,
-                    anyio.BrokenResourceError,
-                    OSError,
-                ):
-                    break
+            async for chunk in received(stdout):
                 start = 0
                 while start <= len(chunk):
                     end = chunk.find(b"\n", start)

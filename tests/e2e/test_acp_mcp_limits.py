@@ -134,32 +134,38 @@ async def test_a_huge_mcp_result_is_bounded_and_an_oversized_one_refused(tmp_pat
     assert peak_mb < 300, peak_mb  # 431 MB with no cap per message (680 MB before this)
 
 
-async def test_junk_on_an_mcp_servers_stdout_is_counted_not_logged_line_by_line(
-    tmp_path: Path,
-) -> None:
+async def _sum_through(tmp_path: Path, name: str, *server_args: str) -> str:
+    """One prompt that adds 19 and 23 through the calc server ``name`` started with
+    ``server_args``: the sum is the model's, no diagnostic; the agent's log (``-v``)."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     script = tmp_path / "script.json"
-    rounds = [call_round("chatty__add", "j1", a=19, b=23), {"text": "the sum is 42"}]
+    rounds = [call_round(f"{name}__add", "s1", a=19, b=23), {"text": "the sum is 42"}]
     script.write_text(json.dumps({"rounds": rounds}))
-    chatty = McpServerStdio(
-        name="chatty",
+    server = McpServerStdio(
+        name=name,
         command=sys.executable,
-        args=[str(MCP_SERVER), str(tmp_path / "calc.pid"), "--junk", "10000"],
+        args=[str(MCP_SERVER), str(tmp_path / "calc.pid"), *server_args],
         env=[],
     )
     editor = ToolEditor({}, ["allow_once"])
     args = ("-v", "--script", str(script))
     async with acp_agent(tmp_path, tmp_path / "store", *args, editor=editor) as (conn, _):
         await initialize(conn)
-        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[chatty])).session_id
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[server])).session_id
         answer = await conn.prompt(session_id=sid, prompt=[text_block("add 19 and 23")])
         assert answer.stop_reason == "end_turn"
         updates = editor.take()
         final = {u.tool_call_id: u for u in updates if isinstance(u, ToolCallProgress)}
-        assert (final["j1"].status, tool_text(final["j1"])) == ("completed", "42")
+        assert (final["s1"].status, tool_text(final["s1"])) == ("completed", "42")
         assert texts(updates, AgentMessageChunk) == "the sum is 42"  # no diagnostic either
-    log = (tmp_path / "acp.log").read_text()
+    return (tmp_path / "acp.log").read_text()
+
+
+async def test_junk_on_an_mcp_servers_stdout_is_counted_not_logged_line_by_line(
+    tmp_path: Path,
+) -> None:
+    log = await _sum_through(tmp_path, "chatty", "--junk", "10000")
     lines = log.splitlines()
     assert len(lines) < 50, len(lines)
     assert "Traceback" not in log
@@ -175,27 +181,7 @@ async def test_an_mcp_servers_stderr_is_logged_redacted_cut_and_not_a_flood(
     """The server's stderr reaches the sidecar's log (not the raw terminal): its token
     masked, its terminal escapes gone, a 100,000-character line cut, 10,000 debug lines
     logged as a burst and a count; it still serves."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    script = tmp_path / "script.json"
-    rounds = [call_round("noisy__add", "e1", a=19, b=23), {"text": "the sum is 42"}]
-    script.write_text(json.dumps({"rounds": rounds}))
-    noisy = McpServerStdio(
-        name="noisy",
-        command=sys.executable,
-        args=[str(MCP_SERVER), str(tmp_path / "calc.pid"), "--stderr", "10000"],
-        env=[],
-    )
-    editor = ToolEditor({}, ["allow_once"])
-    args = ("--script", str(script))
-    async with acp_agent(tmp_path, tmp_path / "store", *args, editor=editor) as (conn, _):
-        await initialize(conn)
-        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[noisy])).session_id
-        answer = await conn.prompt(session_id=sid, prompt=[text_block("add 19 and 23")])
-        assert answer.stop_reason == "end_turn"
-        final = {u.tool_call_id: u for u in editor.take() if isinstance(u, ToolCallProgress)}
-        assert (final["e1"].status, tool_text(final["e1"])) == ("completed", "42")
-    log = (tmp_path / "acp.log").read_text()
+    log = await _sum_through(tmp_path, "noisy", "--stderr", "10000")
     lines = log.splitlines()
     logged = [x for x in lines if "MCP server 'noisy' (stderr): " in x]
     assert len(logged) == BURST_LINES, len(logged)
@@ -206,4 +192,4 @@ async def test_an_mcp_servers_stderr_is_logged_redacted_cut_and_not_a_flood(
     assert any(
         f"'noisy': {10_003 - BURST_LINES} more lines on stderr not logged" in x for x in lines
     )
-    assert len(lines) < 50, len(lines)
+    assert len(lines) < 60, len(lines)

@@ -59,8 +59,14 @@ def _user_texts(prompt: dict[str, Any]) -> list[str]:
     ]
 
 
-def _grow(keep: bool, turns: int = 24) -> list[dict[str, Any]]:
-    profile = {**PROFILE, "historyWindow": {**PROFILE["historyWindow"], "keepUserMessages": keep}}
+def _after_turns(
+    profile: dict[str, Any],
+    users: list[dict[str, Any]] | None = None,
+    turns: int = 24,
+    every_turn: bool = False,
+) -> list[dict[str, Any]]:
+    """A coding session of ``turns`` turns; the answers of ``context/assemble`` for each of
+    ``users`` (default: one "next?") after the last turn, or after every turn."""
     prompts = []
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp))
@@ -69,10 +75,17 @@ def _grow(keep: bool, turns: int = 24) -> list[dict[str, Any]]:
             service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
             for i in range(turns):
                 append_entries(store, sid, coding_turn(i, [200]))
-                prompts.append(assemble_live(service, sid, [text("next?")], [], profile))
+                if every_turn or i == turns - 1:
+                    for user in users or [text("next?")]:
+                        prompts.append(assemble_live(service, sid, [user], [], profile))
         finally:
             store.close()
     return prompts
+
+
+def _grow(keep: bool, turns: int = 24) -> list[dict[str, Any]]:
+    profile = {**PROFILE, "historyWindow": {**PROFILE["historyWindow"], "keepUserMessages": keep}}
+    return _after_turns(profile, turns=turns, every_turn=True)
 
 
 def test_every_earlier_user_message_stays_in_view_and_holds_still() -> None:
@@ -111,16 +124,7 @@ def test_inside_an_explicit_cap_the_share_bounds_them_and_the_oldest_are_left_ou
         **PROFILE,
         "historyWindow": {"maxTokens": 3_000, "workingTokens": None, "userMessagesShare": share},
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp))
-        try:
-            sid = new_session(store)
-            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
-            for i in range(24):
-                append_entries(store, sid, coding_turn(i, [200]))
-            prompt = assemble_live(service, sid, [text("next?")], [], profile)
-        finally:
-            store.close()
+    prompt = _after_turns(profile)[-1]
     kept = prompt["messages"][0]
     assert kept["content"][0]["text"] == USER_MESSAGES_NOTE  # on by default, even capped
     assert kept["tokens"] <= int(3_000 * share)
@@ -139,16 +143,7 @@ def test_inside_max_messages_they_are_one_message_of_a_share_of_them() -> None:
     """With ``maxMessages: 20`` the user's earlier messages are one message of the twenty,
     holding at most a fifth of twenty (4), the newest; the window has the other 19."""
     profile = {**PROFILE, "historyWindow": {"maxMessages": 20}}
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp))
-        try:
-            sid = new_session(store)
-            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
-            for i in range(24):
-                append_entries(store, sid, coding_turn(i, [200]))
-            prompt = assemble_live(service, sid, [text("next?")], [], profile)
-        finally:
-            store.close()
+    prompt = _after_turns(profile)[-1]
     transcript = prompt["messages"][:-1]
     assert len(transcript) <= 20
     kept = transcript[0]
@@ -203,19 +198,8 @@ def test_a_user_turn_that_leaves_less_than_their_share_still_gets_an_answer() ->
         "maxOutput": 256,
         "historyWindow": {"workingTokens": None},
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp))
-        try:
-            sid = new_session(store)
-            service = ContextService(store, TOKENIZERS, home=Path(tmp) / "home")
-            for i in range(12):
-                append_entries(store, sid, coding_turn(i, [200]))
-            available = assemble_live(service, sid, [text("hi")], [], profile)["dashboard"][
-                "availableInput"
-            ]
-            big = text("word " * int(available * 0.9))
-            prompt = assemble_live(service, sid, [big], [], profile)
-        finally:
-            store.close()
+    available = _after_turns(profile, turns=12)[0]["dashboard"]["availableInput"]
+    big = text("word " * int(available * 0.9))
+    prompt = _after_turns(profile, [big], turns=12)[0]
     assert prompt["messages"][-1]["content"][0]["text"] == big["text"]
     assert prompt["dashboard"]["used"] <= prompt["dashboard"]["availableInput"]
