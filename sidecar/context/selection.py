@@ -389,8 +389,10 @@ class Selection:
             elif window_profile.working_tokens is not None:
                 free = self.budget.remaining - window_profile.working_tokens
                 kept_for_users = max(min(int(available * share), free), 0)
-            else:
-                kept_for_users = reserved = int(available * share)
+            else:  # never more than the user turn leaves (the group may not overrun it)
+                kept_for_users = reserved = max(
+                    min(int(available * share), self.budget.remaining), 0
+                )
         caps = Caps(
             room=self.budget.remaining - reserved,
             steady_room=self.budget.remaining + self.budget.categories["userTurn"] - reserved,

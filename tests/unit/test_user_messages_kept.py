@@ -190,16 +190,19 @@ def test_the_default_working_budget_holds_the_transcript_under_64k_on_a_200k_win
 def test_a_user_turn_that_leaves_less_than_their_share_still_gets_an_answer() -> None:
     """The whole window (``workingTokens: null``) keeps a fifth of the budget for the user's
     earlier messages; a user turn that leaves less than that left the window a room under
-    zero, and its cut looked for a start forever (a request that never answered).  It answers:
-    the turn whole, the transcript what fits."""
+    zero (its cut looked for a start forever: a request that never answered — ``window.py``
+    stops now when nothing is left to leave out) and the message overran the budget.  The
+    share is what the turn leaves at most: the turn whole, the rest what fits (red without
+    the clamp: 6,858 tokens used of 6,720)."""
     profile = {
         "model": "test-model",
         "window": 8_000,
         "maxOutput": 256,
         "historyWindow": {"workingTokens": None},
     }
-    available = _after_turns(profile, turns=12)[0]["dashboard"]["availableInput"]
-    big = text("word " * int(available * 0.9))
-    prompt = _after_turns(profile, [big], turns=12)[0]
+    first = _after_turns(profile)[0]["dashboard"]
+    left = first["availableInput"] - first["used"] + first["categories"]["transcript"]
+    big = text("word " * (left - 150))  # leaves less than the user's 24 messages take
+    prompt = _after_turns(profile, [big])[0]
     assert prompt["messages"][-1]["content"][0]["text"] == big["text"]
     assert prompt["dashboard"]["used"] <= prompt["dashboard"]["availableInput"]
