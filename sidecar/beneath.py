@@ -12,7 +12,8 @@ A directory swapped for a symlink after the check makes its open fail (``ELOOP``
 - :func:`open_file` opens a regular file for reading (``O_NONBLOCK``: a FIFO cannot block;
   ``fstat`` must say regular file);
 - :func:`open_dir` opens a directory, and :func:`start_dir` says where a child process starts
-  *in* it (``/proc/self/fd/N``);
+  *in* it (``/proc/self/fd/N``); :func:`open_root` and :func:`open_child_dir` are the walk's
+  two steps, for a caller that descends a tree itself (the built-in tools' listing walk);
 - :func:`write_atomic` writes a temporary file in the (descriptor-held) parent, ``fsync``s it
   and renames it over the name, keeping the old file's mode: a crash leaves the old file or
   the new one, and a hard link to a file elsewhere is replaced, never written through.  Both
@@ -40,8 +41,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Escaped",
     "NotAFile",
+    "open_child_dir",
     "open_dir",
     "open_file",
+    "open_root",
     "open_parent",
     "parts_below",
     "start_dir",
@@ -91,13 +94,15 @@ def parts_below(root: Path, path: Path) -> list[str]:
     return names
 
 
-def _open_root(root: Path) -> int:
-    # The root itself is trusted (it was resolved when the session named it).
+def open_root(root: Path) -> int:
+    """A descriptor of the directory ``root``, followed: the root itself is trusted (it was
+    resolved and checked when the session named it)."""
     return os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
 
 
-def _step(parent: int, name: str) -> int:
-    """The directory ``name`` in ``parent``, never through a symlink."""
+def open_child_dir(parent: int, name: str) -> int:
+    """The directory ``name`` in the directory held by ``parent``, never through a symlink
+    (:class:`Escaped` when it is one now, or no directory)."""
     try:
         return os.open(name, _DIR, dir_fd=parent)
     except OSError as exc:
@@ -108,17 +113,17 @@ def _step(parent: int, name: str) -> int:
 
 def _walk(root: Path, names: list[str], *, create: bool = False) -> int:
     """A descriptor of the directory ``root/names...`` (created, one by one, with ``create``)."""
-    fd = _open_root(root)
+    fd = open_root(root)
     try:
         for name in names:
             try:
-                child = _step(fd, name)
+                child = open_child_dir(fd, name)
             except FileNotFoundError:
                 if not create:
                     raise
                 with contextlib.suppress(FileExistsError):  # made meanwhile: opened below
                     os.mkdir(name, 0o777, dir_fd=fd)
-                child = _step(fd, name)
+                child = open_child_dir(fd, name)
             os.close(fd)
             fd = child
     except BaseException:

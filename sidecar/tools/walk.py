@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import pathspec
 
+from sidecar.beneath import open_child_dir, open_root
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
@@ -35,12 +37,6 @@ __all__ = ["Walked", "walk"]
 
 _IGNORE_FILES = (".gitignore", ".ignore")
 _NEVER = frozenset({".git"})
-_DIR_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_DIRECTORY", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 _BY_FD = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
 """Where directories cannot be listed by descriptor (Windows), they are listed by path."""
 
@@ -80,17 +76,31 @@ def walk(
         for parent in reversed(root.parents):
             if parent == within or within in parent.parents:
                 rules += _rules_in(str(parent))
-    if not _BY_FD:
-        yield from _walk(str(root), str(root), "", rules, 1, max_depth, deadline)
-        return
     try:  # the root itself is followed: it was resolved and confined
-        fd = os.open(root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        top: int | str = open_root(root) if _BY_FD else str(root)
     except OSError:
         return
     try:
-        yield from _walk(fd, str(root), "", rules, 1, max_depth, deadline)
+        yield from _walk(top, str(root), "", rules, 1, max_depth, deadline)
     finally:
-        os.close(fd)
+        _close(top)
+
+
+def _enter(parent: int | str, name: str, path: str) -> int | str | None:
+    """The subdirectory ``name`` of ``parent`` to list: opened through its parent's
+    descriptor, never through a symlink (``None``: gone, or swapped for one since the
+    listing); its path where listing goes by path."""
+    if isinstance(parent, str):
+        return path
+    try:
+        return open_child_dir(parent, name)
+    except OSError:
+        return None
+
+
+def _close(handle: int | str) -> None:
+    if isinstance(handle, int):
+        os.close(handle)
 
 
 def _walk(
@@ -126,17 +136,13 @@ def _walk(
         yield Walked(path, rel, is_dir, depth)
         if not is_dir or (max_depth is not None and depth >= max_depth):
             continue
-        if isinstance(fd, str):
-            yield from _walk(path, path, rel + "/", here, depth + 1, max_depth, deadline)
+        sub = _enter(fd, entry.name, path)
+        if sub is None:
             continue
-        try:
-            sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
-        except OSError:
-            continue  # gone, or swapped for a symlink since the listing: not followed
         try:
             yield from _walk(sub, path, rel + "/", here, depth + 1, max_depth, deadline)
         finally:
-            os.close(sub)
+            _close(sub)
 
 
 def _rules_in(directory: str, fd: int | None = None) -> list[_Rules]:
@@ -144,10 +150,8 @@ def _rules_in(directory: str, fd: int | None = None) -> list[_Rules]:
     found: list[_Rules] = []
     for name in _IGNORE_FILES:
         try:
-            if fd is None:
-                lines = _read_regular(os.path.join(directory, name)).splitlines()
-            else:
-                lines = _read_regular(name, fd).splitlines()
+            at = name if fd is not None else os.path.join(directory, name)
+            lines = _read_regular(at, fd).splitlines()
         except OSError:
             continue
         if any(line.strip() and not line.startswith("#") for line in lines):
