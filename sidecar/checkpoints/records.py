@@ -51,32 +51,26 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
-        self._depth = 0
-        self._fd = -1
+        self._held = False
+        """This process holds the ``flock`` (taken by the outermost :meth:`locked`)."""
 
     @contextmanager
     def locked(self) -> Iterator[None]:
         """The journal to this thread alone in the process, and to this process alone among
         the store's (re-entrant: the outermost holder takes the ``flock``)."""
         with self._lock:
-            if self._depth == 0:
-                fd = os.open(
-                    self.path.with_name(LOCK_FILE), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644
-                )
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                self._fd = fd
-            self._depth += 1
+            if self._held:
+                yield
+                return
+            lock_path = self.path.with_name(LOCK_FILE)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._held = True
                 yield
             finally:
-                self._depth -= 1
-                if self._depth == 0:
-                    fd, self._fd = self._fd, -1
-                    os.close(fd)  # the flock goes with the descriptor
+                self._held = False
+                os.close(fd)  # the flock goes with the descriptor
 
     def append(self, record: dict[str, Any]) -> None:
         """Append ``record`` durably."""

@@ -320,7 +320,7 @@ class Checkpoints:
             kept = [c for c in checkpoints[-settings.keep :] if _age_ok(c, cutoff)]
             dropped = len(checkpoints) - len(kept)
             too_old = any(not _age_ok(c, cutoff) for c in checkpoints[-settings.keep :])
-            if dropped == 0 or (dropped < max(slack, 1) and not too_old):
+            if dropped == 0 or (dropped < slack and not too_old):
                 return 0
             if dry_run:
                 return dropped
