@@ -16,6 +16,7 @@ from sidecar.context.cache_accounting import RequestShape
 from sidecar.context.calibration import CountFactor
 from sidecar.context.controls import ControlState
 from sidecar.context.tokens import Tokenizer
+from sidecar.context.window_hold import Grids
 from sidecar.store.history import HistoryView
 
 __all__ = ["AssemblyInputs", "SectionInput"]
@@ -70,7 +71,7 @@ class AssemblyInputs:
     window_floor: int | None = None
     """The seq the session's history window last started at, for this model
     (:mod:`sidecar.context.window_floor`): the start never moves before it."""
-    window_grids: dict[str, tuple[int, int]] | None = None
+    window_grids: Grids | None = None
     """The caps' grid lines (and quanta) that start was snapped to: the start holds at it
     until one is crossed (:class:`sidecar.context.window.Caps`)."""
     settled_ttl: str | None = None

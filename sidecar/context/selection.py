@@ -39,7 +39,7 @@ from sidecar.context.masking import (
 )
 from sidecar.context.tokens import Tokenizer, count_entries
 from sidecar.context.transcript import Group, TranscriptRange, group_bounds, iter_groups
-from sidecar.context.user_messages import hidden_user_messages
+from sidecar.context.user_messages import hidden_user_messages, room_for_users
 from sidecar.context.window import Caps, select_window
 from sidecar.errors import InvalidRequestError
 
@@ -364,46 +364,19 @@ class Selection:
             recall=any(tool.get("name") == RECALL_TOOL for tool in inp.tools),
             turn_output=tuple(self.turn_output),
         )
-        # the user's messages the window hides get a fixed share (the grid of the window's
-        # quanta stays put): inside a host's explicit cap, a share of its tokens and of its
-        # messages; else out of what the working budget leaves free, or kept from the
-        # window's room
-        kept_for_users = reserved = users_tokens = users_messages = 0
-        users_most: int | None = None
-        token_cap, max_messages = window_profile.token_cap(), window_profile.max_messages
-        if window_profile.keeps_user_messages():
-            share = window_profile.user_messages_share
-            if window_profile.max_tokens is not None or max_messages is not None:
-                base = available if token_cap is None else min(token_cap, available)
-                kept_for_users = int(base * share)
-                if max_messages is not None:  # a share of the host's, in one message
-                    users_most = int(max_messages * share) if max_messages > 1 else 0
-                    if users_most:
-                        max_messages, users_messages = max_messages - 1, 1
-                    else:
-                        kept_for_users = 0  # a window of one message keeps none
-                kept_for_users = reserved = max(min(kept_for_users, self.budget.remaining), 0)
-                if window_profile.max_tokens is not None and token_cap is not None:
-                    token_cap -= kept_for_users
-                    users_tokens = kept_for_users
-            elif window_profile.working_tokens is not None:
-                free = self.budget.remaining - window_profile.working_tokens
-                kept_for_users = max(min(int(available * share), free), 0)
-            else:  # never more than the user turn leaves (the group may not overrun it)
-                kept_for_users = reserved = max(
-                    min(int(available * share), self.budget.remaining), 0
-                )
+        users_room = room_for_users(window_profile, available, self.budget.remaining)
+        reserved = users_room.reserved
         caps = Caps(
             room=self.budget.remaining - reserved,
             steady_room=self.budget.remaining + self.budget.categories["userTurn"] - reserved,
             available=available,
-            max_messages=max_messages,
-            max_tokens=token_cap,
+            max_messages=users_room.max_messages,
+            max_tokens=users_room.max_tokens,
             quantum=window_profile.quantum,
             floor=inp.window_floor,
             floor_grids=inp.window_grids,
-            users_tokens=users_tokens,
-            users_messages=users_messages,
+            users_tokens=users_room.in_tokens,
+            users_messages=users_room.in_messages,
         )
         pinned_seqs = {s for g in pinned for s in range(g.first_seq, g.last_seq + 1)}
         window = select_window(
@@ -425,9 +398,9 @@ class Selection:
                 inp.view,
                 shown_from,
                 dropped | pinned_seqs,
-                kept_for_users,
+                users_room.tokens,
                 self.count_message,
-                users_most,
+                users_room.most,
             )
             self.ledger += items
             if group is not None:

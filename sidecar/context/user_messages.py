@@ -17,6 +17,7 @@ an image a user attached is named, not shown.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sidecar.context.ledger import ledger_item
@@ -25,15 +26,69 @@ from sidecar.context.transcript import Group, cached
 if TYPE_CHECKING:
     from collections.abc import Collection
 
+    from protocol.context import HistoryWindow
     from sidecar.context.transcript import MessageCounter
     from sidecar.store.history import HistoryView
 
-__all__ = ["USER_MESSAGES_NOTE", "hidden_user_messages"]
+__all__ = ["USER_MESSAGES_NOTE", "UsersRoom", "hidden_user_messages", "room_for_users"]
 
 USER_MESSAGES_NOTE = (
     "[the user's earlier messages, verbatim, oldest first; the turns around them are not "
     "shown in this window]"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class UsersRoom:
+    """What the user's hidden messages get, and what it leaves the window's caps."""
+
+    tokens: int = 0
+    """Their message's token budget (0: none shown)."""
+    reserved: int = 0
+    """Taken from the window's room before it is cut."""
+    most: int | None = None
+    """At most this many of them (``maxMessages``)."""
+    max_tokens: int | None = None
+    max_messages: int | None = None
+    """The window's caps: the profile's, less what is kept for them inside an explicit one."""
+    in_tokens: int = 0
+    in_messages: int = 0
+    """What an explicit cap keeps for them (the ledger says it)."""
+
+
+def room_for_users(window: HistoryWindow, available: int, remaining: int) -> UsersRoom:
+    """A fixed share for the messages (the grid of the window's quanta stays put): inside a
+    host's explicit cap, a share of its tokens and of its messages; else out of what the
+    working budget leaves free, or kept from the window's room; never more than the user
+    turn leaves (``remaining``), so the message cannot overrun the budget."""
+    token_cap, max_messages = window.token_cap(), window.max_messages
+    if not window.keeps_user_messages():
+        return UsersRoom(max_tokens=token_cap, max_messages=max_messages)
+    share = window.user_messages_share
+    if window.max_tokens is None and max_messages is None:
+        if window.working_tokens is not None:
+            free = remaining - window.working_tokens
+            tokens = max(min(int(available * share), free), 0)
+            return UsersRoom(tokens, max_tokens=token_cap)
+        tokens = max(min(int(available * share), remaining), 0)
+        return UsersRoom(tokens, tokens, max_tokens=token_cap)
+    most = in_messages = 0
+    if max_messages is not None:  # a share of the host's, in one message
+        most = int(max_messages * share) if max_messages > 1 else 0
+        in_messages = 1 if most else 0
+        max_messages -= in_messages
+    base = available if token_cap is None else min(token_cap, available)
+    tokens = max(min(int(base * share), remaining), 0) if most or window.max_messages is None else 0
+    in_tokens = tokens if window.max_tokens is not None and token_cap is not None else 0
+    return UsersRoom(
+        tokens,
+        tokens,
+        most if window.max_messages is not None else None,
+        None if token_cap is None else token_cap - in_tokens,
+        max_messages,
+        in_tokens,
+        in_messages,
+    )
 
 
 def _texts(record: dict[str, Any]) -> list[dict[str, Any]]:
