@@ -57,7 +57,7 @@ def floored_at(
     it, or no user turn after it is shown while entries after it are)."""
     if floor is None or start >= len(chrono) or chrono[start][0].first_seq >= floor:
         return None
-    held = turn_at(chrono, user_starts, floor)
+    held = _turn_at(chrono, user_starts, floor)
     if held is None and chrono[-1][0].last_seq < floor:
         # the window last started at a turn after everything shown (the turn in progress,
         # appended since): it holds there — only the user's messages before it are shown
@@ -65,7 +65,7 @@ def floored_at(
     return held
 
 
-def turn_at(chrono: list[Shown], user_starts: list[int], seq: int) -> int | None:
+def _turn_at(chrono: list[Shown], user_starts: list[int], seq: int) -> int | None:
     """The chronological index of the first shown user turn at or after ``seq``."""
     return next((i for i in user_starts if chrono[i][0].first_seq >= seq), None)
 
@@ -95,7 +95,7 @@ def held_while_it_fits(
     start at an index does not); else ``None``."""
     if floor is None:
         return None
-    held = turn_at(chrono, user_starts, floor)
+    held = _turn_at(chrono, user_starts, floor)
     if held is None or held >= start or overflows(held):
         return None
     return held
