@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sidecar.context.service import ContextService
 from sidecar.context.user_messages import USER_MESSAGES_NOTE
 from sidecar.store import Store
@@ -187,19 +189,21 @@ def test_the_default_working_budget_holds_the_transcript_under_64k_on_a_200k_win
     assert used["default"] <= 64_000 < used["whole window"]
 
 
-def test_a_user_turn_that_leaves_less_than_their_share_still_gets_an_answer() -> None:
+@pytest.mark.parametrize(
+    "window",
+    [{"workingTokens": None}, {"workingTokens": None, "maxTokens": 6_000}],
+    ids=["the whole window", "inside maxTokens"],
+)
+def test_a_user_turn_that_leaves_less_than_their_share_still_gets_an_answer(
+    window: dict[str, Any],
+) -> None:
     """The whole window (``workingTokens: null``) keeps a fifth of the budget for the user's
-    earlier messages; a user turn that leaves less than that left the window a room under
-    zero (its cut looked for a start forever: a request that never answered — ``window.py``
-    stops now when nothing is left to leave out) and the message overran the budget.  The
-    share is what the turn leaves at most: the turn whole, the rest what fits (red without
-    the clamp: 6,858 tokens used of 6,720)."""
-    profile = {
-        "model": "test-model",
-        "window": 8_000,
-        "maxOutput": 256,
-        "historyWindow": {"workingTokens": None},
-    }
+    earlier messages, an explicit cap a fifth of itself; a user turn that leaves less than
+    that left the window a room under zero (its cut looked for a start forever: a request
+    that never answered — ``window.py`` stops now when nothing is left to leave out) and the
+    message overran the budget.  The share is what the turn leaves at most: the turn whole,
+    the rest what fits (red without the clamp: 6,858 tokens used of 6,720)."""
+    profile = {"model": "test-model", "window": 8_000, "maxOutput": 256, "historyWindow": window}
     first = _after_turns(profile)[0]["dashboard"]
     left = first["availableInput"] - first["used"] + first["categories"]["transcript"]
     big = text("word " * (left - 150))  # leaves less than the user's 24 messages take
